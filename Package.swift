@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Haul",
+    products: [
+        .library(name: "Haul", targets: ["Haul"]),
+        .executable(name: "haul", targets: ["HaulCLI"]),
+    ],
+    targets: [
+        // libcurl, the transfer engine on Linux (URLSession there is ~4x slower than curl).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Value types and pure decisions: no I/O.
+        .target(name: "HaulCore"),
+        // The transport protocol and its libcurl implementation.
+        .target(name: "HaulEngine", dependencies: ["CCurl", "HaulCore"]),
+        // The durable resume record and its write ordering.
+        .target(name: "HaulStore", dependencies: ["HaulCore"]),
+        // The public API: one download, its event stream, the wiring.
+        .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore"]),
+        // The `haul` command line tool.
+        .executableTarget(name: "HaulCLI", dependencies: ["Haul"]),
+        // Loopback servers for tests: a fault-injecting HTTP server and an nginx launcher.
+        .target(name: "HaulTestSupport", dependencies: ["HaulCore"]),
+        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulEngine", "HaulStore", "HaulTestSupport"]),
+        .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore"]),
+    ]
+)

@@ -1,0 +1,71 @@
+import Foundation
+import HaulCore
+import HaulEngine
+import HaulStore
+
+/// How one attempt (a request, its redirects, its response) ended.
+enum AttemptOutcome {
+    /// The body was written to its end.
+    case bodyFinished
+    /// The server proved the bytes on disk are the whole thing.
+    case complete
+    /// The bytes on disk must be given up.
+    case restart(RestartReason)
+    /// A pause or cancel arrived.
+    case stopped
+    /// The attempt failed; `retryable` when trying again could help, `retryAfter` when the server said when.
+    case failed(DownloadError, retryable: Bool, retryAfter: Double?)
+}
+
+/// One attempt: sends the planned request, follows redirects, and writes the accepted body.
+struct AttemptResult {
+    let outcome: AttemptOutcome
+    /// Whether any body byte reached the disk, so the retry budget can start afresh.
+    let wroteBytes: Bool
+
+    static func run(_ runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput) -> AttemptResult {
+        var request = runner.baseRequest()
+        if let range = plan.range { request.headers.set("Range", range) }
+        if let ifRange = plan.ifRange { request.headers.set("If-Range", ifRange) }
+        let policy = RedirectPolicy(maxRedirects: runner.request.maxRedirects)
+        let originalOrigin = request.origin
+        var visited = [request.url]
+        while true {
+            let handler = BodyWriter(runner: runner, plan: plan, output: output, url: request.url)
+            let transferOutcome = runner.transport.perform(request, options: runner.request.transfer, handler: handler)
+            if let redirect = handler.redirectHead {
+                do throws(RedirectError) {
+                    request = try policy.nextRequest(after: request, head: redirect, originalOrigin: originalOrigin, visited: visited)
+                } catch {
+                    return AttemptResult(outcome: .failed(DownloadError(.protocolViolation, error.message), retryable: false, retryAfter: nil), wroteBytes: false)
+                }
+                visited.append(request.url)
+                continue
+            }
+            return AttemptResult(outcome: handler.finalOutcome(transferOutcome), wroteBytes: handler.bodyBytesWritten > 0)
+        }
+    }
+}
+
+extension DownloadRunner {
+    /// The request as the user described it, with the headers Haul always controls.
+    func baseRequest() -> TransferRequest {
+        var headers = request.headers
+        // Ranges and their guard are Haul's to set; a user's own would defeat the verification.
+        headers.remove("Range")
+        headers.remove("If-Range")
+        if !headers.contains("Accept-Encoding") {
+            // Bytes must be stored as the server has them, or no byte offset would mean anything.
+            headers.set("Accept-Encoding", "identity")
+        }
+        if !headers.contains("User-Agent") {
+            headers.set("User-Agent", "haul/\(HaulVersion.current)")
+        }
+        return TransferRequest(url: request.url, method: request.method, headers: headers, body: request.body)
+    }
+}
+
+/// The version reported in the User-Agent and by `haul --version`.
+public enum HaulVersion {
+    public static let current = "0.1.0"
+}

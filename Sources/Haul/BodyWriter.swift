@@ -1,0 +1,284 @@
+import Foundation
+import HaulCore
+import HaulEngine
+import HaulStore
+
+/// Receives one response for a runner: judges its head, proves the overlap, writes the body,
+/// publishes progress and takes checkpoints. Runs on the runner's thread, inside the transport.
+final class BodyWriter: TransferHandler {
+    private let runner: DownloadRunner
+    private let plan: RequestPlan
+    private let output: PreparedOutput
+    private let url: URL
+
+    /// A redirect to follow; the runner makes the next request.
+    private(set) var redirectHead: ResponseHead?
+    /// An outcome the head or the body already decided.
+    private var decided: AttemptOutcome?
+    private var body: BodyPlan?
+    /// Body bytes received (overlap included) and written.
+    private var received: Int64 = 0
+    private(set) var bodyBytesWritten: Int64 = 0
+    /// Overlap bytes still to compare with the partial file.
+    private var overlapLeft: Int64 = 0
+    private var overlapPosition: Int64 = 0
+    private var nextProgress: ContinuousClock.Instant
+
+    init(runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput, url: URL) {
+        self.runner = runner
+        self.plan = plan
+        self.output = output
+        self.url = url
+        self.nextProgress = runner.clock.now
+    }
+
+    // MARK: head
+
+    func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl {
+        if head.isRedirect {
+            redirectHead = head
+            return .stop
+        }
+        switch ResponseVerdict.evaluate(head, for: plan) {
+        case .write(let body):
+            return accept(body, head: head)
+        case .complete:
+            decided = .complete
+        case .restart(let reason):
+            decided = .restart(reason)
+        case .fail(let failure):
+            decided = Self.outcome(for: failure, head: head)
+        }
+        return .stop
+    }
+
+    private func accept(_ body: BodyPlan, head: ResponseHead) -> TransferControl {
+        do throws(DownloadError) {
+            if body.writeOffset == 0 && output.sink.length > 0 && body.overlap == 0 {
+                try runner.discardBytes(output, reason: body.restartReason
+                    ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0"))
+            } else if let reason = body.restartReason {
+                runner.hub.publish(.restarted(reason))
+            }
+            guard body.writeOffset + body.overlap == output.sink.length else {
+                throw DownloadError(.protocolViolation, "internal: the response does not start where the file ends")
+            }
+            try name(from: head)
+            runner.record.finalURL = url.absoluteString
+            runner.record.validators = body.validators
+            runner.record.totalLength = body.totalLength
+            runner.record.finalLength = body.finalLength
+            runner.record.contentEncoding = body.contentEncoding
+            runner.record.resourceStart = body.resourceStart
+            runner.finalURL = url
+            // The record must describe this version before any of its bytes reach the file.
+            try saveRecord()
+        } catch {
+            decided = .failed(error, retryable: false, retryAfter: nil)
+            return .stop
+        }
+        self.body = body
+        overlapLeft = body.overlap
+        overlapPosition = body.writeOffset
+        runner.hub.publish(.response(ResponseInfo(
+            status: head.status,
+            finalURL: url,
+            totalBytes: body.finalLength,
+            resumedFrom: body.writeOffset + body.overlap,
+            destination: destinationPath)))
+        return .proceed
+    }
+
+    /// Picks the file name for a download into a directory and refuses to replace an existing file.
+    private func name(from head: ResponseHead) throws(DownloadError) {
+        guard let layout = output.layout, layout.finalPath == nil else { return }
+        let name = runner.record.fileName
+            ?? FileNameSanitizer.destinationName(contentDisposition: head.headers["Content-Disposition"], url: url)
+        let path = layout.path(forName: name)
+        if runner.record.fileName == nil, runner.request.existingFile != .overwrite, FileManager.default.fileExists(atPath: path) {
+            throw DownloadError(.destinationExists, "\(path) already exists; use --force to replace it or -c to continue it")
+        }
+        runner.record.fileName = name
+    }
+
+    private var destinationPath: String {
+        if let layout = output.layout {
+            return layout.finalPath ?? runner.record.fileName.map(layout.path(forName:)) ?? layout.partialPath
+        }
+        return output.sink.path
+    }
+
+    private func saveRecord() throws(DownloadError) {
+        guard let layout = output.layout else { return }
+        runner.record.bootID = BootID.current
+        runner.record.syncedLength = min(runner.record.syncedLength, output.sink.length)
+        runner.record.updatedAt = Date()
+        do {
+            try RecordFile(path: layout.recordPath).save(runner.record)
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+    }
+
+    // MARK: body
+
+    func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
+        guard let body else {
+            decided = .failed(DownloadError(.protocolViolation, "the server sent a body before a usable head"), retryable: true, retryAfter: nil)
+            return .stop
+        }
+        var bytes = chunk
+        if let expected = body.expectedBodyLength, received + Int64(bytes.count) > expected {
+            // Never write what the server did not announce.
+            let allowed = Int(max(0, expected - received))
+            bytes = UnsafeRawBufferPointer(rebasing: chunk[0..<allowed])
+            decided = .failed(
+                DownloadError(.protocolViolation, "the server sent more bytes than the \(expected) it announced; the excess was not written"),
+                retryable: true, retryAfter: nil)
+        }
+        received += Int64(bytes.count)
+        runner.bytesTransferred += Int64(bytes.count)
+        if overlapLeft > 0 {
+            guard let rest = verifyOverlap(bytes) else { return .stop }
+            bytes = rest
+        }
+        if !bytes.isEmpty {
+            do {
+                try output.sink.append(bytes)
+            } catch {
+                decided = .failed(DownloadError(.io, ioMessage(error)), retryable: false, retryAfter: nil)
+                return .stop
+            }
+            bodyBytesWritten += Int64(bytes.count)
+        }
+        tick()
+        return decided == nil ? .proceed : .stop
+    }
+
+    /// Compares the leading body bytes with the file; returns the bytes after the overlap, or nil on a mismatch.
+    private func verifyOverlap(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        let count = Int(min(Int64(bytes.count), overlapLeft))
+        let onDisk: [UInt8]?
+        do {
+            onDisk = try output.sink.read(at: overlapPosition, count: count)
+        } catch {
+            decided = .failed(DownloadError(.io, error.message), retryable: false, retryAfter: nil)
+            return nil
+        }
+        guard let onDisk, onDisk.count == count, onDisk.elementsEqual(bytes[0..<count]) else {
+            decided = overlapMismatch()
+            return nil
+        }
+        overlapLeft -= Int64(count)
+        overlapPosition += Int64(count)
+        if overlapLeft == 0 && runner.record.isAdopted {
+            // The adopted file is now proven to be a prefix of this version.
+            runner.record.isAdopted = false
+            do throws(DownloadError) {
+                try saveRecord()
+            } catch {
+                decided = .failed(error, retryable: false, retryAfter: nil)
+                return nil
+            }
+        }
+        return UnsafeRawBufferPointer(rebasing: bytes[count...])
+    }
+
+    private func overlapMismatch() -> AttemptOutcome {
+        if runner.record.isAdopted {
+            return .failed(DownloadError(.cannotResume, "the existing file does not match the server's file, so it cannot be continued; it was left unchanged"), retryable: false, retryAfter: nil)
+        }
+        return .restart(RestartReason(.overlapMismatch, "the bytes on disk do not match the server's file (no validator to check it by): restarting from byte 0"))
+    }
+
+    private func ioMessage(_ error: StoreError) -> String {
+        if error.kind == .noSpace, let total = runner.record.finalLength {
+            let needed = max(0, total - output.sink.length)
+            return "\(error.message); \(needed) more bytes are needed. The \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
+        }
+        return error.message
+    }
+
+    /// Progress events and checkpoints, both paced by the clock.
+    private func tick() {
+        let now = runner.clock.now
+        guard now >= nextProgress else { return }
+        nextProgress = now + .milliseconds(Int64(runner.request.progressInterval * 1000))
+        let elapsed = now - runner.startedAt
+        runner.meter.record(bytes: runner.bytesTransferred, at: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        runner.hub.publish(.progress(runner.currentProgress(output)))
+        if now - runner.lastCheckpoint >= .milliseconds(Int64(runner.request.checkpointInterval * 1000)) {
+            do {
+                try runner.checkpoint()
+            } catch {
+                decided = .failed(DownloadError(.io, ioMessage(error)), retryable: false, retryAfter: nil)
+            }
+        }
+    }
+
+    func transferShouldAbort() -> Bool {
+        runner.control.shouldStop
+    }
+
+    // MARK: end
+
+    /// The attempt's outcome once the transport has returned.
+    func finalOutcome(_ transfer: TransferOutcome) -> AttemptOutcome {
+        if let decided { return decided }
+        switch transfer {
+        case .stoppedByHandler:
+            return .stopped
+        case .failed(let error):
+            let category: DownloadError.Category = error.kind == .headerTooLarge || error.kind == .protocolViolation ? .protocolViolation : .network
+            return .failed(DownloadError(category, "\(error.message) (\(url.absoluteString))"), retryable: error.isRetryable, retryAfter: nil)
+        case .completed:
+            guard let body else {
+                return .failed(DownloadError(.protocolViolation, "the response ended without a body to write"), retryable: true, retryAfter: nil)
+            }
+            if overlapLeft > 0 { return overlapMismatch() }
+            if let finalLength = body.finalLength, output.sink.length != finalLength {
+                return .failed(
+                    DownloadError(.network, "the connection ended after \(output.sink.length) of \(finalLength) bytes"),
+                    retryable: true, retryAfter: nil)
+            }
+            return .bodyFinished
+        }
+    }
+
+    static func outcome(for failure: VerdictFailure, head: ResponseHead) -> AttemptOutcome {
+        switch failure {
+        case .httpStatus(let status):
+            let retryAfter = head.headers["Retry-After"].flatMap { RetryAfter.delay(fromHeader: $0, now: Date()) }
+            return .failed(
+                DownloadError(.httpStatus, "the server answered \(status) \(HTTPStatus.reason(status))", httpStatus: status),
+                retryable: RetryPolicy.isRetryable(status: status),
+                retryAfter: retryAfter)
+        case .cannotResume(let message):
+            return .failed(DownloadError(.cannotResume, message), retryable: false, retryAfter: nil)
+        case .protocolViolation(let message):
+            return .failed(DownloadError(.protocolViolation, message), retryable: false, retryAfter: nil)
+        }
+    }
+}
+
+/// Reason phrases for the statuses people meet, for messages.
+enum HTTPStatus {
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 410: return "Gone"
+        case 416: return "Range Not Satisfiable"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        default: return ""
+        }
+    }
+}

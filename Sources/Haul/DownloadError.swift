@@ -1,0 +1,44 @@
+import Foundation
+
+/// Why a download did not complete. The bytes already on disk are kept unless the message says otherwise.
+///
+/// A struct with an open set of categories, so new ones can be added without breaking callers.
+public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of failure; each maps to one exit code of the `haul` command.
+    public struct Category: Sendable, Hashable, CustomStringConvertible {
+        public let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The request itself is invalid (bad URL, bad option).
+        public static let usage = Category("usage")
+        /// The network failed (resolution, connection, timeouts, dropped transfers) and retries ran out.
+        public static let network = Category("network")
+        /// The server answered with a 4xx or 5xx status.
+        public static let httpStatus = Category("http-status")
+        /// The bytes on disk cannot be continued safely and were kept.
+        public static let cannotResume = Category("cannot-resume")
+        /// Writing or reading local files failed (disk full, permissions).
+        public static let io = Category("io")
+        /// A complete file is already at the destination.
+        public static let destinationExists = Category("destination-exists")
+        /// The server broke HTTP in a way that makes its bytes untrustworthy.
+        public static let protocolViolation = Category("protocol")
+        /// The download was cancelled through the API.
+        public static let cancelled = Category("cancelled")
+
+        public var description: String { name }
+    }
+
+    public let category: Category
+    public let message: String
+    /// The HTTP status, for `.httpStatus`.
+    public let httpStatus: Int?
+
+    public init(_ category: Category, _ message: String, httpStatus: Int? = nil) {
+        self.category = category
+        self.message = message
+        self.httpStatus = httpStatus
+    }
+
+    public var description: String { message }
+}

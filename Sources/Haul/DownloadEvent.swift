@@ -1,0 +1,98 @@
+import Foundation
+import HaulCore
+
+/// Something that happened to a download. One stream of these per download, ending with
+/// `.completed`, `.failed` or `.cancelled`.
+public enum DownloadEvent: Sendable, Equatable {
+    /// The download began (or began again after a pause).
+    case started(DownloadStarted)
+    /// A response was accepted and its body is being written.
+    case response(ResponseInfo)
+    /// Bytes are arriving.
+    case progress(DownloadProgress)
+    /// The bytes on disk were given up and the download restarted from its first byte.
+    case restarted(RestartReason)
+    /// A transient failure; the next attempt comes after `delay` seconds and resumes from what is on disk.
+    case retrying(RetryInfo)
+    /// The transfer stopped; the partial file and its record are kept for `resume()` or a later run.
+    case paused(DownloadProgress)
+    /// The file is complete, verified and in place.
+    case completed(DownloadCompletion)
+    /// The download failed; the bytes on disk are kept.
+    case failed(DownloadError)
+    /// The download was cancelled.
+    case cancelled
+
+    /// Whether no event follows this one.
+    public var isTerminal: Bool {
+        switch self {
+        case .completed, .failed, .cancelled: return true
+        default: return false
+        }
+    }
+}
+
+public struct DownloadStarted: Sendable, Equatable {
+    public let url: URL
+    /// The destination path, when already known (downloads into a directory learn it from the response).
+    public let destination: String?
+    /// Bytes already on disk that this run continues from.
+    public let resumingFrom: Int64
+}
+
+public struct ResponseInfo: Sendable, Equatable {
+    public let status: Int
+    /// The URL that answered, after redirects.
+    public let finalURL: URL
+    /// Bytes the finished file will have, when known.
+    public let totalBytes: Int64?
+    /// Bytes kept from before (0 for a fresh start).
+    public let resumedFrom: Int64
+    /// The destination path.
+    public let destination: String
+}
+
+public struct DownloadProgress: Sendable, Equatable {
+    /// Bytes of the file on disk so far (including those from earlier runs).
+    public let bytes: Int64
+    /// Bytes the finished file will have; nil when the server did not say.
+    public let totalBytes: Int64?
+    /// Current speed in bytes per second.
+    public let bytesPerSecond: Double
+    /// Seconds left at the current speed; nil when unknown.
+    public let secondsLeft: Double?
+
+    public init(bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, secondsLeft: Double?) {
+        self.bytes = bytes
+        self.totalBytes = totalBytes
+        self.bytesPerSecond = bytesPerSecond
+        self.secondsLeft = secondsLeft
+    }
+
+    /// Fraction done in 0...1, when the total is known.
+    public var fraction: Double? {
+        guard let totalBytes, totalBytes > 0 else { return totalBytes == 0 ? 1 : nil }
+        return min(1, Double(bytes) / Double(totalBytes))
+    }
+}
+
+public struct RetryInfo: Sendable, Equatable {
+    /// 1 for the first retry.
+    public let attempt: Int
+    public let maxRetries: Int
+    public let delay: Double
+    public let reason: String
+}
+
+public struct DownloadCompletion: Sendable, Equatable {
+    /// Where the file is.
+    public let path: String
+    /// Its length in bytes.
+    public let bytes: Int64
+    /// Bytes this run fetched from the network (body bytes, overlap checks and restarts included).
+    public let bytesTransferred: Int64
+    /// Wall time of this run in seconds.
+    public let seconds: Double
+    /// The URL that answered last.
+    public let finalURL: URL
+}

@@ -1,0 +1,71 @@
+import Foundation
+import HaulCore
+import HaulEngine
+
+/// Where a download's bytes end up.
+public enum Destination: Sendable, Equatable {
+    /// This path. If it is not a regular file (`/dev/null`, a FIFO), it is written to directly.
+    case file(String)
+    /// A file inside this directory, named from the response (`Content-Disposition`, else the URL).
+    case directory(String)
+    /// Standard output.
+    case standardOutput
+}
+
+/// What to do about a complete file already at the destination.
+public enum ExistingFilePolicy: Sendable, Equatable {
+    /// Stop with `destinationExists`; nothing is touched.
+    case refuse
+    /// Download anew and replace it once the new file is complete.
+    case overwrite
+    /// Treat it as the beginning of the download (wget -c): verify its bytes against the server, then append.
+    case continueIt
+}
+
+/// Everything that describes one download.
+public struct DownloadRequest: Sendable {
+    public var url: URL
+    public var method: String
+    public var headers: HTTPHeaders
+    public var body: [UInt8]?
+    public var destination: Destination
+    /// The whole resource, or one byte range of it.
+    public var target: DownloadTarget
+    public var existingFile: ExistingFilePolicy
+    public var retry: RetryPolicy
+    public var transfer: TransferOptions
+    public var maxRedirects: Int
+    /// Seconds between durable checkpoints (data fdatasync'ed, then the record updated).
+    /// Only a reboot or power cut can lose what came after the last one.
+    public var checkpointInterval: Double
+    /// How often progress events are published, in seconds.
+    public var progressInterval: Double
+
+    public init(
+        url: URL,
+        destination: Destination,
+        method: String = "GET",
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: [UInt8]? = nil,
+        target: DownloadTarget = .whole,
+        existingFile: ExistingFilePolicy = .refuse,
+        retry: RetryPolicy = RetryPolicy(),
+        transfer: TransferOptions = TransferOptions(),
+        maxRedirects: Int = 10,
+        checkpointInterval: Double = 10,
+        progressInterval: Double = 0.25
+    ) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.destination = destination
+        self.target = target
+        self.existingFile = existingFile
+        self.retry = retry
+        self.transfer = transfer
+        self.maxRedirects = maxRedirects
+        self.checkpointInterval = checkpointInterval
+        self.progressInterval = progressInterval
+    }
+}

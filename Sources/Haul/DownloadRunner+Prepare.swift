@@ -1,0 +1,134 @@
+import Foundation
+import HaulCore
+import HaulStore
+
+/// The output a run writes to, ready for its first attempt.
+struct PreparedOutput {
+    let sink: OutputSink
+    /// The files on disk; nil for a direct output (stdout, a device).
+    let layout: OutputLayout?
+}
+
+extension DownloadRunner {
+    /// Opens the output and loads what an earlier run left: the partial file, its record, or a file
+    /// to adopt. Decides nothing about the network.
+    func prepare() throws(DownloadError) -> PreparedOutput {
+        switch request.destination {
+        case .standardOutput:
+            return PreparedOutput(sink: .direct(DirectOutput()), layout: nil)
+        case .file(let path):
+            if let kind = Self.fileKind(path), kind != S_IFREG, kind != S_IFDIR {
+                do {
+                    return PreparedOutput(sink: .direct(try DirectOutput(existing: path)), layout: nil)
+                } catch {
+                    throw DownloadError(.io, error.message)
+                }
+            }
+            if Self.fileKind(path) == S_IFDIR {
+                throw DownloadError(.usage, "\(path) is a directory; use -d to download into it")
+            }
+            return try prepareFile(.file(path))
+        case .directory(let directory):
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw DownloadError(.io, "cannot create the directory \(directory): \(error.localizedDescription)")
+            }
+            if request.existingFile == .continueIt {
+                // Adopting a file needs its name before the request: take it from the URL, as wget -c does.
+                let name = FileNameSanitizer.destinationName(contentDisposition: nil, url: request.url)
+                return try prepareFile(.file((directory as NSString).appendingPathComponent(name)))
+            }
+            return try prepareFile(.directory(directory, url: request.url))
+        }
+    }
+
+    private func prepareFile(_ layout: OutputLayout) throws(DownloadError) -> PreparedOutput {
+        let recordFile = RecordFile(path: layout.recordPath)
+        var loaded: ResumeRecord?
+        do {
+            loaded = try recordFile.load()
+        } catch where error.kind == .corruptRecord {
+            // The partial's bytes are kept; without a record they are proven by the overlap check.
+            loaded = nil
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+        let partialExists = FileManager.default.fileExists(atPath: layout.partialPath)
+        if let existing = loaded, existing.originalURL != record.originalURL || existing.method != record.method || existing.range != record.range {
+            // A partial from another download: not ours to continue.
+            loaded = nil
+            if partialExists { unlink(layout.partialPath) }
+            recordFile.remove()
+        }
+        let finalExists = layout.finalPath.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        if finalExists, let finalPath = layout.finalPath {
+            switch request.existingFile {
+            case .refuse:
+                throw DownloadError(.destinationExists, "\(finalPath) already exists; use --force to replace it or -c to continue it")
+            case .overwrite:
+                break
+            case .continueIt:
+                if loaded != nil || partialExists {
+                    throw DownloadError(.destinationExists, "both \(finalPath) and an unfinished download of it (\(layout.partialPath)) exist; remove one of them")
+                }
+                return try adopt(finalPath, layout: layout)
+            }
+        }
+        let file: PartialFile
+        do {
+            file = try PartialFile(path: layout.partialPath)
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+        if let loaded {
+            record = loaded
+            let trusted = loaded.trustedLength(fileLength: file.length, currentBoot: BootID.current)
+            if trusted < file.length {
+                do {
+                    try file.truncate(to: trusted)
+                } catch {
+                    throw DownloadError(.io, error.message)
+                }
+            }
+            // The request may carry a newer URL for the same download (a refreshed signed link).
+            record.originalURL = request.url.absoluteString
+        } else if file.length > 0 {
+            // Bytes without a record: trusted only once the overlap check proves them.
+            record.validators = .none
+        }
+        return PreparedOutput(sink: .partial(file), layout: layout)
+    }
+
+    /// Takes over a file another tool left at the destination (`--continue`): it becomes the partial,
+    /// unproven until the server's bytes match its tail.
+    private func adopt(_ finalPath: String, layout: OutputLayout) throws(DownloadError) -> PreparedOutput {
+        guard Self.fileKind(finalPath) == S_IFREG else {
+            throw DownloadError(.destinationExists, "\(finalPath) is not a regular file and cannot be continued")
+        }
+        record.isAdopted = true
+        let recordFile = RecordFile(path: layout.recordPath)
+        do throws(StoreError) {
+            // The record first: a crash right after the rename still knows the partial is adopted.
+            record.syncedLength = 0
+            try recordFile.save(record)
+            guard rename(finalPath, layout.partialPath) == 0 else {
+                recordFile.remove()
+                throw StoreError(.io, "cannot move \(finalPath) aside to continue it: \(String(cString: strerror(errno)))")
+            }
+            let file = try PartialFile(path: layout.partialPath)
+            record.syncedLength = file.length
+            try recordFile.save(record)
+            return PreparedOutput(sink: .partial(file), layout: layout)
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+    }
+
+    /// The type bits of what is at `path` (following symlinks), nil if nothing is there.
+    static func fileKind(_ path: String) -> mode_t? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return info.st_mode & S_IFMT
+    }
+}

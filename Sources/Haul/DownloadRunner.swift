@@ -1,0 +1,238 @@
+import Foundation
+import HaulCore
+import HaulEngine
+import HaulStore
+
+/// Runs one download to its end on a thread of its own: prepares the output, makes attempts,
+/// follows redirects, retries, restarts, and finishes by renaming the verified file into place.
+///
+/// All state here is confined to that thread; the outside world talks to it through `RunControl`
+/// and hears from it through the `EventHub`.
+final class DownloadRunner {
+    /// Restarts from byte 0 allowed in one run before the resource is declared too unstable.
+    static let maxRestarts = 3
+
+    let request: DownloadRequest
+    let transport: any HTTPTransport
+    let hub: EventHub
+    let control: RunControl
+    let clock = ContinuousClock()
+    let startedAt: ContinuousClock.Instant
+
+    /// The output: nil until `prepare` succeeds.
+    var output: PreparedOutput?
+    /// The record as this run knows it; saved to disk whenever data depends on it.
+    var record: ResumeRecord
+    var meter = ProgressMeter()
+    var bytesTransferred: Int64 = 0
+    var finalURL: URL
+    var lastCheckpoint: ContinuousClock.Instant
+
+    init(request: DownloadRequest, transport: any HTTPTransport, hub: EventHub, control: RunControl) {
+        self.request = request
+        self.transport = transport
+        self.hub = hub
+        self.control = control
+        self.startedAt = clock.now
+        self.lastCheckpoint = clock.now
+        self.finalURL = request.url
+        self.record = ResumeRecord(
+            originalURL: request.url.absoluteString,
+            finalURL: request.url.absoluteString,
+            method: request.method,
+            range: request.targetDescription)
+    }
+
+    func run() {
+        do throws(DownloadError) {
+            let output = try prepare()
+            self.output = output
+            hub.publish(.started(DownloadStarted(
+                url: request.url,
+                destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
+                resumingFrom: output.sink.length)))
+            try attemptLoop(output)
+        } catch {
+            if error.category == .cancelled {
+                hub.publish(.cancelled)
+            } else {
+                if record.isAdopted {
+                    restoreAdoptedFile()
+                } else if let output, let layout = output.layout, output.sink.length == 0 {
+                    // Nothing was downloaded: leave no empty partial behind.
+                    unlink(layout.partialPath)
+                    RecordFile(path: layout.recordPath).remove()
+                } else {
+                    checkpointQuietly()
+                }
+                hub.publish(.failed(error))
+            }
+        }
+    }
+
+    /// Makes attempts until the download completes, stops or fails for good.
+    private func attemptLoop(_ output: PreparedOutput) throws(DownloadError) {
+        var retries = 0
+        var restarts = 0
+        while true {
+            if control.shouldStop {
+                try stop(output)
+                return
+            }
+            let partial = output.sink.length > 0 ? record.partial(bytesOnDisk: output.sink.length) : nil
+            switch ResumePlanner.plan(target: request.target, partial: partial) {
+            case .alreadyComplete:
+                try finish(output)
+                return
+            case .discardPartial(let reason):
+                try restart(output, reason, restarts: &restarts)
+            case .send(let plan):
+                let attempt = AttemptResult.run(self, plan: plan, output: output)
+                switch attempt.outcome {
+                case .bodyFinished, .complete:
+                    try finish(output)
+                    return
+                case .restart(let reason):
+                    try restart(output, reason, restarts: &restarts)
+                case .stopped:
+                    try stop(output)
+                    return
+                case .failed(let error, let retryable, let retryAfter):
+                    if attempt.wroteBytes { retries = 0 }
+                    guard retryable, retries < request.retry.maxRetries else { throw error }
+                    retries += 1
+                    checkpointQuietly()
+                    let delay = request.retry.delay(forRetry: retries, retryAfter: retryAfter)
+                    hub.publish(.retrying(RetryInfo(attempt: retries, maxRetries: request.retry.maxRetries, delay: delay, reason: error.message)))
+                    control.sleep(seconds: delay)
+                }
+            }
+        }
+    }
+
+    /// Gives up the bytes on disk and starts over from byte 0.
+    private func restart(_ output: PreparedOutput, _ reason: RestartReason, restarts: inout Int) throws(DownloadError) {
+        restarts += 1
+        guard restarts <= Self.maxRestarts else {
+            throw DownloadError(.protocolViolation, "gave up after \(Self.maxRestarts) restarts: \(reason.message)")
+        }
+        try discardBytes(output, reason: reason)
+    }
+
+    /// Truncates the output to 0 and forgets the old version. The record is reset only after the
+    /// truncation, so it never vouches for bytes of another version.
+    func discardBytes(_ output: PreparedOutput, reason: RestartReason) throws(DownloadError) {
+        if output.sink.length > 0 {
+            let truncated: Bool
+            do {
+                truncated = try output.sink.truncate(to: 0)
+            } catch {
+                throw DownloadError(.io, error.message)
+            }
+            guard truncated else {
+                throw DownloadError(.cannotResume, "\(reason.message); the output cannot be rewound, so the download stops")
+            }
+        }
+        record.validators = .none
+        record.totalLength = nil
+        record.finalLength = nil
+        record.contentEncoding = nil
+        record.resourceStart = 0
+        record.syncedLength = 0
+        record.isAdopted = false
+        hub.publish(.restarted(reason))
+    }
+
+    /// Pause or cancel, as requested through the API.
+    private func stop(_ output: PreparedOutput) throws(DownloadError) {
+        switch control.current {
+        case .cancelAndDelete:
+            if let layout = output.layout {
+                unlink(layout.partialPath)
+                RecordFile(path: layout.recordPath).remove()
+            }
+            throw DownloadError(.cancelled, "the download was cancelled and its partial data deleted")
+        case .cancel:
+            checkpointQuietly()
+            throw DownloadError(.cancelled, "the download was cancelled; its partial data is kept")
+        case .pause, .none:
+            checkpointQuietly()
+            hub.publish(.paused(currentProgress(output)))
+        }
+    }
+
+    /// Syncs the file, then moves it to its final name and forgets the record.
+    private func finish(_ output: PreparedOutput) throws(DownloadError) {
+        let path: String
+        if let layout = output.layout {
+            guard let finalPath = layout.finalPath ?? record.fileName.map(layout.path(forName:)) else {
+                throw DownloadError(.protocolViolation, "the download finished without a file name")
+            }
+            do {
+                try output.sink.syncData()
+            } catch {
+                throw DownloadError(.io, error.message)
+            }
+            guard rename(layout.partialPath, finalPath) == 0 else {
+                let reason = String(cString: strerror(errno))
+                throw DownloadError(.io, "cannot move the finished download into place at \(finalPath): \(reason); the data is kept in \(layout.partialPath)")
+            }
+            FileIO.syncDirectory(containing: finalPath)
+            RecordFile(path: layout.recordPath).remove()
+            path = finalPath
+        } else {
+            path = output.sink.path
+        }
+        let elapsed = clock.now - startedAt
+        hub.publish(.progress(currentProgress(output)))
+        hub.publish(.completed(DownloadCompletion(
+            path: path,
+            bytes: output.sink.length,
+            bytesTransferred: bytesTransferred,
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+            finalURL: finalURL)))
+    }
+
+    func currentProgress(_ output: PreparedOutput) -> DownloadProgress {
+        let total = record.finalLength
+        let remaining = total.map { max(0, $0 - output.sink.length) }
+        return DownloadProgress(
+            bytes: output.sink.length,
+            totalBytes: total,
+            bytesPerSecond: meter.bytesPerSecond,
+            secondsLeft: meter.secondsLeft(remaining: remaining))
+    }
+
+    /// Makes the bytes so far durable and records them: data first, then the record that claims it.
+    func checkpoint() throws(StoreError) {
+        guard let output, let layout = output.layout else { return }
+        try output.sink.syncData()
+        record.syncedLength = output.sink.length
+        record.bootID = BootID.current
+        record.updatedAt = Date()
+        try RecordFile(path: layout.recordPath).save(record)
+        lastCheckpoint = clock.now
+    }
+
+    /// An adopted file that could not be proven goes back to its name, untouched, with no record.
+    private func restoreAdoptedFile() {
+        guard record.isAdopted, let layout = output?.layout, let finalPath = layout.finalPath,
+              !FileManager.default.fileExists(atPath: finalPath),
+              rename(layout.partialPath, finalPath) == 0
+        else { return }
+        RecordFile(path: layout.recordPath).remove()
+    }
+
+    /// A checkpoint on the way out of a failure: a failing disk must not hide the first error.
+    func checkpointQuietly() {
+        try? checkpoint()
+    }
+}
+
+extension DownloadRequest {
+    /// The range as recorded, so a run with another range does not reuse the partial.
+    var targetDescription: String? {
+        if case .range(let spec) = target { return spec.headerValue }
+        return nil
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import HaulCore
+
+/// Where a download's files live on disk: the final path (when known), the partial file and its record.
+struct OutputLayout: Sendable, Equatable {
+    /// Suffixes of the files kept beside the destination while a download is incomplete.
+    static let partialSuffix = ".haul-partial"
+    static let recordSuffix = ".haul-resume"
+
+    /// The directory everything lives in.
+    let directory: String
+    /// The final path; nil for a download into a directory until the response names the file.
+    var finalPath: String?
+    let partialPath: String
+    let recordPath: String
+
+    /// A download to an explicit path: the partial and record sit beside it.
+    static func file(_ path: String) -> OutputLayout {
+        let directory = (path as NSString).deletingLastPathComponent
+        return OutputLayout(
+            directory: directory.isEmpty ? "." : directory,
+            finalPath: path,
+            partialPath: path + partialSuffix,
+            recordPath: path + recordSuffix)
+    }
+
+    /// A download into a directory: the name is not known before the response, so the partial is
+    /// keyed by the URL, which is what a later run for the same URL knows first.
+    static func directory(_ directory: String, url: URL) -> OutputLayout {
+        let key = "." + "haul-" + stableHash(url.absoluteString)
+        let base = (directory as NSString).appendingPathComponent(key)
+        return OutputLayout(directory: directory, finalPath: nil, partialPath: base + partialSuffix, recordPath: base + recordSuffix)
+    }
+
+    /// The path for a file name chosen from a response; the name is sanitized and cannot leave `directory`.
+    func path(forName name: String) -> String {
+        (directory as NSString).appendingPathComponent(name)
+    }
+
+    /// FNV-1a, 64 bits, as 16 hex digits: stable across runs and platforms (unlike `hashValue`).
+    static func stableHash(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

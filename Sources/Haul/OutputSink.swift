@@ -1,0 +1,54 @@
+import HaulStore
+
+/// The place body bytes are written: a partial file that can be resumed, or a direct output.
+enum OutputSink {
+    case partial(PartialFile)
+    case direct(DirectOutput)
+
+    var length: Int64 {
+        switch self {
+        case .partial(let file): return file.length
+        case .direct(let output): return output.length
+        }
+    }
+
+    var path: String {
+        switch self {
+        case .partial(let file): return file.path
+        case .direct(let output): return output.path
+        }
+    }
+
+    var isResumableAcrossRuns: Bool {
+        if case .partial = self { return true }
+        return false
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        switch self {
+        case .partial(let file): try file.append(bytes)
+        case .direct(let output): try output.append(bytes)
+        }
+    }
+
+    /// Bytes at `offset`, for the overlap check. A direct output cannot be read back.
+    func read(at offset: Int64, count: Int) throws(StoreError) -> [UInt8]? {
+        guard case .partial(let file) = self else { return nil }
+        return try file.read(at: offset, count: count)
+    }
+
+    /// Cuts the written bytes back; a direct output can only "truncate" to where it already is.
+    func truncate(to length: Int64) throws(StoreError) -> Bool {
+        switch self {
+        case .partial(let file):
+            try file.truncate(to: length)
+            return true
+        case .direct(let output):
+            return output.length == length
+        }
+    }
+
+    func syncData() throws(StoreError) {
+        if case .partial(let file) = self { try file.syncData() }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Synchronization
+
+/// Requests from the API to a runner thread: pause, cancel. Polled by the transfer, and wakes a
+/// runner that is waiting before a retry.
+final class RunControl: Sendable {
+    enum Request: Int, Sendable {
+        case none = 0
+        case pause = 1
+        case cancel = 2
+        case cancelAndDelete = 3
+    }
+
+    private let value = Atomic<Int>(0)
+    private let wakeUp = DispatchSemaphore(value: 0)
+
+    func request(_ request: Request) {
+        // A cancellation overrides a pause, never the other way round.
+        var current = value.load(ordering: .acquiring)
+        while request.rawValue > current {
+            let (exchanged, original) = value.compareExchange(expected: current, desired: request.rawValue, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            current = original
+        }
+        wakeUp.signal()
+    }
+
+    func clearPause() {
+        _ = value.compareExchange(expected: Request.pause.rawValue, desired: Request.none.rawValue, ordering: .acquiringAndReleasing)
+    }
+
+    var current: Request {
+        Request(rawValue: value.load(ordering: .acquiring)) ?? .none
+    }
+
+    var shouldStop: Bool { current != .none }
+
+    /// Sleeps up to `seconds`, returning early when a request arrives.
+    func sleep(seconds: Double) {
+        let deadline = DispatchTime.now() + seconds
+        while !shouldStop, DispatchTime.now() < deadline {
+            _ = wakeUp.wait(timeout: deadline)
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Haul
+
+/// One JSON object per event, for --json. Keys are stable; numbers are plain JSON numbers.
+enum JSONEvent {
+    static func line(for event: DownloadEvent) -> String {
+        let object: [String: Any]
+        switch event {
+        case .started(let started):
+            object = ["event": "started", "url": started.url.absoluteString, "destination": started.destination ?? NSNull(), "resumingFrom": started.resumingFrom]
+        case .response(let info):
+            object = ["event": "response", "status": info.status, "finalURL": info.finalURL.absoluteString, "totalBytes": info.totalBytes ?? NSNull(), "resumedFrom": info.resumedFrom, "destination": info.destination]
+        case .progress(let progress):
+            object = progressObject("progress", progress)
+        case .restarted(let reason):
+            object = ["event": "restarted", "reason": reason.code.rawValue, "message": reason.message]
+        case .retrying(let retry):
+            object = ["event": "retrying", "attempt": retry.attempt, "maxRetries": retry.maxRetries, "delay": retry.delay, "reason": retry.reason]
+        case .paused(let progress):
+            object = progressObject("paused", progress)
+        case .completed(let done):
+            object = ["event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds, "finalURL": done.finalURL.absoluteString]
+        case .failed(let error):
+            object = ["event": "failed", "category": error.category.name, "message": error.message, "httpStatus": error.httpStatus ?? NSNull(), "exitCode": Int(ExitCode(error).rawValue)]
+        case .cancelled:
+            object = ["event": "cancelled"]
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
+              let text = String(data: data, encoding: .utf8)
+        else { return "{\"event\":\"unencodable\"}" }
+        return text
+    }
+
+    private static func progressObject(_ name: String, _ progress: DownloadProgress) -> [String: Any] {
+        [
+            "event": name,
+            "bytes": progress.bytes,
+            "totalBytes": progress.totalBytes ?? NSNull(),
+            "bytesPerSecond": progress.bytesPerSecond.rounded(),
+            "secondsLeft": progress.secondsLeft ?? NSNull(),
+        ]
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Haul
+
+/// Shows a download's events: a one-line progress bar on a terminal, plain lines otherwise,
+/// only errors with -q, one JSON object per event with --json.
+final class Presenter {
+    private let mode: OutputMode
+    private let isTerminal: Bool
+    private var lineVisible = false
+    private var spinnerIndex = 0
+    private var lastDraw = ContinuousClock.now - .seconds(1)
+
+    init(mode: OutputMode) {
+        self.mode = mode
+        self.isTerminal = isatty(STDERR_FILENO) == 1
+    }
+
+    func show(_ event: DownloadEvent) {
+        switch mode {
+        case .json:
+            writeStdout(JSONEvent.line(for: event))
+        case .quiet:
+            if case .failed(let error) = event { message("haul: \(error.message)") }
+        case .normal:
+            showHuman(event)
+        }
+    }
+
+    /// A usage or setup error, before any download.
+    func error(_ text: String) {
+        message("haul: \(text)")
+    }
+
+    private func showHuman(_ event: DownloadEvent) {
+        switch event {
+        case .started(let started):
+            if started.resumingFrom > 0 {
+                message("resuming \(started.url.absoluteString) from \(Format.bytes(started.resumingFrom))")
+            }
+        case .response:
+            break
+        case .progress(let progress):
+            if isTerminal { draw(progress) }
+        case .restarted(let reason):
+            message("haul: \(reason.message)")
+        case .retrying(let retry):
+            message("haul: \(retry.reason); retry \(retry.attempt) of \(retry.maxRetries) in \(Format.seconds(retry.delay))")
+        case .paused(let progress):
+            message("stopped at \(Format.bytes(progress.bytes)); run the same command again to resume")
+        case .completed(let done):
+            if isTerminal { clearLine() }
+            let speed = done.seconds > 0 ? Double(done.bytesTransferred) / done.seconds : 0
+            message("saved \(done.path) (\(Format.bytes(done.bytes)) in \(Format.seconds(done.seconds)), \(Format.bytes(Int64(speed)))/s)")
+        case .failed(let error):
+            message("haul: \(error.message)")
+        case .cancelled:
+            message("haul: cancelled")
+        }
+    }
+
+    private func draw(_ progress: DownloadProgress) {
+        let now = ContinuousClock.now
+        guard now - lastDraw >= .milliseconds(200) else { return }
+        lastDraw = now
+        let speed = "\(Format.bytes(Int64(progress.bytesPerSecond)))/s"
+        var line: String
+        if let fraction = progress.fraction, let total = progress.totalBytes {
+            let width = 24
+            let filled = Int(fraction * Double(width))
+            let bar = String(repeating: "=", count: filled) + (filled < width ? ">" : "") + String(repeating: " ", count: max(0, width - filled - 1))
+            let eta = progress.secondsLeft.map { "ETA \(Format.clock($0))" } ?? "ETA --:--"
+            line = String(format: "%3d%% ", Int(fraction * 100)) + "[\(bar)] \(Format.bytes(progress.bytes)) / \(Format.bytes(total))  \(speed)  \(eta)"
+        } else {
+            let spinner = Array("|/-\\")
+            spinnerIndex = (spinnerIndex + 1) % spinner.count
+            line = "\(spinner[spinnerIndex]) \(Format.bytes(progress.bytes))  \(speed)"
+        }
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+        lineVisible = true
+    }
+
+    private func clearLine() {
+        guard lineVisible else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        lineVisible = false
+    }
+
+    private func message(_ text: String) {
+        if isTerminal { clearLine() }
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    private func writeStdout(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Human-readable numbers.
+enum Format {
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func seconds(_ seconds: Double) -> String {
+        seconds < 10 ? String(format: "%.2fs", seconds) : String(format: "%.0fs", seconds)
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "--:--" }
+        let total = Int(seconds.rounded())
+        let hours = total / 3600
+        let minutes = (total % 3600) / 60
+        let secs = total % 60
+        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, secs) : String(format: "%d:%02d", minutes, secs)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// An HTTP entity tag (RFC 9110 §8.8.3).
+public struct EntityTag: Equatable, Sendable, Codable {
+    /// True for a weak validator (`W/"..."`), which cannot guard a byte-range resume.
+    public let isWeak: Bool
+    /// The opaque tag including its double quotes, e.g. "\"abc\"".
+    public let opaqueTag: String
+
+    /// Creates a tag from its parts as given; `opaqueTag` should include its double quotes.
+    public init(isWeak: Bool, opaqueTag: String) {
+        self.isWeak = isWeak
+        self.opaqueTag = opaqueTag
+    }
+
+    /// Parses `"abc"` or `W/"abc"`; nil for malformed (no closing quote, embedded quote, control chars).
+    ///
+    /// An unquoted token such as `abc` (or `W/abc`) is accepted as `"abc"`, because some
+    /// servers send ETags without quotes and refusing them would make resume impossible.
+    /// The weak prefix is case-sensitive, as in the RFC grammar.
+    public init?(headerValue: String) {
+        var text = Substring(headerValue.trimmingCharacters(in: .whitespacesAndNewlines))
+        let isWeak = text.hasPrefix("W/")
+        if isWeak { text = text.dropFirst(2) }
+
+        let inner: Substring
+        if text.first == "\"" {
+            guard text.count >= 2, text.last == "\"" else { return nil }
+            inner = text.dropFirst().dropLast()
+        } else {
+            guard !text.isEmpty else { return nil }
+            inner = text
+        }
+        guard inner.unicodeScalars.allSatisfy(Self.isTagCharacter) else { return nil }
+        self.init(isWeak: isWeak, opaqueTag: "\"\(inner)\"")
+    }
+
+    /// The header form: W/"abc" or "abc".
+    public var headerValue: String {
+        isWeak ? "W/\(opaqueTag)" : opaqueTag
+    }
+
+    /// Strong comparison (RFC 9110 §8.8.3.2): both strong and same opaque tag.
+    public func stronglyMatches(_ other: EntityTag) -> Bool {
+        !isWeak && !other.isWeak && opaqueTag == other.opaqueTag
+    }
+
+    /// Weak comparison (RFC 9110 §8.8.3.2): same opaque tag, either may be weak.
+    public func weaklyMatches(_ other: EntityTag) -> Bool {
+        opaqueTag == other.opaqueTag
+    }
+
+    /// `etagc` from RFC 9110: visible ASCII except DQUOTE, plus non-ASCII text.
+    private static func isTagCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x21, 0x23...0x7E: true
+        case 0x80...: scalar.properties.generalCategory != .control
+        default: false
+        }
+    }
+}

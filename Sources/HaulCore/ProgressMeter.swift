@@ -1,0 +1,32 @@
+/// Speed and time-left estimation from byte counts over time. Pure: the caller supplies the clock.
+public struct ProgressMeter: Sendable {
+    /// Seconds of history the speed reflects.
+    public var window: Double
+    private var samples: [(time: Double, bytes: Int64)] = []
+
+    public init(window: Double = 3.0) {
+        self.window = window
+    }
+
+    /// Records that `bytes` (a running total of this session) were reached at `time` (seconds, monotonic).
+    public mutating func record(bytes: Int64, at time: Double) {
+        samples.append((time, bytes))
+        while samples.count > 2, let first = samples.first, time - first.time > window {
+            samples.removeFirst()
+        }
+    }
+
+    /// Bytes per second over the window; 0 before two samples.
+    public var bytesPerSecond: Double {
+        guard let first = samples.first, let last = samples.last, last.time > first.time else { return 0 }
+        return Double(last.bytes - first.bytes) / (last.time - first.time)
+    }
+
+    /// Seconds left at the current speed, when the remaining byte count is known and the speed is not zero.
+    public func secondsLeft(remaining: Int64?) -> Double? {
+        guard let remaining, remaining >= 0 else { return nil }
+        let speed = bytesPerSecond
+        guard speed > 0 else { return remaining == 0 ? 0 : nil }
+        return Double(remaining) / speed
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Why a redirect was not followed.
+public struct RedirectError: Error, Sendable, Equatable {
+    public let message: String
+}
+
+/// Decides the next request after a 3xx response; a pure function of the request and the response.
+///
+/// Haul follows redirects itself, not through libcurl, so that the rules are explicit and tested:
+/// a hop limit, loop detection, only http/https, the method rewrite of RFC 9110 §15.4, and no
+/// credentials (`Authorization`, `Cookie`, `Proxy-Authorization`) sent to another origin.
+public struct RedirectPolicy: Sendable {
+    public var maxRedirects: Int
+    /// Headers that carry credentials and are dropped once a redirect leaves the original origin.
+    public static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+
+    public init(maxRedirects: Int = 10) {
+        self.maxRedirects = maxRedirects
+    }
+
+    /// The request to send next.
+    /// - Parameters:
+    ///   - request: the request that got the redirect.
+    ///   - head: the 3xx response.
+    ///   - originalOrigin: the origin of the first request of the chain; credentials go nowhere else.
+    ///   - visited: the URLs requested so far in this chain, the current one included.
+    public func nextRequest(
+        after request: TransferRequest,
+        head: ResponseHead,
+        originalOrigin: Origin,
+        visited: [URL]
+    ) throws(RedirectError) -> TransferRequest {
+        guard visited.count <= maxRedirects else {
+            throw RedirectError(message: "too many redirects (more than \(maxRedirects))")
+        }
+        guard let location = head.headers["Location"]?.trimmingCharacters(in: .whitespaces), !location.isEmpty else {
+            throw RedirectError(message: "redirect \(head.status) without a Location header")
+        }
+        guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL else {
+            throw RedirectError(message: "redirect to an invalid location: \(location)")
+        }
+        guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil else {
+            throw RedirectError(message: "redirect to an unsupported location: \(location)")
+        }
+        let normalized = Self.withoutFragment(target)
+        if visited.contains(where: { Self.withoutFragment($0) == normalized }) {
+            throw RedirectError(message: "redirect loop at \(normalized.absoluteString)")
+        }
+        var next = request
+        next.url = normalized
+        let becomesGet = head.status == 303 && request.method != "HEAD"
+            || (head.status == 301 || head.status == 302) && request.method == "POST"
+        if becomesGet {
+            next.method = "GET"
+            next.body = nil
+            next.headers.remove("Content-Type")
+            next.headers.remove("Content-Length")
+        }
+        if Origin(normalized) != originalOrigin {
+            for name in Self.credentialHeaders { next.headers.remove(name) }
+        }
+        return next
+    }
+
+    static func withoutFragment(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        components.fragment = nil
+        return components.url ?? url
+    }
+}

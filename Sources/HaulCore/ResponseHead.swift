@@ -1,0 +1,52 @@
+/// The status line and header fields of one HTTP response, before its body.
+public struct ResponseHead: Sendable, Equatable {
+    public let status: Int
+    public let headers: HTTPHeaders
+
+    public init(status: Int, headers: HTTPHeaders) {
+        self.status = status
+        self.headers = headers
+    }
+
+    /// `Content-Length`, when present and a valid non-negative number.
+    public var contentLength: Int64? {
+        guard let raw = headers["Content-Length"]?.trimmingCharacters(in: .whitespaces),
+              !raw.isEmpty, raw.allSatisfy(\.isASCIIDigit), let value = Int64(raw)
+        else { return nil }
+        return value
+    }
+
+    /// `Content-Range`, parsed; nil when absent or malformed.
+    public var contentRange: ContentRange? {
+        headers["Content-Range"].flatMap(ContentRange.init(headerValue:))
+    }
+
+    /// The response's validators: a strong or weak `ETag` and `Last-Modified`.
+    public var validators: Validators {
+        Validators(
+            etag: headers["ETag"].flatMap(EntityTag.init(headerValue:)),
+            lastModified: headers["Last-Modified"]?.trimmingCharacters(in: .whitespaces)
+        )
+    }
+
+    /// The content coding, lower-cased; nil when absent or `identity`.
+    public var contentEncoding: String? {
+        guard let raw = headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces).lowercased(),
+              !raw.isEmpty, raw != "identity"
+        else { return nil }
+        return raw
+    }
+
+    /// Whether the server says it accepts byte ranges.
+    public var acceptsByteRanges: Bool {
+        headers["Accept-Ranges"]?.lowercased().contains("bytes") ?? false
+    }
+
+    public var isRedirect: Bool {
+        [301, 302, 303, 307, 308].contains(status)
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}

@@ -1,0 +1,181 @@
+/// How the body of an accepted response goes to disk.
+public struct BodyPlan: Sendable, Equatable {
+    /// Where in the partial file the body's first byte belongs; 0 means the file is truncated first.
+    public var writeOffset: Int64
+    /// The first `overlap` body bytes must equal the partial file's bytes at `writeOffset` and are not written.
+    public var overlap: Int64
+    /// Body bytes the response announced (Content-Range span or Content-Length); nil when unknown.
+    public var expectedBodyLength: Int64?
+    /// Offset in the remote resource of the partial file's first byte.
+    public var resourceStart: Int64
+    /// The resource's complete length, when known.
+    public var totalLength: Int64?
+    /// The length the finished file must have, when known.
+    public var finalLength: Int64?
+    /// The validators of the version being written.
+    public var validators: Validators
+    /// The content coding of the bytes being written; nil for identity.
+    public var contentEncoding: String?
+    /// Set when this response replaces the bytes on disk (a 200 to a resume).
+    public var restartReason: RestartReason?
+    /// Whether the server accepts byte ranges, so a later resume can work.
+    public var acceptsRanges: Bool
+}
+
+/// Why a response ends the download.
+public enum VerdictFailure: Sendable, Equatable {
+    /// A 4xx or 5xx status; its body is never written.
+    case httpStatus(Int)
+    /// The bytes on disk cannot be continued and must not be discarded (an adopted file, a range the server will not serve).
+    case cannotResume(String)
+    /// The response breaks HTTP in a way that makes its bytes untrustworthy.
+    case protocolViolation(String)
+}
+
+/// What a response means for the download. The one place where Haul decides whether bytes may be appended.
+public enum ResponseVerdict: Sendable, Equatable {
+    /// Write the body as planned.
+    case write(BodyPlan)
+    /// Nothing left to fetch: the server proved the partial file is the whole thing.
+    case complete
+    /// Drop this response and the partial; request the target again from its first byte.
+    case restart(RestartReason)
+    /// Stop with this failure; the bytes on disk are kept.
+    case fail(VerdictFailure)
+
+    /// Evaluates a non-redirect response to a request made from `plan`. Pure.
+    public static func evaluate(_ head: ResponseHead, for plan: RequestPlan) -> ResponseVerdict {
+        switch head.status {
+        case 200: return evaluateFull(head, plan)
+        case 206: return evaluatePartial(head, plan)
+        case 416: return evaluateUnsatisfiable(head, plan)
+        case 400...599: return .fail(.httpStatus(head.status))
+        default:
+            return .fail(.protocolViolation("unexpected HTTP status \(head.status) for a download"))
+        }
+    }
+
+    /// Restart for a partial Haul wrote itself; refuse for an adopted file, which is never thrown away.
+    static func giveUp(_ plan: RequestPlan, _ reason: RestartReason) -> ResponseVerdict {
+        if plan.partial?.isAdopted == true {
+            return .fail(.cannotResume("the existing file cannot be continued: \(reason.message)"))
+        }
+        return .restart(reason)
+    }
+
+    static func evaluateFull(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {
+        if case .range = plan.target {
+            return .fail(.cannotResume("the server ignored the byte range request and sent the whole file (status 200)"))
+        }
+        var restartReason: RestartReason?
+        if let partial = plan.partial {
+            if partial.isAdopted {
+                return .fail(.cannotResume("the server does not support byte ranges (it answered 200), so the existing file cannot be checked or continued"))
+            }
+            let changed = partial.validators.conflicts(with: head.validators)
+                || (partial.totalLength != nil && head.contentLength != nil && partial.totalLength != head.contentLength)
+            restartReason = changed
+                ? RestartReason(.resourceChanged, "the file changed on the server since the partial download: restarting from byte 0")
+                : RestartReason(.serverIgnoredRange, "the server ignored the Range request (status 200): restarting from byte 0")
+        }
+        let length = head.contentEncoding == nil ? head.contentLength : nil
+        return .write(BodyPlan(
+            writeOffset: 0,
+            overlap: 0,
+            expectedBodyLength: head.contentLength,
+            resourceStart: 0,
+            totalLength: length,
+            finalLength: head.contentLength,
+            validators: head.validators,
+            contentEncoding: head.contentEncoding,
+            restartReason: restartReason,
+            acceptsRanges: head.acceptsByteRanges))
+    }
+
+    static func evaluatePartial(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {
+        if plan.range == nil {
+            return .fail(.protocolViolation("the server sent a partial response (206) to a request without Range"))
+        }
+        guard let contentRange = head.contentRange,
+              let first = contentRange.first, let last = contentRange.last
+        else {
+            return giveUp(plan, RestartReason(.noUsableContentRange, "the server's partial response has no usable Content-Range: restarting from byte 0"))
+        }
+        if head.contentEncoding != nil {
+            return giveUp(plan, RestartReason(.compressedPartial, "the server sent a compressed (\(head.contentEncoding ?? "")) partial response, which cannot be spliced: restarting from byte 0"))
+        }
+        if let expectedFirst = plan.requestedFirst, first != expectedFirst {
+            return giveUp(plan, RestartReason(.unexpectedRange, "the server sent bytes from \(first) where \(expectedFirst) was asked for: restarting from byte 0"))
+        }
+        if let length = head.contentLength, length != last - first + 1 {
+            return .fail(.protocolViolation("Content-Length \(length) does not match Content-Range \(first)-\(last)"))
+        }
+        let total = contentRange.completeLength
+        if let wantedLast = plan.requestedLast {
+            let expectedLast = total.map { min(wantedLast, $0 - 1) } ?? wantedLast
+            if last != expectedLast {
+                return giveUp(plan, RestartReason(.unexpectedRange, "the server sent bytes up to \(last) where \(expectedLast) was asked for: restarting from byte 0"))
+            }
+        } else if plan.isResume || plan.requestedFirst != nil, let total, last != total - 1 {
+            return giveUp(plan, RestartReason(.unexpectedRange, "the server sent bytes up to \(last) of \(total) for an open range: restarting from byte 0"))
+        }
+        guard let partial = plan.partial else {
+            // A fresh range download: the response fixes where the partial starts.
+            return .write(BodyPlan(
+                writeOffset: 0,
+                overlap: 0,
+                expectedBodyLength: last - first + 1,
+                resourceStart: first,
+                totalLength: total,
+                finalLength: last - first + 1,
+                validators: head.validators,
+                contentEncoding: nil,
+                restartReason: nil,
+                acceptsRanges: true))
+        }
+        if let known = partial.totalLength {
+            guard let total, total == known else {
+                return giveUp(plan, RestartReason(.lengthChanged, "the file's length on the server changed from \(known) to \(total.map(String.init) ?? "unknown"): restarting from byte 0"))
+            }
+        }
+        if partial.validators.conflicts(with: head.validators) {
+            return giveUp(plan, RestartReason(.resourceChanged, "the file changed on the server since the partial download (new validator): restarting from byte 0"))
+        }
+        let finalLength: Int64?
+        if plan.requestedLast != nil || total != nil {
+            finalLength = last + 1 - partial.resourceStart
+        } else {
+            finalLength = nil
+        }
+        var validators = partial.validators
+        let fresh = head.validators
+        if validators.etag == nil { validators.etag = fresh.etag }
+        if validators.lastModified == nil { validators.lastModified = fresh.lastModified }
+        return .write(BodyPlan(
+            writeOffset: first - partial.resourceStart,
+            overlap: plan.overlap,
+            expectedBodyLength: last - first + 1,
+            resourceStart: partial.resourceStart,
+            totalLength: total ?? partial.totalLength,
+            finalLength: finalLength,
+            validators: validators,
+            contentEncoding: nil,
+            restartReason: nil,
+            acceptsRanges: true))
+    }
+
+    static func evaluateUnsatisfiable(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {
+        guard let partial = plan.partial else {
+            return .fail(.httpStatus(416))
+        }
+        let next = partial.resourceStart + partial.bytesOnDisk
+        guard let total = head.contentRange?.completeLength else {
+            return giveUp(plan, RestartReason(.rangeNotSatisfiable, "the server refused the resume range (416) without saying the file's length: restarting from byte 0"))
+        }
+        let lengthAgrees = partial.totalLength.map { $0 == total } ?? true
+        if plan.overlap == 0, next == total, lengthAgrees, plan.requestedLast == nil {
+            return .complete
+        }
+        return giveUp(plan, RestartReason(.rangeNotSatisfiable, "the server's file is \(total) bytes, which does not fit the \(next) bytes on disk: restarting from byte 0"))
+    }
+}

@@ -1,0 +1,144 @@
+/// Which part of the remote resource a download wants.
+public enum DownloadTarget: Sendable, Equatable {
+    case whole
+    case range(ByteRangeSpec)
+}
+
+/// What is known about the bytes already on disk for a download.
+public struct LocalPartial: Sendable, Equatable {
+    /// Bytes the partial file holds that can be trusted.
+    public var bytesOnDisk: Int64
+    /// Offset in the remote resource of the partial file's first byte (non-zero for range downloads).
+    public var resourceStart: Int64
+    /// The validators of the version the bytes came from.
+    public var validators: Validators
+    /// The resource's complete length, when known.
+    public var totalLength: Int64?
+    /// The content coding of the stored bytes; nil for identity.
+    public var contentEncoding: String?
+    /// A file Haul did not write (`--continue` adopting another tool's file): it must be proven
+    /// against the server before a byte is appended, and is never discarded.
+    public var isAdopted: Bool
+
+    public init(
+        bytesOnDisk: Int64,
+        resourceStart: Int64 = 0,
+        validators: Validators = .none,
+        totalLength: Int64? = nil,
+        contentEncoding: String? = nil,
+        isAdopted: Bool = false
+    ) {
+        self.bytesOnDisk = bytesOnDisk
+        self.resourceStart = resourceStart
+        self.validators = validators
+        self.totalLength = totalLength
+        self.contentEncoding = contentEncoding
+        self.isAdopted = isAdopted
+    }
+}
+
+/// Why the bytes on disk were given up and the download started again from its first byte.
+public struct RestartReason: Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case serverIgnoredRange
+        case resourceChanged
+        case unexpectedRange
+        case lengthChanged
+        case compressedPartial
+        case overlapMismatch
+        case rangeNotSatisfiable
+        case noUsableContentRange
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// How many bytes a resume without validators re-fetches and compares with the end of the partial file.
+public let overlapCheckLength: Int64 = 64 * 1024
+
+/// What to send for a download, given what is on disk.
+public struct RequestPlan: Sendable, Equatable {
+    /// The `Range` header value, nil for a plain request of the whole resource.
+    public var range: String?
+    /// The `If-Range` header value, when the partial has a validator that can guard it.
+    public var ifRange: String?
+    /// The absolute first byte asked for; nil when the server picks it (whole resource, suffix range).
+    public var requestedFirst: Int64?
+    /// The absolute last byte asked for, for closed ranges.
+    public var requestedLast: Int64?
+    /// Leading body bytes that must equal the last bytes of the partial file (a resume without validators).
+    public var overlap: Int64
+    /// The partial as it was when the plan was made; nil for a fresh start.
+    public var partial: LocalPartial?
+    /// The target the plan serves.
+    public var target: DownloadTarget
+
+    public var isResume: Bool { partial != nil }
+}
+
+/// What to do before sending anything.
+public enum PlanDecision: Sendable, Equatable {
+    /// Send this request.
+    case send(RequestPlan)
+    /// The partial cannot be continued; discard it and start over.
+    case discardPartial(RestartReason)
+    /// The record proves every wanted byte is already on disk (a closed range).
+    case alreadyComplete
+}
+
+/// Decides the request for a download from the target and the partial on disk. Pure.
+public enum ResumePlanner {
+    public static func plan(target: DownloadTarget, partial: LocalPartial?) -> PlanDecision {
+        guard let partial, partial.bytesOnDisk > 0 else {
+            return .send(freshPlan(target))
+        }
+        if partial.contentEncoding != nil && !partial.isAdopted {
+            return .discardPartial(RestartReason(
+                .compressedPartial,
+                "the partial download holds compressed (\(partial.contentEncoding ?? "")) bytes, which cannot be resumed by byte range: restarting from byte 0"))
+        }
+        let next = partial.resourceStart + partial.bytesOnDisk
+        var last: Int64?
+        if case .range(.closed(_, let requestedLast)) = target {
+            last = requestedLast
+            if let total = partial.totalLength { last = min(requestedLast, total - 1) }
+            if let last, next > last { return .alreadyComplete }
+        }
+        let guarded = !partial.isAdopted && partial.validators.canGuardResume
+        let overlap = guarded ? 0 : min(overlapCheckLength, partial.bytesOnDisk)
+        let first = next - overlap
+        let range = "bytes=\(first)-" + (last.map(String.init) ?? "")
+        return .send(RequestPlan(
+            range: range,
+            ifRange: guarded ? partial.validators.ifRangeValue : nil,
+            requestedFirst: first,
+            requestedLast: last,
+            overlap: overlap,
+            partial: partial,
+            target: target))
+    }
+
+    static func freshPlan(_ target: DownloadTarget) -> RequestPlan {
+        switch target {
+        case .whole:
+            return RequestPlan(range: nil, ifRange: nil, requestedFirst: nil, requestedLast: nil, overlap: 0, partial: nil, target: target)
+        case .range(let spec):
+            var first: Int64?
+            var last: Int64?
+            switch spec {
+            case .closed(let f, let l): first = f; last = l
+            case .from(let f): first = f
+            case .suffix: break
+            }
+            return RequestPlan(range: spec.headerValue, ifRange: nil, requestedFirst: first, requestedLast: last, overlap: 0, partial: nil, target: target)
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// What identifies one version of a remote resource: its entity tag and modification date.
+public struct Validators: Sendable, Equatable, Codable {
+    public var etag: EntityTag?
+    public var lastModified: String?
+
+    public init(etag: EntityTag? = nil, lastModified: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    public static let none = Validators()
+
+    /// The value for `If-Range`: a strong entity tag, else the `Last-Modified` date (RFC 9110 §13.1.5).
+    /// A weak tag can never be used: a server must not honour it, so asking would only waste a 200.
+    public var ifRangeValue: String? {
+        if let etag, !etag.isWeak { return etag.headerValue }
+        if let lastModified, HTTPDate.parse(lastModified) != nil { return lastModified }
+        return nil
+    }
+
+    /// Whether a resumed request can rely on `If-Range` to keep versions apart.
+    public var canGuardResume: Bool { ifRangeValue != nil }
+
+    /// Whether a response's validators show a different version than these.
+    /// A validator the response leaves out is not evidence of change; one that differs is.
+    public func conflicts(with response: Validators) -> Bool {
+        if let mine = etag, let theirs = response.etag {
+            if mine.isWeak || theirs.isWeak { return mine.opaqueTag != theirs.opaqueTag }
+            return !mine.stronglyMatches(theirs)
+        }
+        if let mine = lastModified, let theirs = response.lastModified {
+            if let a = HTTPDate.parse(mine), let b = HTTPDate.parse(theirs) { return a != b }
+            return mine != theirs
+        }
+        return false
+    }
+}

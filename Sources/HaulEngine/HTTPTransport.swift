@@ -1,0 +1,99 @@
+import HaulCore
+
+/// The seam between download logic and the network: one request, one response, no redirects followed.
+///
+/// `perform` blocks the calling thread until the response ends; Haul runs it on a thread of its own,
+/// never on the Swift concurrency pool. The handler sees the response head, then the body in chunks,
+/// on that same thread. Writing each chunk before returning is what gives backpressure: the transport
+/// reads no more from the socket until the handler returns, so memory never grows with the file.
+public protocol HTTPTransport: Sendable {
+    func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome
+}
+
+/// Receives one response. Called on the thread that runs `perform`.
+public protocol TransferHandler: AnyObject {
+    /// The final (non-1xx) response head. Return `.stop` to end the transfer without reading the body.
+    func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl
+    /// A chunk of the body, valid only during the call. Return `.stop` to end the transfer.
+    func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl
+    /// Polled while the transfer runs (also while it waits for bytes): `true` ends it.
+    func transferShouldAbort() -> Bool
+}
+
+/// Whether a transfer goes on.
+public enum TransferControl: Sendable {
+    case proceed
+    case stop
+}
+
+/// How one `perform` ended.
+public enum TransferOutcome: Sendable, Equatable {
+    /// The response ended as HTTP framing says it should.
+    case completed
+    /// The handler asked to stop (a `.stop` or `transferShouldAbort`).
+    case stoppedByHandler
+    /// The network or the server failed.
+    case failed(TransportError)
+}
+
+/// Settings for one transfer.
+public struct TransferOptions: Sendable, Equatable {
+    /// Seconds allowed for the connection (TCP and TLS) to be set up; nil for the transport's default.
+    public var connectTimeout: Double?
+    /// Seconds without a single body byte after which the transfer is ended as stalled; nil for never.
+    public var stallTimeout: Double?
+    /// Largest receive rate in bytes per second; nil for unlimited.
+    public var maxBytesPerSecond: Int64?
+    /// Whether TLS certificates and host names are verified.
+    public var verifyTLS: Bool
+    /// An extra CA bundle (PEM) to trust.
+    public var caFile: String?
+
+    public init(
+        connectTimeout: Double? = 30,
+        stallTimeout: Double? = 30,
+        maxBytesPerSecond: Int64? = nil,
+        verifyTLS: Bool = true,
+        caFile: String? = nil
+    ) {
+        self.connectTimeout = connectTimeout
+        self.stallTimeout = stallTimeout
+        self.maxBytesPerSecond = maxBytesPerSecond
+        self.verifyTLS = verifyTLS
+        self.caFile = caFile
+    }
+}
+
+/// A failure below HTTP: name resolution, connection, TLS, a dropped or stalled transfer.
+public struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case invalidURL
+        case nameResolution
+        case connect
+        case timeout
+        case stalled
+        case connectionLost
+        case tls
+        case headerTooLarge
+        case protocolViolation
+        case other
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// Whether trying again could succeed without anything changing on this side.
+    public var isRetryable: Bool {
+        switch kind {
+        case .nameResolution, .connect, .timeout, .stalled, .connectionLost: return true
+        case .invalidURL, .tls, .headerTooLarge, .protocolViolation, .other: return false
+        }
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// The file a download writes into before it is complete, opened without following symlinks.
+///
+/// Bytes are appended sequentially at `length`; the owner decides when to sync and record.
+public final class PartialFile {
+    public let path: String
+    private let fd: Int32
+    /// The file's length as this process knows it: everything written so far.
+    public private(set) var length: Int64
+
+    /// Opens or creates the partial file. A symlink or anything but a regular file is refused.
+    public init(path: String) throws(StoreError) {
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StoreError.system("cannot open the partial file", path: path) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let error = StoreError.system("cannot inspect", path: path)
+            close(fd)
+            throw error
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw StoreError(.unsafePath, "\(path) exists and is not a regular file; Haul will not write through it")
+        }
+        self.path = path
+        self.fd = fd
+        self.length = Int64(info.st_size)
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// Cuts the file to `newLength` bytes (bytes past what can be trusted, or everything for a restart).
+    public func truncate(to newLength: Int64) throws(StoreError) {
+        guard ftruncate(fd, off_t(newLength)) == 0 else {
+            throw StoreError.system("cannot truncate", path: path)
+        }
+        length = newLength
+    }
+
+    /// Appends bytes at the end.
+    public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        try FileIO.pwriteAll(fd, bytes, at: length, path: path)
+        length += Int64(bytes.count)
+    }
+
+    /// Reads up to `count` bytes at `offset`; fewer at the end of the file.
+    public func read(at offset: Int64, count: Int) throws(StoreError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let got = buffer.withUnsafeMutableBytes { raw in
+                pread(fd, raw.baseAddress.map { $0 + filled }, count - filled, off_t(offset) + off_t(filled))
+            }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw StoreError.system("cannot read", path: path)
+            }
+            if got == 0 { break }
+            filled += got
+        }
+        buffer.removeLast(count - filled)
+        return buffer
+    }
+
+    /// Makes every byte written so far durable (fdatasync).
+    public func syncData() throws(StoreError) {
+        guard fdatasync(fd) == 0 else {
+            throw StoreError.system("cannot sync", path: path)
+        }
+    }
+}
+
+/// An output that is not a regular file (a terminal, a pipe, `/dev/null`): written to directly,
+/// never replaced, never resumed across runs.
+public final class DirectOutput {
+    public let path: String
+    private let fd: Int32
+    private let ownsDescriptor: Bool
+    public private(set) var length: Int64 = 0
+
+    /// Standard output.
+    public init(standardOutput: Void = ()) {
+        path = "-"
+        fd = STDOUT_FILENO
+        ownsDescriptor = false
+    }
+
+    /// An existing non-regular file such as `/dev/null`, opened for writing without creating or truncating it.
+    public init(existing path: String) throws(StoreError) {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.system("cannot open", path: path) }
+        self.path = path
+        self.fd = fd
+        ownsDescriptor = true
+    }
+
+    deinit {
+        if ownsDescriptor { close(fd) }
+    }
+
+    public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        try FileIO.writeAll(fd, bytes, path: path)
+        length += Int64(bytes.count)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// A resume record stored as a small JSON file beside the partial file, replaced atomically.
+///
+/// Replacement is write-to-temporary, fsync, rename, fsync the directory: a crash leaves either
+/// the old record or the new one, never a torn mix.
+public struct RecordFile: Sendable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// The record, nil when there is none. A record that cannot be decoded or has an unknown
+    /// version throws `.corruptRecord`.
+    public func load() throws(StoreError) -> ResumeRecord? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw StoreError(.io, "cannot read the resume record \(path): \(error.localizedDescription)")
+        }
+        let record: ResumeRecord
+        do {
+            record = try JSONDecoder().decode(ResumeRecord.self, from: data)
+        } catch {
+            throw StoreError(.corruptRecord, "the resume record \(path) is damaged")
+        }
+        guard record.version == ResumeRecord.currentVersion else {
+            throw StoreError(.corruptRecord, "the resume record \(path) has an unknown version \(record.version)")
+        }
+        return record
+    }
+
+    /// Replaces the record atomically and durably.
+    public func save(_ record: ResumeRecord) throws(StoreError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data: Data
+        do {
+            data = try encoder.encode(record)
+        } catch {
+            throw StoreError(.io, "cannot encode the resume record: \(error)")
+        }
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StoreError.system("cannot create", path: temporary) }
+        var failure: StoreError?
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            do throws(StoreError) {
+                try FileIO.writeAll(fd, bytes, path: temporary)
+            } catch {
+                failure = error
+            }
+        }
+        if failure == nil, fsync(fd) != 0 { failure = StoreError.system("cannot sync", path: temporary) }
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = StoreError.system("cannot replace", path: path)
+            unlink(temporary)
+            throw error
+        }
+        FileIO.syncDirectory(containing: path)
+    }
+
+    /// Removes the record (and a leftover temporary). Missing files are fine.
+    public func remove() {
+        unlink(path)
+        unlink(path + ".tmp")
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import HaulCore
+
+/// The durable facts that let a partial download continue, days later, without splicing versions.
+public struct ResumeRecord: Codable, Sendable, Equatable {
+    /// Bumped when the format changes incompatibly; an unknown version is treated as no record.
+    public static let currentVersion = 1
+
+    public var version: Int
+    /// The URL the user asked for.
+    public var originalURL: String
+    /// The URL that answered, after redirects.
+    public var finalURL: String
+    /// The method and range the download was made with; a different invocation does not reuse the partial.
+    public var method: String
+    public var range: String?
+    /// The version the bytes on disk belong to.
+    public var validators: Validators
+    /// The resource's complete length, when known.
+    public var totalLength: Int64?
+    /// The length the finished file will have, when known.
+    public var finalLength: Int64?
+    /// The content coding of the stored bytes (nil for identity).
+    public var contentEncoding: String?
+    /// The offset in the resource of the partial file's first byte.
+    public var resourceStart: Int64
+    /// Bytes known to be durable: the partial file was fdatasync'ed with at least this many bytes
+    /// before this record was written.
+    public var syncedLength: Int64
+    /// The kernel boot during which the partial was last written. In the same boot, everything the
+    /// process wrote is in the page cache even after `kill -9`, so the file's length can be trusted;
+    /// after a reboot only `syncedLength` can.
+    public var bootID: String?
+    /// The file name chosen from the response, for downloads into a directory.
+    public var fileName: String?
+    /// The file was adopted from another tool (`--continue`) and has not yet been proven against the server.
+    public var isAdopted: Bool
+    public var updatedAt: Date
+
+    public init(
+        originalURL: String,
+        finalURL: String,
+        method: String = "GET",
+        range: String? = nil,
+        validators: Validators = .none,
+        totalLength: Int64? = nil,
+        finalLength: Int64? = nil,
+        contentEncoding: String? = nil,
+        resourceStart: Int64 = 0,
+        syncedLength: Int64 = 0,
+        bootID: String? = BootID.current,
+        fileName: String? = nil,
+        isAdopted: Bool = false,
+        updatedAt: Date = Date()
+    ) {
+        self.version = Self.currentVersion
+        self.originalURL = originalURL
+        self.finalURL = finalURL
+        self.method = method
+        self.range = range
+        self.validators = validators
+        self.totalLength = totalLength
+        self.finalLength = finalLength
+        self.contentEncoding = contentEncoding
+        self.resourceStart = resourceStart
+        self.syncedLength = syncedLength
+        self.bootID = bootID
+        self.fileName = fileName
+        self.isAdopted = isAdopted
+        self.updatedAt = updatedAt
+    }
+
+    /// How many bytes of a partial file of `fileLength` bytes can be trusted.
+    ///
+    /// Same boot: every byte the process wrote is there (a crash of the process loses nothing the
+    /// kernel accepted), so all of it. Another boot, or no boot id: only what was synced.
+    public func trustedLength(fileLength: Int64, currentBoot: String?) -> Int64 {
+        if let bootID, let currentBoot, bootID == currentBoot {
+            return fileLength
+        }
+        return min(fileLength, syncedLength)
+    }
+
+    /// What the resume planner needs to know about the bytes on disk.
+    public func partial(bytesOnDisk: Int64) -> LocalPartial {
+        LocalPartial(
+            bytesOnDisk: bytesOnDisk,
+            resourceStart: resourceStart,
+            validators: validators,
+            totalLength: totalLength,
+            contentEncoding: contentEncoding,
+            isAdopted: isAdopted)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+/// A fault-injecting HTTP/1.1 server on a random loopback port, for tests.
+///
+/// It serves in-memory resources with correct `Range` / `If-Range` handling (RFC 9110)
+/// and can be told to misbehave for chosen requests: drop the connection mid-body,
+/// stall, ignore ranges, lie about the length, redirect, answer with errors, and so on.
+///
+/// Every connection is served on its own thread with blocking sockets, so tests may block
+/// freely. Call ``stop()`` (or let the server deinitialise) to close the listener and every
+/// live connection.
+///
+/// ```swift
+/// let server = try FaultServer()
+/// server.setResource("/file.bin", body: bytes)
+/// server.enqueueFaults("/file.bin", [.dropAfter(bytes: 1000)])
+/// // first GET /file.bin is cut after 1000 body bytes, the next ones are served normally
+/// ```
+public final class FaultServer: Sendable {
+    /// The shared core the server threads hold; the facade owns it so that dropping the
+    /// last `FaultServer` reference stops the threads (they never retain the facade).
+    private let core: FaultServerCore
+
+    /// Binds 127.0.0.1 on a random port and starts accepting connections.
+    /// - Throws: ``FaultServerError`` when the listening socket cannot be set up.
+    public init() throws {
+        core = try FaultServerCore()
+        core.start()
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    /// The TCP port the server listens on.
+    public var port: Int { core.port }
+
+    /// `"http://127.0.0.1:PORT"`, without a trailing slash.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// `baseURL + path`; `path` should start with `/`.
+    public func url(_ path: String) -> String { baseURL + path }
+
+    /// Closes the listener and every live connection, and waits for the server threads to end.
+    /// Calling it more than once is harmless.
+    public func stop() { core.stop() }
+
+    /// Serve `body` at `path` (exact match of the path, query string ignored for matching).
+    /// etag nil means no ETag header; lastModified nil means no Last-Modified header.
+    ///
+    /// - Parameters:
+    ///   - path: the request path, starting with `/`, without a query string.
+    ///   - body: the representation's bytes.
+    ///   - etag: the raw `ETag` value including quotes (and `W/` for a weak tag), or nil.
+    ///   - lastModified: the raw `Last-Modified` value (an HTTP date), or nil.
+    ///   - contentType: the `Content-Type` value.
+    ///   - extraHeaders: further headers added to every normal response for this resource.
+    public func setResource(
+        _ path: String,
+        body: [UInt8],
+        etag: String? = "\"v1\"",
+        lastModified: String? = nil,
+        contentType: String = "application/octet-stream",
+        extraHeaders: [(String, String)] = []
+    ) {
+        let resource = StoredResource(
+            body: body, etag: etag, lastModified: lastModified,
+            contentType: contentType, extraHeaders: extraHeaders)
+        core.setResource(path, resource)
+    }
+
+    /// Faults for the next requests to `path`, consumed one per request in order; once consumed,
+    /// requests are served normally (or with the persistent faults, if any).
+    /// Use ``Fault/combined(_:)`` to give one request several faults.
+    public func enqueueFaults(_ path: String, _ faults: [Fault]) {
+        core.enqueueFaults(path, faults)
+    }
+
+    /// Faults applied together to every request to `path` (after queued ones are used up).
+    /// An empty array clears them.
+    public func setPersistentFaults(_ path: String, _ faults: [Fault]) {
+        core.setPersistentFaults(path, faults)
+    }
+
+    /// Every request received, in order (recorded once its body has been read, before the answer).
+    public var requests: [RecordedRequest] { core.requests }
+
+    /// Total response body bytes of the resource at `path` that `send()` accepted, over all
+    /// requests (query strings ignored). Error pages, redirects and 404s are not counted.
+    public func bodyBytesSent(_ path: String) -> Int { core.bodyBytesSent(path) }
+}
+
+/// One request as the server received it.
+public struct RecordedRequest: Sendable {
+    /// The request method, as sent (`GET`, `HEAD`, `POST`, ...).
+    public let method: String
+    /// The request target including the query string, e.g. `/file.bin?x=1`.
+    public let path: String
+    /// The header fields in the order received, names as sent.
+    public let headers: [(name: String, value: String)]
+    /// The request body (decoded if it was sent chunked); empty when there was none.
+    public let body: [UInt8]
+
+    /// The value of the first header named `name`, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        return headers.first { $0.name.lowercased() == wanted }?.value
+    }
+}
+
+/// One request's behaviour. Combine several for one request with ``combined(_:)``.
+public enum Fault: Sendable {
+    /// Serve normally.
+    case normal
+    /// Answer 200 with the whole body even if `Range` was sent.
+    case ignoreRange
+    /// Reply with this status and a small HTML body (and no resource headers).
+    case status(Int, body: String = "error page")
+    /// Reply 416, with `Content-Range: bytes */TOTAL` or without it.
+    case status416(withContentRange: Bool)
+    /// Send the headers, then only that many body bytes, then close the socket abruptly.
+    case dropAfter(bytes: Int)
+    /// Send that many body bytes, then send nothing for `seconds`, then close.
+    case stall(afterBytes: Int, seconds: Double)
+    /// No `Content-Length`; `Transfer-Encoding: chunked` (16 KiB chunks), still honouring `Range`.
+    case chunked
+    /// No `Content-Length` and no chunking: the body ends when the connection closes.
+    case closeDelimited
+    /// Announce `Content-Length` = real + delta, send the real body, then close the connection.
+    case wrongContentLength(delta: Int)
+    /// Announce the correct length, send `count` garbage bytes after the body, then close.
+    case extraBytes(count: Int)
+    /// Redirect with this status (301/302/303/307/308) and `Location` exactly as given.
+    case redirect(status: Int, location: String)
+    /// Add this raw `Content-Disposition` value to a normal response.
+    case contentDisposition(String)
+    /// Add `Content-Encoding: gzip` (the stored bytes are sent unchanged).
+    case gzip
+    /// Before answering, replace the stored resource (the file changed on the server), then
+    /// answer normally. The content type and extra headers of the old resource are kept.
+    case replaceResource(body: [UInt8], etag: String?, lastModified: String?)
+    /// Reply with this status, a small HTML body and `Retry-After: value`.
+    case retryAfter(status: Int, value: String)
+    /// Send the body no faster than this many bytes per second.
+    case throttle(bytesPerSecond: Int)
+    /// Wait this long before sending the status line.
+    case delayHeaders(seconds: Double)
+    /// Several faults for the same request.
+    case combined([Fault])
+}
+
+/// The listening socket could not be set up.
+public struct FaultServerError: Error, CustomStringConvertible {
+    /// The system call that failed (`socket`, `bind`, ...).
+    public let operation: String
+    /// The `errno` it left.
+    public let code: Int32
+
+    /// A readable explanation of the failure.
+    public var description: String {
+        "FaultServer: \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
+    }
+}

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# Single-file download benchmark: haul vs curl vs aria2c (one connection) against nginx on loopback.
+#
+#   bash bench/single.sh                                   # 2 GiB, 3 rounds
+#   BENCH_SIZE_MB=256 BENCH_ROUNDS=1 bash bench/single.sh  # quick check of the script
+#
+# Environment:
+#   BENCH_SIZE_MB   size of the served file in MiB (default 2048)
+#   BENCH_ROUNDS    rounds per tool (default 3); the table shows medians
+#   BENCH_TMPDIR    where the served file and the downloads go (default $TMPDIR or /var/tmp); use a disk,
+#                   not tmpfs, to measure writing to disk
+#
+# Every download is written to a file on disk and deleted before the next run. Wall time, CPU time
+# (user + sys) and peak RSS come from /usr/bin/time. The first round's downloads are checked against
+# the source's SHA-256. Only the nginx this script starts is stopped, by its PID.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+size_mb=${BENCH_SIZE_MB:-2048}
+rounds=${BENCH_ROUNDS:-3}
+if ! [[ "$size_mb" =~ ^[1-9][0-9]*$ && "$rounds" =~ ^[1-9][0-9]*$ ]]; then
+    echo "error: BENCH_SIZE_MB and BENCH_ROUNDS must be positive integers" >&2
+    exit 2
+fi
+
+log() { printf '==> %s\n' "$*"; }
+
+# ---- tools ------------------------------------------------------------------------------------
+need=()
+command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || need+=(nginx-light)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v aria2c >/dev/null 2>&1 || need+=(aria2)
+[[ -x /usr/bin/time ]] || need+=(time)
+command -v sha256sum >/dev/null 2>&1 || need+=(coreutils)
+if ((${#need[@]} > 0)); then
+    sudo=()
+    ((EUID == 0)) || sudo=(sudo)
+    log "installing: ${need[*]}"
+    "${sudo[@]}" apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
+fi
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+
+# ---- temp dir, cleanup ------------------------------------------------------------------------
+base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}
+work=$(mktemp -d "$base_tmp/haul-bench.XXXXXX")
+nginx_pid=""
+
+stop_nginx() {
+    [[ -n "$nginx_pid" ]] || return 0
+    if kill -0 "$nginx_pid" 2>/dev/null; then
+        kill -TERM "$nginx_pid" 2>/dev/null || true
+        for _ in $(seq 50); do
+            kill -0 "$nginx_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$nginx_pid" 2>/dev/null || true
+    fi
+    wait "$nginx_pid" 2>/dev/null || true
+    nginx_pid=""
+}
+cleanup() {
+    stop_nginx
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$work/root" "$work/out" "$work/nginx"
+
+# ---- source file ------------------------------------------------------------------------------
+source_file="$work/root/file.bin"
+log "writing a ${size_mb} MiB source file under $work"
+head -c "$((size_mb * 1024 * 1024))" /dev/urandom >"$source_file"
+source_sha=$(sha256sum "$source_file" | cut -d' ' -f1) # also warms the page cache for every tool
+log "source sha256 $source_sha"
+
+# ---- nginx ------------------------------------------------------------------------------------
+free_port() {
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+    else
+        echo $((20000 + RANDOM % 40000))
+    fi
+}
+
+start_nginx() {
+    local dir="$work/nginx" port attempt user_line=""
+    if ((EUID == 0)); then user_line="user root;"; fi
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        rm -f "$dir/nginx.pid" "$dir/error.log"
+        cat >"$dir/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 1;
+$user_line
+pid "$dir/nginx.pid";
+lock_file "$dir/nginx.lock";
+error_log "$dir/error.log" notice;
+events { worker_connections 1024; }
+http {
+    default_type application/octet-stream;
+    log_format bench '\$request_uri \$status \$body_bytes_sent \$http_range';
+    access_log "$dir/access.log" bench;
+    client_body_temp_path "$dir/client_body";
+    proxy_temp_path "$dir/proxy";
+    fastcgi_temp_path "$dir/fastcgi";
+    sendfile on;
+    tcp_nopush on;
+    etag on;
+    server {
+        listen 127.0.0.1:$port;
+        root "$work/root";
+        location / { }
+    }
+}
+CONF
+        "$nginx_bin" -p "$dir/" -c "$dir/nginx.conf" -e "$dir/error.log" </dev/null >"$dir/stderr.log" 2>&1 &
+        nginx_pid=$!
+        for _ in $(seq 100); do
+            if ! kill -0 "$nginx_pid" 2>/dev/null; then
+                break
+            fi
+            # Ready once nginx wrote its pid file (after binding) and the port accepts connections.
+            if [[ "$(cat "$dir/nginx.pid" 2>/dev/null)" == "$nginx_pid" ]] &&
+                (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                nginx_port=$port
+                return 0
+            fi
+            sleep 0.1
+        done
+        stop_nginx
+        if grep -q 'Address already in use' "$dir/error.log" "$dir/stderr.log" 2>/dev/null; then
+            log "port $port was taken, retrying ($attempt)"
+            continue
+        fi
+        echo "error: nginx did not start:" >&2
+        cat "$dir/error.log" "$dir/stderr.log" >&2 2>/dev/null || true
+        return 1
+    done
+    echo "error: nginx could not bind a free port" >&2
+    return 1
+}
+start_nginx
+url="http://127.0.0.1:$nginx_port/file.bin"
+log "nginx PID $nginx_pid serving $url"
+
+# ---- haul -------------------------------------------------------------------------------------
+tools=(curl aria2)
+haul_bin=.build/release/haul
+log "building haul: swift build -c release"
+if swift build -c release >"$work/haul-build.log" 2>&1 && [[ -x "$haul_bin" ]]; then
+    tools=(haul curl aria2)
+else
+    echo "warning: could not build $haul_bin; benchmarking the others only. Build output (tail):" >&2
+    tail -n 30 "$work/haul-build.log" >&2
+fi
+
+# ---- runs -------------------------------------------------------------------------------------
+# Sets `cmd` to the download command line for a tool writing to an output file.
+command_for() { # tool out-file
+    local out=$2
+    case "$1" in
+    haul) cmd=("$haul_bin" -q -o "$out" "$url") ;;
+    curl) cmd=(curl -s -o "$out" "$url") ;;
+    aria2) cmd=(aria2c -x1 -q --allow-overwrite=true --file-allocation=none
+        -d "$(dirname "$out")" -o "$(basename "$out")" "$url") ;;
+    esac
+}
+
+declare -A results # tool -> lines "wall user sys rss_kib"
+declare -A failed
+for ((round = 1; round <= rounds; round++)); do
+    for tool in "${tools[@]}"; do
+        [[ -z "${failed[$tool]:-}" ]] || continue
+        out="$work/out/$tool.bin"
+        rm -f "$out" "$out.aria2"
+        sync
+        command_for "$tool" "$out"
+        if ! /usr/bin/time -f '%e %U %S %M' -o "$work/time.txt" "${cmd[@]}" </dev/null >"$work/run.log" 2>&1; then
+            echo "warning: $tool failed in round $round:" >&2
+            tail -n 20 "$work/run.log" >&2
+            failed[$tool]=1
+            rm -f "$out" "$out.aria2"
+            continue
+        fi
+        measured=$(tail -n 1 "$work/time.txt")
+        read -r w u s m <<<"$measured"
+        printf '    round %d %-6s wall %6ss  user %6ss  sys %6ss  rss %8s KiB\n' "$round" "$tool" "$w" "$u" "$s" "$m"
+        if ((round == 1)); then
+            got="(no output file)"
+            if [[ -f "$out" ]]; then got=$(sha256sum "$out" | cut -d' ' -f1); fi
+            if [[ "$got" != "$source_sha" ]]; then
+                echo "warning: $tool did not download the file intact: sha256 $got; its output:" >&2
+                tail -n 20 "$work/run.log" >&2
+                failed[$tool]=1
+            fi
+        fi
+        results[$tool]+="$measured"$'\n'
+        rm -f "$out" "$out.aria2"
+    done
+done
+
+# ---- report -----------------------------------------------------------------------------------
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+declare -A wall cpu rss
+echo
+printf 'Single file, %d MiB, %d round(s), nginx on 127.0.0.1, output written to %s\n' "$size_mb" "$rounds" "$base_tmp"
+printf '%-8s %6s %14s %14s %12s %12s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" "MiB/s"
+for tool in haul curl aria2; do
+    lines=${results[$tool]:-}
+    if [[ -z "$lines" || -n "${failed[$tool]:-}" ]]; then
+        printf '%-8s %6s\n' "$tool" "failed or not run"
+        continue
+    fi
+    runs=$(printf '%s' "$lines" | grep -c .)
+    wall[$tool]=$(printf '%s' "$lines" | awk '{ print $1 }' | median)
+    cpu[$tool]=$(printf '%s' "$lines" | awk '{ print $2 + $3 }' | median)
+    rss[$tool]=$(printf '%s' "$lines" | awk '$4 > m { m = $4 } END { printf "%.1f", m / 1024 }')
+    speed=$(awk -v s="$size_mb" -v w="${wall[$tool]}" 'BEGIN { if (w > 0) printf "%.0f", s / w; else print "inf" }')
+    printf '%-8s %6d %14.2f %14.2f %12s %12s\n' "$tool" "$runs" "${wall[$tool]}" "${cpu[$tool]}" "${rss[$tool]}" "$speed"
+done
+
+if [[ -n "${wall[haul]:-}" && -n "${wall[curl]:-}" ]]; then
+    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+    echo
+    printf 'haul / curl: wall %s, CPU %s, RSS %s\n' \
+        "$(ratio "${wall[haul]}" "${wall[curl]}")" \
+        "$(ratio "${cpu[haul]}" "${cpu[curl]}")" \
+        "$(ratio "${rss[haul]}" "${rss[curl]}")"
+else
+    echo
+    echo "haul / curl: n/a (haul did not run or failed)"
+fi
