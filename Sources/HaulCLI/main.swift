@@ -23,6 +23,9 @@ func runCommand() async -> ExitCode {
         return .usage
     }
     let presenter = Presenter(mode: options.mode)
+    if !options.request.transfer.verifyTLS && options.mode != .quiet {
+        presenter.error("warning: --insecure: TLS certificates and host names are NOT verified")
+    }
     let download = Downloader().download(options.request)
     let signals = SignalWatcher { signal in
         // Stop at a checkpoint; the next run resumes.
