@@ -14,12 +14,18 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // SQLite, the durable store's database.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // Value types and pure decisions: no I/O.
         .target(name: "HaulCore"),
         // The transport protocol and its libcurl implementation.
         .target(name: "HaulEngine", dependencies: ["CCurl", "HaulCore"]),
         // The durable resume record and its write ordering.
-        .target(name: "HaulStore", dependencies: ["HaulCore"]),
+        .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite"]),
         // The public API: one download, its event stream, the wiring.
         .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore"]),
         // The `haul` command line tool.
@@ -27,6 +33,7 @@ let package = Package(
         // Loopback servers for tests: a fault-injecting HTTP server and an nginx launcher.
         .target(name: "HaulTestSupport", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulTestSupport"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulEngine", "HaulStore", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore"]),
     ]

@@ -10,8 +10,13 @@ public final class Download: Sendable {
     private let hub = EventHub()
     private let control = RunControl()
     private let transport: any HTTPTransport
-    /// Whether a runner thread is active; `resume()` starts one only when none is.
-    private let running = Mutex(false)
+    /// Whether a runner thread is active, and whether a resume arrived while it was winding down.
+    private let runner = Mutex(RunnerState())
+
+    private struct RunnerState {
+        var isRunning = false
+        var resumeRequested = false
+    }
 
     init(request: DownloadRequest, transport: any HTTPTransport) {
         self.id = UUID()
@@ -46,34 +51,53 @@ public final class Download: Sendable {
 
     /// Continues a paused download from the bytes on disk.
     public func resume() {
-        start()
+        let startNow = runner.withLock { state -> Bool in
+            if state.isRunning {
+                // The runner may be pausing right now: it will see this and run again.
+                state.resumeRequested = true
+                control.clearPause()
+                return false
+            }
+            state.isRunning = true
+            return true
+        }
+        if startNow { launch() }
     }
 
     /// Stops the download for good. With `deletingPartial`, the partial file and its record are removed.
     public func cancel(deletingPartial: Bool = false) {
-        let wasRunning = running.withLock { $0 }
         control.request(deletingPartial ? .cancelAndDelete : .cancel)
-        if !wasRunning {
-            // Nothing is running to notice the request: finish here.
-            startRunner()
+        let startNow = runner.withLock { state -> Bool in
+            state.resumeRequested = false
+            if state.isRunning { return false }
+            // Nothing is running to notice the request: a runner finishes it.
+            state.isRunning = true
+            return true
         }
+        if startNow { launch() }
     }
 
     func start() {
-        startRunner()
+        resume()
     }
 
-    private func startRunner() {
-        let shouldStart = running.withLock { isRunning -> Bool in
-            if isRunning { return false }
-            isRunning = true
-            return true
-        }
-        guard shouldStart else { return }
+    private func launch() {
         control.clearPause()
         let thread = Thread { [self] in
-            DownloadRunner(request: request, transport: transport, hub: hub, control: control).run()
-            running.withLock { $0 = false }
+            while true {
+                let ending = DownloadRunner(request: request, transport: transport, hub: hub, control: control).run()
+                let again = runner.withLock { state -> Bool in
+                    if ending == .paused && state.resumeRequested {
+                        state.resumeRequested = false
+                        return true
+                    }
+                    state.isRunning = false
+                    state.resumeRequested = false
+                    return false
+                }
+                if !again { return }
+                control.clearPause()
+            }
         }
         thread.name = "haul-download"
         thread.stackSize = 1 << 20

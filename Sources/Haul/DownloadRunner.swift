@@ -43,7 +43,14 @@ final class DownloadRunner {
             range: request.targetDescription)
     }
 
-    func run() {
+    /// How a run ended.
+    enum Ending: Equatable {
+        case finished
+        case paused
+    }
+
+    @discardableResult
+    func run() -> Ending {
         do throws(DownloadError) {
             let output = try prepare()
             self.output = output
@@ -51,7 +58,7 @@ final class DownloadRunner {
                 url: request.url,
                 destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
                 resumingFrom: output.sink.length)))
-            try attemptLoop(output)
+            return try attemptLoop(output)
         } catch {
             if error.category == .cancelled {
                 hub.publish(.cancelled)
@@ -67,23 +74,23 @@ final class DownloadRunner {
                 }
                 hub.publish(.failed(error))
             }
+            return .finished
         }
     }
 
     /// Makes attempts until the download completes, stops or fails for good.
-    private func attemptLoop(_ output: PreparedOutput) throws(DownloadError) {
+    private func attemptLoop(_ output: PreparedOutput) throws(DownloadError) -> Ending {
         var retries = 0
         var restarts = 0
         while true {
             if control.shouldStop {
-                try stop(output)
-                return
+                return try stop(output)
             }
             let partial = output.sink.length > 0 ? record.partial(bytesOnDisk: output.sink.length) : nil
             switch ResumePlanner.plan(target: request.target, partial: partial) {
             case .alreadyComplete:
                 try finish(output)
-                return
+                return .finished
             case .discardPartial(let reason):
                 try restart(output, reason, restarts: &restarts)
             case .send(let plan):
@@ -91,12 +98,11 @@ final class DownloadRunner {
                 switch attempt.outcome {
                 case .bodyFinished, .complete:
                     try finish(output)
-                    return
+                    return .finished
                 case .restart(let reason):
                     try restart(output, reason, restarts: &restarts)
                 case .stopped:
-                    try stop(output)
-                    return
+                    return try stop(output)
                 case .failed(let error, let retryable, let retryAfter):
                     if attempt.wroteBytes { retries = 0 }
                     guard retryable, retries < request.retry.maxRetries else { throw error }
@@ -144,7 +150,7 @@ final class DownloadRunner {
     }
 
     /// Pause or cancel, as requested through the API.
-    private func stop(_ output: PreparedOutput) throws(DownloadError) {
+    private func stop(_ output: PreparedOutput) throws(DownloadError) -> Ending {
         switch control.current {
         case .cancelAndDelete:
             if let layout = output.layout {
@@ -158,6 +164,7 @@ final class DownloadRunner {
         case .pause, .none:
             checkpointQuietly()
             hub.publish(.paused(currentProgress(output)))
+            return .paused
         }
     }
 

@@ -2,20 +2,37 @@ import Synchronization
 
 /// Fans a download's events out to any number of subscribers.
 ///
-/// A subscriber that joins late first receives the current state (the latest `started`,
-/// `response` and `progress` or `paused`), so a progress bar attached mid-download does not sit at zero;
-/// one that joins after the end receives the terminal event.
+/// A subscriber that joins late first receives what it missed: every event except progress
+/// (started, response, restarted, retrying, paused; the most recent `historyLimit` of them), then
+/// the latest progress, so a progress bar attached mid-download does not sit at zero; one that
+/// joins after the end also receives the terminal event.
 final class EventHub: Sendable {
+    static let historyLimit = 64
+
     private struct State {
         var subscribers: [Int: AsyncStream<DownloadEvent>.Continuation] = [:]
         var nextID = 0
-        var started: DownloadEvent?
-        var response: DownloadEvent?
-        var latest: DownloadEvent?
+        var history: [DownloadEvent] = []
+        var latestProgress: DownloadEvent?
         var terminal: DownloadEvent?
 
         var replay: [DownloadEvent] {
-            [started, response, latest, terminal].compactMap { $0 }
+            history + [latestProgress, terminal].compactMap { $0 }
+        }
+
+        mutating func remember(_ event: DownloadEvent) {
+            switch event {
+            case .progress:
+                latestProgress = event
+            case .completed, .failed, .cancelled:
+                terminal = event
+            case .paused:
+                latestProgress = nil
+                fallthrough
+            default:
+                history.append(event)
+                if history.count > EventHub.historyLimit { history.removeFirst() }
+            }
         }
     }
 
@@ -43,25 +60,20 @@ final class EventHub: Sendable {
     }
 
     func publish(_ event: DownloadEvent) {
-        let subscribers = state.withLock { state -> [AsyncStream<DownloadEvent>.Continuation] in
+        // Yielding under the lock keeps every subscriber's order identical to the publish order.
+        // Finishing happens outside it: `finish()` runs `onTermination`, which takes the lock.
+        let finished = state.withLock { state -> [AsyncStream<DownloadEvent>.Continuation] in
             guard state.terminal == nil else { return [] }
-            switch event {
-            case .started:
-                state.started = event
-                state.response = nil
-                state.latest = nil
-            case .response: state.response = event
-            case .progress, .paused: state.latest = event
-            case .completed, .failed, .cancelled: state.terminal = event
-            case .restarted, .retrying: break
+            state.remember(event)
+            for continuation in state.subscribers.values {
+                continuation.yield(event)
             }
-            let all = Array(state.subscribers.values)
-            if event.isTerminal { state.subscribers.removeAll() }
-            return all
+            guard event.isTerminal else { return [] }
+            defer { state.subscribers.removeAll() }
+            return Array(state.subscribers.values)
         }
-        for continuation in subscribers {
-            continuation.yield(event)
-            if event.isTerminal { continuation.finish() }
+        for continuation in finished {
+            continuation.finish()
         }
     }
 }

@@ -65,6 +65,10 @@ public enum ResponseVerdict: Sendable, Equatable {
 
     static func evaluateFull(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {
         if case .range = plan.target {
+            if let partial = plan.partial, !partial.isAdopted, partial.validators.conflicts(with: head.validators) {
+                // The If-Range guard fired: the file changed, so the range must be fetched anew.
+                return .restart(RestartReason(.resourceChanged, "the file changed on the server since the partial download: restarting the range from its first byte"))
+            }
             return .fail(.cannotResume("the server ignored the byte range request and sent the whole file (status 200)"))
         }
         var restartReason: RestartReason?

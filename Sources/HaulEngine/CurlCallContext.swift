@@ -29,8 +29,10 @@ final class CurlCallContext {
     /// One header line as libcurl delivers it, CRLF included. Returns false to abort.
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         headerBytes += bytes.count
-        var line = String(decoding: bytes, as: UTF8.self)
-        while line.hasSuffix("\n") || line.hasSuffix("\r") { line.removeLast() }
+        // Strip CR and LF as bytes: in Swift "\r\n" is one Character, so hasSuffix("\n") misses it.
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
+        let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self)
         if line.hasPrefix("HTTP/") {
             let parts = line.split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0

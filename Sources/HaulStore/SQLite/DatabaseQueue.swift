@@ -1,0 +1,54 @@
+import Synchronization
+
+/// The one serial owner of an ``SQLiteConnection``: every use of the connection goes through it,
+/// one closure at a time.
+///
+/// The calls are synchronous and block the calling thread while waiting for the lock and for SQLite
+/// (including the busy timeout). They are not reentrant: calling `read` or `write` from inside
+/// another `read` or `write` on the same queue deadlocks; use the connection you were given instead.
+///
+/// `@unchecked Sendable` because the compiler cannot see the lock discipline: the connection (not
+/// `Sendable`, opened with `SQLITE_OPEN_NOMUTEX`) is only touched while `lock` is held, so two threads
+/// never use it at once. The closures get it for their duration only: results must be `Sendable`,
+/// which keeps ``Statement``s and the connection itself from leaving them. (A `Mutex` holding the
+/// connection would let the compiler check this, but its `inout sending` value cannot be handed to
+/// an ordinary non-`Sendable` closure.)
+public final class DatabaseQueue: @unchecked Sendable {
+    /// The path of the database file.
+    public let path: String
+    private let lock = Mutex(())
+    private let connection: SQLiteConnection
+
+    /// Opens (creating if missing) the database at `path`; see ``SQLiteConnection/init(path:busyTimeoutMilliseconds:)``.
+    public init(path: String, busyTimeoutMilliseconds: Int = SQLiteConnection.defaultBusyTimeoutMilliseconds) throws {
+        self.path = path
+        connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+    }
+
+    /// Runs `body` with exclusive use of the connection, outside any transaction.
+    ///
+    /// Each statement is its own transaction unless `body` opens one; with WAL, each statement reads a
+    /// consistent snapshot. Use ``write(_:)`` for changes that must land together.
+    public func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try lock.withLock { _ in
+            try body(connection)
+        }
+    }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE`): committed if it returns, rolled back if it throws.
+    public func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try lock.withLock { _ in
+            try connection.transaction {
+                try body(connection)
+            }
+        }
+    }
+
+    /// Runs `body` with exclusive use of the connection and no transaction around it, for work that
+    /// manages its own transactions (such as ``Migrator``).
+    public func writeWithoutTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try lock.withLock { _ in
+            try body(connection)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import CSQLite
+import Foundation
+
+/// Ordered, named schema migrations, each applied once, in registration order, inside its own transaction.
+///
+/// Applied migrations are recorded in `schema_migrations(name, applied_at)`, and `PRAGMA user_version`
+/// is set to how many are applied. Migrating an up-to-date database changes nothing. A database that
+/// records a migration this build does not know was written by a newer Haul and is refused with a
+/// ``MigrationError`` before anything is changed.
+///
+/// ```swift
+/// var migrator = Migrator()
+/// migrator.registerMigration("v1-create-downloads") { db in
+///     try db.execute("CREATE TABLE downloads(id INTEGER PRIMARY KEY, url TEXT NOT NULL)")
+/// }
+/// try migrator.migrate(queue)
+/// ```
+public struct Migrator: Sendable {
+    private struct Migration: Sendable {
+        let name: String
+        let migrate: @Sendable (SQLiteConnection) throws -> Void
+    }
+
+    private var migrations: [Migration] = []
+
+    /// Creates a migrator with no migrations.
+    public init() {}
+
+    /// The registered migration names, in the order they apply.
+    public var migrationNames: [String] {
+        migrations.map(\.name)
+    }
+
+    /// Adds a migration after those already registered. Names must be unique and must never change
+    /// once released: they are how a database remembers what it has.
+    public mutating func registerMigration(
+        _ name: String, _ migrate: @escaping @Sendable (SQLiteConnection) throws -> Void
+    ) {
+        precondition(!migrations.contains { $0.name == name }, "migration \(name) is registered twice")
+        migrations.append(Migration(name: name, migrate: migrate))
+    }
+
+    /// Applies the pending migrations through `queue`.
+    public func migrate(_ queue: DatabaseQueue) throws {
+        try queue.writeWithoutTransaction { db in
+            try migrate(db)
+        }
+    }
+
+    /// Applies the pending migrations to `db`, each in its own transaction (a savepoint if `db` is
+    /// already in one).
+    public func migrate(_ db: SQLiteConnection) throws {
+        for migration in migrations {
+            try db.transaction {
+                // Read inside the write transaction, so another process migrating the same file at the
+                // same time cannot make this one apply a migration twice.
+                let applied = try Self.appliedNames(db, creatingTable: true)
+                try checkKnown(applied, path: db.path)
+                guard !applied.contains(migration.name) else { return }
+                try migration.migrate(db)
+                try db.execute(
+                    "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
+                    [.text(migration.name), .real(Date().timeIntervalSince1970)])
+                // PRAGMA takes no parameters; the count is an integer this code computed.
+                try db.execute("PRAGMA user_version = \(applied.count + 1)")
+            }
+        }
+        // With no migration registered the loop did not look: still refuse a newer database.
+        if migrations.isEmpty {
+            try checkKnown(try Self.appliedNames(db, creatingTable: false), path: db.path)
+        }
+    }
+
+    /// The names of the migrations recorded in `db`, in the order they were applied.
+    public func appliedMigrations(_ db: SQLiteConnection) throws -> [String] {
+        try Self.appliedNames(db, creatingTable: false)
+    }
+
+    /// Whether `db` has every registered migration applied.
+    public func isUpToDate(_ db: SQLiteConnection) throws -> Bool {
+        let applied = Set(try Self.appliedNames(db, creatingTable: false))
+        return migrations.allSatisfy { applied.contains($0.name) }
+    }
+
+    private func checkKnown(_ applied: [String], path: String) throws {
+        let known = Set(migrations.map(\.name))
+        let unknown = applied.filter { !known.contains($0) }
+        guard unknown.isEmpty else {
+            throw MigrationError(unknownMigrations: unknown, path: path)
+        }
+    }
+
+    private static func appliedNames(_ db: SQLiteConnection, creatingTable: Bool) throws -> [String] {
+        if creatingTable {
+            try db.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations(name TEXT PRIMARY KEY NOT NULL, applied_at REAL NOT NULL)")
+        } else {
+            let exists = try db.query(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+            guard !exists.isEmpty else { return [] }
+        }
+        return try db.query("SELECT name FROM schema_migrations ORDER BY applied_at, rowid").compactMap {
+            $0.string("name")
+        }
+    }
+}
+
+/// A database that cannot be migrated by this build of Haul.
+public struct MigrationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Migration names recorded in the database that this build does not know.
+    public let unknownMigrations: [String]
+    /// The database file.
+    public let path: String
+
+    /// Creates the error for a database at `path` that records `unknownMigrations`.
+    public init(unknownMigrations: [String], path: String) {
+        self.unknownMigrations = unknownMigrations
+        self.path = path
+    }
+
+    public var description: String {
+        "the database at \(path) was written by a newer version of Haul (it has migrations this version "
+            + "does not know: \(unknownMigrations.joined(separator: ", "))); upgrade Haul, or use a different "
+            + "database"
+    }
+}

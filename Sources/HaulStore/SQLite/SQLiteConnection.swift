@@ -1,0 +1,250 @@
+import CSQLite
+import Foundation
+
+/// One open SQLite database file, closed when the object goes away.
+///
+/// Opened with `SQLITE_OPEN_NOMUTEX`: SQLite does no locking of its own for this handle, so the
+/// connection must be used by one thread at a time. It is deliberately not `Sendable`; share a
+/// database across threads or tasks through ``DatabaseQueue``, its one serial owner.
+///
+/// Every connection is configured for a durable store:
+/// - `journal_mode=WAL`, checked: opening fails if SQLite keeps another mode (e.g. on a file
+///   system without the shared memory WAL needs).
+/// - `synchronous=FULL`: in WAL mode this syncs the WAL on every commit, so a committed transaction
+///   survives a power cut, not only a crash of the process. (`NORMAL` would only protect against
+///   process crashes, and a resume record must never claim bytes that a power cut could drop.)
+/// - `foreign_keys=ON`, and a busy timeout so a writer waits for another connection's transaction.
+public final class SQLiteConnection {
+    /// The default time a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
+    public static let defaultBusyTimeoutMilliseconds = 5000
+
+    /// The path the connection was opened with.
+    public let path: String
+    let handle: OpaquePointer
+    /// Distinguishes the savepoints of nested ``transaction(_:)`` calls.
+    private var savepointDepth = 0
+
+    /// Opens the database at `path`, creating an empty one if the file does not exist.
+    ///
+    /// The file's header is read before anything is written, so a file that is not an SQLite
+    /// database fails with an error whose `isCorrupt` is `true` and is left untouched.
+    /// - Parameter busyTimeoutMilliseconds: how long to wait for another connection's lock.
+    public init(path: String, busyTimeoutMilliseconds: Int = SQLiteConnection.defaultBusyTimeoutMilliseconds) throws {
+        var opened: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &opened, flags, nil)
+        guard code == SQLITE_OK, let opened else {
+            let error = SQLiteError.fromHandle(opened, code: code, sql: nil)
+            // A handle is usually returned even on failure and must still be closed.
+            sqlite3_close_v2(opened)
+            throw SQLiteError(
+                extendedResultCode: error.extendedResultCode, message: "cannot open \(path): \(error.message)")
+        }
+        self.path = path
+        self.handle = opened
+        // From here on deinit closes the handle if configuration fails.
+        try configure(busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+    }
+
+    deinit {
+        // Statements hold a reference to their connection, so none is left to finalize here.
+        sqlite3_close_v2(handle)
+    }
+
+    private func configure(busyTimeoutMilliseconds: Int) throws {
+        let timeout = Int32(clamping: max(0, busyTimeoutMilliseconds))
+        let code = sqlite3_busy_timeout(handle, timeout)
+        guard code == SQLITE_OK else {
+            throw SQLiteError.fromHandle(handle, code: code, sql: nil)
+        }
+        // Read the header before any pragma that could write: a foreign file fails here with
+        // SQLITE_NOTADB and is never modified.
+        do {
+            _ = try scalar("SELECT count(*) FROM sqlite_master")
+        } catch let error as SQLiteError where error.isCorrupt {
+            throw SQLiteError(
+                extendedResultCode: error.extendedResultCode,
+                message: "\(path) is not an SQLite database or is damaged (\(error.message)); it was left unchanged",
+                sql: error.sql)
+        }
+
+        let journalMode = try scalar("PRAGMA journal_mode=WAL").string?.lowercased()
+        guard journalMode == "wal" else {
+            throw SQLiteError(
+                extendedResultCode: SQLITE_ERROR,
+                message: "\(path) cannot use write-ahead logging (SQLite kept journal mode "
+                    + "'\(journalMode ?? "unknown")'); the file system may not support the shared memory "
+                    + "WAL needs — put the database on a local disk",
+                sql: "PRAGMA journal_mode=WAL")
+        }
+        try execute("PRAGMA synchronous=FULL")
+        try execute("PRAGMA foreign_keys=ON")
+        // Both pragmas are silently ignored in some situations; confirm they took effect.
+        guard try scalar("PRAGMA synchronous").int64 == 2, try scalar("PRAGMA foreign_keys").int64 == 1 else {
+            throw SQLiteError(
+                extendedResultCode: SQLITE_ERROR,
+                message: "\(path): SQLite did not accept synchronous=FULL and foreign_keys=ON",
+                sql: "PRAGMA synchronous; PRAGMA foreign_keys")
+        }
+    }
+
+    /// The first column of the first row of `sql`, or `.null` when there is no row.
+    private func scalar(_ sql: String) throws -> SQLiteValue {
+        let statement = try prepare(sql)
+        return try statement.step() ? statement.value(0) : .null
+    }
+
+    // MARK: - Running SQL
+
+    /// Runs one or more `;`-separated statements that take no parameters, discarding any rows.
+    ///
+    /// Statements before a failing one stay applied unless the call is inside ``transaction(_:)``;
+    /// the error carries the text of the statement that failed.
+    public func execute(_ sql: String) throws {
+        try sql.withCString { start in
+            var cursor = start
+            while cursor.pointee != 0 {
+                var prepared: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v2(handle, cursor, -1, &prepared, &tail)
+                guard code == SQLITE_OK else {
+                    // The failing statement's end is unknown, so the error carries the rest of the text.
+                    let rest = String(cString: cursor).trimmingCharacters(in: .whitespacesAndNewlines)
+                    throw SQLiteError.fromHandle(handle, code: code, sql: rest)
+                }
+                guard let next = tail else { break }
+                defer { cursor = next }
+                // Whitespace or a comment compiles to no statement.
+                guard let prepared else { continue }
+                let length = next - cursor
+                let text = cursor.withMemoryRebound(to: UInt8.self, capacity: length) {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+                }
+                let statement = Statement(
+                    connection: self, handle: prepared, sql: text.trimmingCharacters(in: .whitespacesAndNewlines))
+                try statement.run()
+            }
+        }
+    }
+
+    /// Runs one statement with positional parameters, discarding any rows.
+    public func execute(_ sql: String, _ parameters: [SQLiteValue]) throws {
+        let statement = try prepare(sql)
+        try statement.bind(parameters)
+        try statement.run()
+    }
+
+    /// Compiles one statement. Text after the first statement is an error, so nothing is silently skipped.
+    public func prepare(_ sql: String) throws -> Statement {
+        var prepared: OpaquePointer?
+        var trailing = false
+        let code = sql.withCString { start -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v2(handle, start, -1, &prepared, &tail)
+            if let tail {
+                trailing = String(cString: tail).contains { !$0.isWhitespace && $0 != ";" }
+            }
+            return code
+        }
+        guard code == SQLITE_OK else {
+            sqlite3_finalize(prepared)
+            throw SQLiteError.fromHandle(handle, code: code, sql: sql)
+        }
+        guard let prepared else {
+            throw SQLiteError(extendedResultCode: SQLITE_MISUSE, message: "no SQL statement to prepare", sql: sql)
+        }
+        let statement = Statement(connection: self, handle: prepared, sql: sql)
+        guard !trailing else {
+            throw SQLiteError(
+                extendedResultCode: SQLITE_MISUSE,
+                message: "prepare() takes a single statement; use execute(_:) for several", sql: sql)
+        }
+        return statement
+    }
+
+    /// Runs one statement with positional parameters and returns every row.
+    public func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws -> [Row] {
+        let statement = try prepare(sql)
+        try statement.bind(parameters)
+        return try statement.rows()
+    }
+
+    /// The rowid of the most recent successful `INSERT` on this connection.
+    public var lastInsertRowID: Int64 {
+        sqlite3_last_insert_rowid(handle)
+    }
+
+    /// The number of rows changed by the most recent `INSERT`, `UPDATE` or `DELETE` on this connection.
+    public var changes: Int {
+        Int(sqlite3_changes64(handle))
+    }
+
+    /// Whether a transaction is open on this connection.
+    public var isInTransaction: Bool {
+        sqlite3_get_autocommit(handle) == 0
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
+    ///
+    /// The outermost call uses `BEGIN IMMEDIATE`, taking the write lock up front so the busy timeout
+    /// applies (a deferred transaction that upgrades from read to write can fail with `SQLITE_BUSY`
+    /// at once). A call inside another transaction becomes a savepoint, so only its own changes are
+    /// undone when it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction {
+            return try savepoint(body)
+        }
+        try execute("BEGIN IMMEDIATE")
+        let result: T
+        do {
+            result = try body()
+            try execute("COMMIT")
+        } catch {
+            // SQLite rolls back by itself after some errors (e.g. SQLITE_FULL); a second ROLLBACK would fail.
+            if isInTransaction {
+                try? execute("ROLLBACK")
+            }
+            throw error
+        }
+        return result
+    }
+
+    private func savepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "haul_savepoint_\(savepointDepth)"
+        try execute("SAVEPOINT \(name)")
+        let result: T
+        do {
+            result = try body()
+            try execute("RELEASE \(name)")
+        } catch {
+            if isInTransaction {
+                try? execute("ROLLBACK TO \(name); RELEASE \(name)")
+            }
+            throw error
+        }
+        return result
+    }
+
+    // MARK: - Integrity
+
+    /// Runs `PRAGMA quick_check` and throws an error whose `isCorrupt` is `true` if it finds problems.
+    ///
+    /// Reads the whole database, so it is only run when asked (e.g. after an unclean shutdown).
+    public func checkIntegrity() throws {
+        let sql = "PRAGMA quick_check"
+        let problems = try query(sql).compactMap { $0[0].string }.filter { $0 != "ok" }
+        guard problems.isEmpty else {
+            throw SQLiteError(
+                extendedResultCode: SQLITE_CORRUPT,
+                message: "\(path) failed its integrity check: " + problems.prefix(10).joined(separator: "; "),
+                sql: sql)
+        }
+    }
+}
+
+@available(*, unavailable, message: "a connection has one owner at a time; share it through DatabaseQueue")
+extension SQLiteConnection: Sendable {}

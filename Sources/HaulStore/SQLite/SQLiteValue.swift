@@ -1,0 +1,138 @@
+import Foundation
+
+/// A value SQLite can store: one of its five storage classes.
+///
+/// Literals work where a value is expected: `[42, 1.5, "text", nil, true]`.
+public enum SQLiteValue: Sendable, Hashable {
+    /// SQL NULL.
+    case null
+    /// A 64-bit signed integer.
+    case integer(Int64)
+    /// An IEEE 754 double.
+    case real(Double)
+    /// UTF-8 text.
+    case text(String)
+    /// Raw bytes; an empty array is a zero-length blob, not NULL.
+    case blob([UInt8])
+
+    /// An integer value.
+    public init(_ value: Int) { self = .integer(Int64(value)) }
+    /// An integer value.
+    public init(_ value: Int64) { self = .integer(value) }
+    /// A real value.
+    public init(_ value: Double) { self = .real(value) }
+    /// A text value.
+    public init(_ value: String) { self = .text(value) }
+    /// A blob value.
+    public init(_ value: [UInt8]) { self = .blob(value) }
+    /// A blob value.
+    public init(_ value: Data) { self = .blob([UInt8](value)) }
+    /// A boolean stored as the integer 1 or 0, as SQLite itself does.
+    public init(_ value: Bool) { self = .integer(value ? 1 : 0) }
+
+    /// Whether this is SQL NULL.
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// The integer, or `nil` when the value is not an integer.
+    public var int64: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    /// The integer as `Int`, or `nil` when the value is not an integer.
+    public var int: Int? {
+        int64.map { Int($0) }
+    }
+
+    /// The number as a `Double` (integers convert), or `nil` for other storage classes.
+    public var double: Double? {
+        switch self {
+        case .real(let value): return value
+        case .integer(let value): return Double(value)
+        default: return nil
+        }
+    }
+
+    /// The text, or `nil` when the value is not text.
+    public var string: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+
+    /// The bytes, or `nil` when the value is not a blob.
+    public var blob: [UInt8]? {
+        if case .blob(let value) = self { return value }
+        return nil
+    }
+
+    /// The integer read as a boolean (non-zero is `true`), or `nil` when the value is not an integer.
+    public var bool: Bool? {
+        int64.map { $0 != 0 }
+    }
+}
+
+extension SQLiteValue: ExpressibleByNilLiteral {
+    public init(nilLiteral: ()) { self = .null }
+}
+
+extension SQLiteValue: ExpressibleByIntegerLiteral {
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+}
+
+extension SQLiteValue: ExpressibleByFloatLiteral {
+    public init(floatLiteral value: Double) { self = .real(value) }
+}
+
+extension SQLiteValue: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self = .text(value) }
+}
+
+extension SQLiteValue: ExpressibleByBooleanLiteral {
+    public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
+}
+
+/// One result row, with its values addressable by column position or name.
+public struct Row: Sendable, Hashable {
+    /// The column names, in result order.
+    public let columnNames: [String]
+    /// The values, in the same order as `columnNames`.
+    public let values: [SQLiteValue]
+
+    /// Creates a row; `columnNames` and `values` must have the same count.
+    public init(columnNames: [String], values: [SQLiteValue]) {
+        precondition(columnNames.count == values.count, "a row needs one name per value")
+        self.columnNames = columnNames
+        self.values = values
+    }
+
+    /// The value at `index` (0-based).
+    public subscript(index: Int) -> SQLiteValue {
+        values[index]
+    }
+
+    /// The value of the first column named `name` (compared case-insensitively, as SQL does), or
+    /// `nil` when the row has no such column.
+    public subscript(name: String) -> SQLiteValue? {
+        if let index = columnNames.firstIndex(of: name) { return values[index] }
+        let lowered = name.lowercased()
+        return columnNames.firstIndex { $0.lowercased() == lowered }.map { values[$0] }
+    }
+
+    /// The integer in column `name`, or `nil` when it is missing, NULL or not an integer.
+    public func int64(_ name: String) -> Int64? { self[name]?.int64 }
+    /// The integer in column `name` as `Int`, or `nil` when it is missing, NULL or not an integer.
+    public func int(_ name: String) -> Int? { self[name]?.int }
+    /// The number in column `name`, or `nil` when it is missing, NULL or not a number.
+    public func double(_ name: String) -> Double? { self[name]?.double }
+    /// The text in column `name`, or `nil` when it is missing, NULL or not text.
+    public func string(_ name: String) -> String? { self[name]?.string }
+    /// The bytes in column `name`, or `nil` when it is missing, NULL or not a blob.
+    public func blob(_ name: String) -> [UInt8]? { self[name]?.blob }
+    /// The boolean in column `name`, or `nil` when it is missing, NULL or not an integer.
+    public func bool(_ name: String) -> Bool? { self[name]?.bool }
+    /// Whether column `name` is NULL (`false` when there is no such column).
+    public func isNull(_ name: String) -> Bool { self[name]?.isNull ?? false }
+}
