@@ -114,7 +114,7 @@ final class BodyWriter: TransferHandler {
         runner.record.syncedLength = min(runner.record.syncedLength, output.sink.length)
         runner.record.updatedAt = Date()
         do {
-            try RecordFile(path: layout.recordPath).save(runner.record)
+            try runner.records(layout).save(runner.record)
         } catch {
             throw DownloadError(.io, error.message)
         }

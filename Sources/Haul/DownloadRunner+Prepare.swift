@@ -44,7 +44,7 @@ extension DownloadRunner {
     }
 
     private func prepareFile(_ layout: OutputLayout) throws(DownloadError) -> PreparedOutput {
-        let recordFile = RecordFile(path: layout.recordPath)
+        let recordFile = records(layout)
         var loaded: ResumeRecord?
         do {
             loaded = try recordFile.load()
@@ -107,7 +107,7 @@ extension DownloadRunner {
             throw DownloadError(.destinationExists, "\(finalPath) is not a regular file and cannot be continued")
         }
         record.isAdopted = true
-        let recordFile = RecordFile(path: layout.recordPath)
+        let recordFile = records(layout)
         do throws(StoreError) {
             // The record first: a crash right after the rename still knows the partial is adopted.
             record.syncedLength = 0

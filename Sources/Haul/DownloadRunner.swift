@@ -16,6 +16,8 @@ final class DownloadRunner {
     let transport: any HTTPTransport
     let hub: EventHub
     let control: RunControl
+    /// Where the record of a layout lives.
+    let records: @Sendable (OutputLayout) -> any ResumeRecordStore
     let clock = ContinuousClock()
     let startedAt: ContinuousClock.Instant
 
@@ -28,8 +30,15 @@ final class DownloadRunner {
     var finalURL: URL
     var lastCheckpoint: ContinuousClock.Instant
 
-    init(request: DownloadRequest, transport: any HTTPTransport, hub: EventHub, control: RunControl) {
+    init(
+        request: DownloadRequest,
+        transport: any HTTPTransport,
+        hub: EventHub,
+        control: RunControl,
+        records: @escaping @Sendable (OutputLayout) -> any ResumeRecordStore = { RecordFile(path: $0.recordPath) }
+    ) {
         self.request = request
+        self.records = records
         self.transport = transport
         self.hub = hub
         self.control = control
@@ -45,7 +54,9 @@ final class DownloadRunner {
 
     /// How a run ended.
     enum Ending: Equatable {
-        case finished
+        case completed(DownloadCompletion)
+        case failed(DownloadError)
+        case cancelled
         case paused
     }
 
@@ -62,19 +73,20 @@ final class DownloadRunner {
         } catch {
             if error.category == .cancelled {
                 hub.publish(.cancelled)
+                return .cancelled
             } else {
                 if record.isAdopted {
                     restoreAdoptedFile()
                 } else if let output, let layout = output.layout, output.sink.length == 0 {
                     // Nothing was downloaded: leave no empty partial behind.
                     unlink(layout.partialPath)
-                    RecordFile(path: layout.recordPath).remove()
+                    records(layout).remove()
                 } else {
                     checkpointQuietly()
                 }
                 hub.publish(.failed(error))
+                return .failed(error)
             }
-            return .finished
         }
     }
 
@@ -89,16 +101,14 @@ final class DownloadRunner {
             let partial = output.sink.length > 0 ? record.partial(bytesOnDisk: output.sink.length) : nil
             switch ResumePlanner.plan(target: request.target, partial: partial) {
             case .alreadyComplete:
-                try finish(output)
-                return .finished
+                return .completed(try finish(output))
             case .discardPartial(let reason):
                 try restart(output, reason, restarts: &restarts)
             case .send(let plan):
                 let attempt = AttemptResult.run(self, plan: plan, output: output)
                 switch attempt.outcome {
                 case .bodyFinished, .complete:
-                    try finish(output)
-                    return .finished
+                    return .completed(try finish(output))
                 case .restart(let reason):
                     try restart(output, reason, restarts: &restarts)
                 case .stopped:
@@ -155,7 +165,7 @@ final class DownloadRunner {
         case .cancelAndDelete:
             if let layout = output.layout {
                 unlink(layout.partialPath)
-                RecordFile(path: layout.recordPath).remove()
+                records(layout).remove()
             }
             throw DownloadError(.cancelled, "the download was cancelled and its partial data deleted")
         case .cancel:
@@ -169,7 +179,7 @@ final class DownloadRunner {
     }
 
     /// Syncs the file, then moves it to its final name and forgets the record.
-    private func finish(_ output: PreparedOutput) throws(DownloadError) {
+    private func finish(_ output: PreparedOutput) throws(DownloadError) -> DownloadCompletion {
         let path: String
         if let layout = output.layout {
             guard let finalPath = layout.finalPath ?? record.fileName.map(layout.path(forName:)) else {
@@ -185,19 +195,21 @@ final class DownloadRunner {
                 throw DownloadError(.io, "cannot move the finished download into place at \(finalPath): \(reason); the data is kept in \(layout.partialPath)")
             }
             FileIO.syncDirectory(containing: finalPath)
-            RecordFile(path: layout.recordPath).remove()
+            records(layout).remove()
             path = finalPath
         } else {
             path = output.sink.path
         }
         let elapsed = clock.now - startedAt
         hub.publish(.progress(currentProgress(output)))
-        hub.publish(.completed(DownloadCompletion(
+        let completion = DownloadCompletion(
             path: path,
             bytes: output.sink.length,
             bytesTransferred: bytesTransferred,
             seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
-            finalURL: finalURL)))
+            finalURL: finalURL)
+        hub.publish(.completed(completion))
+        return completion
     }
 
     func currentProgress(_ output: PreparedOutput) -> DownloadProgress {
@@ -217,7 +229,7 @@ final class DownloadRunner {
         record.syncedLength = output.sink.length
         record.bootID = BootID.current
         record.updatedAt = Date()
-        try RecordFile(path: layout.recordPath).save(record)
+        try records(layout).save(record)
         lastCheckpoint = clock.now
     }
 
@@ -227,7 +239,7 @@ final class DownloadRunner {
               !FileManager.default.fileExists(atPath: finalPath),
               rename(layout.partialPath, finalPath) == 0
         else { return }
-        RecordFile(path: layout.recordPath).remove()
+        records(layout).remove()
     }
 
     /// A checkpoint on the way out of a failure: a failing disk must not hide the first error.

@@ -37,6 +37,18 @@ final class EventHub: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Called synchronously with every event, on the publishing thread (the queue uses it for
+    /// aggregate progress and to persist progress).
+    private let observer: (@Sendable (DownloadEvent) -> Void)?
+
+    init(observer: (@Sendable (DownloadEvent) -> Void)? = nil) {
+        self.observer = observer
+    }
+
+    /// Whether the terminal event has been published; a new run needs a new hub.
+    var isFinished: Bool {
+        state.withLock { $0.terminal != nil }
+    }
 
     func subscribe() -> AsyncStream<DownloadEvent> {
         let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream()
@@ -62,18 +74,19 @@ final class EventHub: Sendable {
     func publish(_ event: DownloadEvent) {
         // Yielding under the lock keeps every subscriber's order identical to the publish order.
         // Finishing happens outside it: `finish()` runs `onTermination`, which takes the lock.
-        let finished = state.withLock { state -> [AsyncStream<DownloadEvent>.Continuation] in
-            guard state.terminal == nil else { return [] }
+        let (accepted, finished) = state.withLock { state -> (Bool, [AsyncStream<DownloadEvent>.Continuation]) in
+            guard state.terminal == nil else { return (false, []) }
             state.remember(event)
             for continuation in state.subscribers.values {
                 continuation.yield(event)
             }
-            guard event.isTerminal else { return [] }
+            guard event.isTerminal else { return (true, []) }
             defer { state.subscribers.removeAll() }
-            return Array(state.subscribers.values)
+            return (true, Array(state.subscribers.values))
         }
         for continuation in finished {
             continuation.finish()
         }
+        if accepted { observer?(event) }
     }
 }

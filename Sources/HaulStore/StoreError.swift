@@ -11,6 +11,14 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case unsafePath
         /// A record exists but cannot be understood.
         case corruptRecord
+        /// The queue database cannot be opened or understood (not SQLite, damaged, from a newer Haul).
+        case corruptStore
+        /// Another process holds the queue database locked for longer than the busy timeout.
+        case locked
+        /// The request conflicts with what the store holds (a destination already used, an illegal transition).
+        case conflict
+        /// No such item in the queue.
+        case notFound
     }
 
     public let kind: Kind

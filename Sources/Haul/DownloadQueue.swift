@@ -1,0 +1,247 @@
+import Foundation
+import HaulCore
+import HaulEngine
+import HaulStore
+import Synchronization
+
+/// Many downloads, remembered in a SQLite store: add them, run them with a concurrency limit,
+/// pause, resume, cancel, remove, and observe them one by one or in aggregate. A paused or
+/// interrupted download continues from the store, in this process or after a restart.
+///
+/// Several processes may share one store: each running item is leased to its process, and an item
+/// whose owner died (even by `kill -9`) goes back to the queue and resumes from its record.
+public final class DownloadQueue: Sendable {
+    /// Where the store lives.
+    public let stateDirectory: String
+    let store: QueueStore
+    let transport: any HTTPTransport
+    let owner = LeaseOwner()
+    let live = Mutex(LiveState())
+
+    struct LiveState {
+        var hubs: [Int64: EventHub] = [:]
+        var controls: [Int64: RunControl] = [:]
+        var progress: [Int64: DownloadProgress] = [:]
+        var persistedAt: [Int64: ContinuousClock.Instant] = [:]
+        var aggregate = QueueProgress()
+        /// Bytes of the downloads this run finished, which left `progress`.
+        var finishedBytes: Int64 = 0
+        var aggregateSubscribers: [Int: AsyncStream<QueueProgress>.Continuation] = [:]
+        var nextSubscriber = 0
+        var lastAggregate = ContinuousClock.now - .seconds(1)
+        var draining = false
+    }
+
+    /// `$XDG_DATA_HOME/haul`, else `~/.local/share/haul`.
+    public static var defaultStateDirectory: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return (data as NSString).appendingPathComponent("haul")
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return (home as NSString).appendingPathComponent(".local/share/haul")
+    }
+
+    /// Opens the queue in `stateDirectory` (default: `defaultStateDirectory`).
+    public init(stateDirectory: String? = nil, transport: any HTTPTransport = CurlTransport()) throws(DownloadError) {
+        let directory = stateDirectory ?? Self.defaultStateDirectory
+        self.stateDirectory = directory
+        self.transport = transport
+        do {
+            store = try QueueStore(directory: directory)
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+    }
+
+    // MARK: adding and listing
+
+    /// Adds one download; returns its id.
+    @discardableResult
+    public func add(_ request: DownloadRequest, priority: Int = 0, paused: Bool = false) throws(DownloadError) -> Int64 {
+        let ids = try add([request], priority: priority, paused: paused)
+        guard let id = ids.first else { throw DownloadError(.io, "the queue did not return an id") }
+        return id
+    }
+
+    /// Adds downloads in one transaction: all or none. A destination that an unfinished download
+    /// already uses (or that two of these share) is refused with `.destinationExists`.
+    @discardableResult
+    public func add(_ requests: [DownloadRequest], priority: Int = 0, paused: Bool = false) throws(DownloadError) -> [Int64] {
+        var news: [NewDownload] = []
+        for request in requests {
+            news.append(try Self.newDownload(request, priority: priority, paused: paused))
+        }
+        do {
+            return try store.add(news)
+        } catch where error.kind == .conflict {
+            throw DownloadError(.destinationExists, error.message)
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+    }
+
+    /// The unfinished download that writes where `request` would, if there is one.
+    public func existingItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
+        let new = try Self.newDownload(request, priority: 0, paused: false)
+        return try storeCall { try $0.activeItem(for: new) }.map(QueueItem.init)
+    }
+
+    public func items() throws(DownloadError) -> [QueueItem] {
+        try storeCall { try $0.all() }.map(QueueItem.init)
+    }
+
+    public func item(_ id: Int64) throws(DownloadError) -> QueueItem? {
+        try storeCall { try $0.item(id) }.map(QueueItem.init)
+    }
+
+    // MARK: control
+
+    /// Pauses a download: a queued one at once, a running one at its next checkpoint (also when
+    /// another process runs it).
+    public func pause(_ id: Int64) throws(DownloadError) {
+        let (_, action) = try storeCall { try $0.apply(.pauseRequested, to: id) }
+        if action == .stopTransfer { control(id)?.request(.pause) }
+    }
+
+    /// Puts a paused or failed download back in the queue; it continues from its bytes on disk.
+    public func resume(_ id: Int64) throws(DownloadError) {
+        try storeCall { try $0.apply(.resumeRequested, to: id) }
+    }
+
+    /// Cancels a download. With `deletingPartial`, its partial file and record go too.
+    public func cancel(_ id: Int64, deletingPartial: Bool = false) throws(DownloadError) {
+        let (item, action) = try storeCall { try $0.apply(.cancelRequested, to: id) }
+        if action == .stopTransfer, let control = control(id) {
+            control.request(deletingPartial ? .cancelAndDelete : .cancel)
+            return
+        }
+        if deletingPartial, item.state == .cancelled || item.state == .cancelling {
+            deletePartial(of: item)
+        }
+    }
+
+    /// Removes a settled download from the queue (its partial, if any, is deleted too).
+    public func remove(_ id: Int64) throws(DownloadError) {
+        guard let item = try storeCall({ try $0.item(id) }) else {
+            throw DownloadError(.usage, "no download \(id) in the queue")
+        }
+        try storeCall { try $0.remove(id) }
+        if item.state != .completed { deletePartial(of: item) }
+        _ = live.withLock { $0.hubs.removeValue(forKey: id) }
+    }
+
+    /// Stops every running download of this process at a checkpoint and claims no new ones; they go
+    /// back to the queue, to be resumed by the next run.
+    public func stopAll() {
+        let controls = live.withLock { state -> [RunControl] in
+            state.draining = true
+            return Array(state.controls.values)
+        }
+        for control in controls { control.request(.pause) }
+    }
+
+    // MARK: observing
+
+    /// The events of one download in this process, starting with what it missed.
+    public func events(for id: Int64) -> AsyncStream<DownloadEvent> {
+        hub(for: id, fresh: false).subscribe()
+    }
+
+    /// Aggregate progress of the current run: files done of total, bytes, speed.
+    public func aggregateProgress() -> AsyncStream<QueueProgress> {
+        let (stream, continuation) = AsyncStream<QueueProgress>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let id = live.withLock { state -> Int in
+            continuation.yield(state.aggregate)
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.aggregateSubscribers[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.live.withLock { _ = $0.aggregateSubscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: internals shared with the runner
+
+    @discardableResult
+    func storeCall<T>(_ body: (QueueStore) throws -> T) throws(DownloadError) -> T {
+        do {
+            return try body(store)
+        } catch {
+            guard let error = error as? StoreError else { throw DownloadError(.io, "\(error)") }
+            switch error.kind {
+            case .notFound: throw DownloadError(.usage, error.message)
+            case .conflict: throw DownloadError(.usage, error.message)
+            default: throw DownloadError(.io, error.message)
+            }
+        }
+    }
+
+    func control(_ id: Int64) -> RunControl? {
+        live.withLock { $0.controls[id] }
+    }
+
+    /// The hub of a download; a new one when the last run ended (a failed download resumed).
+    func hub(for id: Int64, fresh: Bool) -> EventHub {
+        let existing = live.withLock { $0.hubs[id] }
+        if let existing, !(fresh && existing.isFinished) { return existing }
+        let hub = EventHub(observer: { [weak self] event in self?.observe(id, event) })
+        live.withLock { $0.hubs[id] = hub }
+        return hub
+    }
+
+    func deletePartial(of item: StoredDownload) {
+        let layout = Self.layout(of: item)
+        unlink(layout.partialPath)
+        store.recordSlot(item.id).remove()
+    }
+
+    static func layout(of item: StoredDownload) -> OutputLayout {
+        switch item.destinationKind {
+        case .file: return .file(item.destination)
+        case .directory: return .directory(item.destination, url: URL(string: item.url) ?? URL(fileURLWithPath: "/"))
+        }
+    }
+
+    static func newDownload(_ request: DownloadRequest, priority: Int, paused: Bool) throws(DownloadError) -> NewDownload {
+        let kind: StoredDownload.DestinationKind
+        let path: String
+        switch request.destination {
+        case .file(let file):
+            kind = .file
+            path = absolute(file)
+        case .directory(let directory):
+            kind = .directory
+            path = absolute(directory)
+        case .standardOutput:
+            throw DownloadError(.usage, "a queued download needs a file or directory, not standard output")
+        }
+        let policy: String
+        switch request.existingFile {
+        case .refuse: policy = "refuse"
+        case .overwrite: policy = "overwrite"
+        case .continueIt: policy = "continue"
+        }
+        return NewDownload(
+            url: request.url.absoluteString, method: request.method, headers: request.headers.fields, body: request.body,
+            destinationKind: kind, destination: path, range: request.targetDescription, existingPolicy: policy,
+            priority: priority, paused: paused)
+    }
+
+    static func absolute(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+}
+
+extension QueueItem {
+    init(_ stored: StoredDownload) {
+        self.init(
+            id: stored.id, url: URL(string: stored.url), urlString: stored.url, destination: stored.destination,
+            finalPath: stored.finalPath, state: stored.state, priority: stored.priority, bytes: stored.bytes,
+            totalBytes: stored.totalBytes, bytesPerSecond: stored.state == .running ? stored.bytesPerSecond : 0,
+            lastError: stored.lastError, errorCategory: stored.errorCategory)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import HaulCore
+
+/// One download as the queue stores it: what to fetch, where, and how far it got.
+public struct StoredDownload: Sendable, Equatable {
+    public enum DestinationKind: String, Sendable {
+        /// `destination` is the file's path.
+        case file
+        /// `destination` is a directory; the name comes from the response.
+        case directory
+    }
+
+    public var id: Int64
+    public var url: String
+    public var method: String
+    public var headers: [HTTPHeaders.Field]
+    public var body: [UInt8]?
+    public var destinationKind: DestinationKind
+    /// An absolute path.
+    public var destination: String
+    /// The requested range (`bytes=...`), nil for the whole resource.
+    public var range: String?
+    /// What to do with an existing file: "refuse", "overwrite" or "continue".
+    public var existingPolicy: String
+    public var priority: Int
+    public var state: DownloadState
+    public var bytes: Int64
+    public var totalBytes: Int64?
+    public var bytesPerSecond: Double
+    /// Where the finished file is (or will be, once known).
+    public var finalPath: String?
+    public var lastError: String?
+    public var errorCategory: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+}
+
+/// What `QueueStore.add` needs to create an item.
+public struct NewDownload: Sendable, Equatable {
+    public var url: String
+    public var method: String
+    public var headers: [HTTPHeaders.Field]
+    public var body: [UInt8]?
+    public var destinationKind: StoredDownload.DestinationKind
+    public var destination: String
+    public var range: String?
+    public var existingPolicy: String
+    public var priority: Int
+    /// Start paused instead of queued.
+    public var paused: Bool
+
+    public init(
+        url: String,
+        method: String = "GET",
+        headers: [HTTPHeaders.Field] = [],
+        body: [UInt8]? = nil,
+        destinationKind: StoredDownload.DestinationKind,
+        destination: String,
+        range: String? = nil,
+        existingPolicy: String = "refuse",
+        priority: Int = 0,
+        paused: Bool = false
+    ) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.destinationKind = destinationKind
+        self.destination = destination
+        self.range = range
+        self.existingPolicy = existingPolicy
+        self.priority = priority
+        self.paused = paused
+    }
+}
+
+/// Who runs an item: a process of this boot, identified so others can tell when it died.
+public struct LeaseOwner: Sendable, Equatable {
+    public let bootID: String
+    public let pid: Int32
+    public let token: String
+
+    public init(bootID: String = BootID.current ?? "unknown-boot", pid: Int32 = getpid(), token: String = UUID().uuidString) {
+        self.bootID = bootID
+        self.pid = pid
+        self.token = token
+    }
+
+    public var encoded: String { "\(bootID)|\(pid)|\(token)" }
+
+    public init?(encoded: String) {
+        let parts = encoded.split(separator: "|", omittingEmptySubsequences: false)
+        guard parts.count == 3, let pid = Int32(parts[1]) else { return nil }
+        self.init(bootID: String(parts[0]), pid: pid, token: String(parts[2]))
+    }
+
+    /// Whether the owner can still be running: same boot and its process exists.
+    /// A process of another boot is certainly gone (the machine restarted).
+    public var isAlive: Bool {
+        guard bootID == BootID.current else { return false }
+        if kill(pid, 0) == 0 { return true }
+        return errno == EPERM
+    }
+}

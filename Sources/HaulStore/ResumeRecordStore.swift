@@ -1,0 +1,13 @@
+/// Where one download's resume record lives: a JSON file beside the partial (`RecordFile`), or a
+/// row of the queue's SQLite store. Either way the rule is the same: data is synced before a
+/// record that claims it is saved, and `save` replaces the record atomically.
+public protocol ResumeRecordStore: Sendable {
+    /// The record, nil when there is none; `.corruptRecord` when it cannot be understood.
+    func load() throws(StoreError) -> ResumeRecord?
+    /// Replaces the record atomically and durably.
+    func save(_ record: ResumeRecord) throws(StoreError)
+    /// Forgets the record. Never fails: a record that cannot be removed is harmless once the file is in place.
+    func remove()
+}
+
+extension RecordFile: ResumeRecordStore {}
