@@ -30,6 +30,7 @@ extension DownloadQueue {
         }
         leases.stop()
         publishAggregate(force: true)
+        endRunStreams()
         return summary.value.withLock { $0 }
     }
 
@@ -113,6 +114,8 @@ extension DownloadQueue {
 
     /// Every event of every download passes here (on its runner's thread).
     func observe(_ id: Int64, _ event: DownloadEvent) {
+        let listeners = live.withLock { Array($0.eventSubscribers.values) }
+        for listener in listeners { listener.yield(QueueEvent(id: id, event: event)) }
         switch event {
         case .progress(let progress), .paused(let progress):
             let persist = live.withLock { state -> Bool in
@@ -131,6 +134,19 @@ extension DownloadQueue {
         default:
             break
         }
+    }
+
+    /// `allEvents()` and `aggregateProgress()` streams end with the run that fed them.
+    private func endRunStreams() {
+        let (events, aggregates) = live.withLock { state in
+            defer {
+                state.eventSubscribers.removeAll()
+                state.aggregateSubscribers.removeAll()
+            }
+            return (Array(state.eventSubscribers.values), Array(state.aggregateSubscribers.values))
+        }
+        for continuation in events { continuation.finish() }
+        for continuation in aggregates { continuation.finish() }
     }
 
     func publishAggregate(force: Bool) {

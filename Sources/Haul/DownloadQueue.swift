@@ -27,6 +27,7 @@ public final class DownloadQueue: Sendable {
         /// Bytes of the downloads this run finished, which left `progress`.
         var finishedBytes: Int64 = 0
         var aggregateSubscribers: [Int: AsyncStream<QueueProgress>.Continuation] = [:]
+        var eventSubscribers: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
         var nextSubscriber = 0
         var lastAggregate = ContinuousClock.now - .seconds(1)
         var draining = false
@@ -116,9 +117,15 @@ public final class DownloadQueue: Sendable {
             control.request(deletingPartial ? .cancelAndDelete : .cancel)
             return
         }
-        if deletingPartial, item.state == .cancelled || item.state == .cancelling {
-            deletePartial(of: item)
+        guard deletingPartial else { return }
+        if action == .stopTransfer {
+            // Another process runs it: wait for its transfer to stop before deleting under it.
+            let deadline = ContinuousClock.now + .seconds(Int64(QueueStore.leaseSeconds) + 5)
+            while ContinuousClock.now < deadline, let current = try? store.item(id), current.state == .cancelling {
+                Thread.sleep(forTimeInterval: 0.1)
+            }
         }
+        deletePartial(of: item)
     }
 
     /// Removes a settled download from the queue (its partial, if any, is deleted too).
@@ -148,7 +155,8 @@ public final class DownloadQueue: Sendable {
         hub(for: id, fresh: false).subscribe()
     }
 
-    /// Aggregate progress of the current run: files done of total, bytes, speed.
+    /// Aggregate progress of the current (or next) run: files done of total, bytes, speed. The
+    /// stream ends when that run ends.
     public func aggregateProgress() -> AsyncStream<QueueProgress> {
         let (stream, continuation) = AsyncStream<QueueProgress>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let id = live.withLock { state -> Int in
@@ -160,6 +168,22 @@ public final class DownloadQueue: Sendable {
         }
         continuation.onTermination = { [weak self] _ in
             self?.live.withLock { _ = $0.aggregateSubscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Every event of every download this process runs, tagged with the download's id. The stream
+    /// ends when the run that follows ends.
+    public func allEvents() -> AsyncStream<QueueEvent> {
+        let (stream, continuation) = AsyncStream<QueueEvent>.makeStream()
+        let id = live.withLock { state -> Int in
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.eventSubscribers[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.live.withLock { _ = $0.eventSubscribers.removeValue(forKey: id) }
         }
         return stream
     }

@@ -73,3 +73,9 @@ public struct QueueRunSummary: Sendable, Equatable {
             && lhs.failed.map(\.id) == rhs.failed.map(\.id) && lhs.failed.map(\.error) == rhs.failed.map(\.error)
     }
 }
+
+/// One event of one queued download.
+public struct QueueEvent: Sendable, Equatable {
+    public let id: Int64
+    public let event: DownloadEvent
+}

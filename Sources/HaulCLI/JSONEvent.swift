@@ -3,8 +3,8 @@ import Haul
 
 /// One JSON object per event, for --json. Keys are stable; numbers are plain JSON numbers.
 enum JSONEvent {
-    static func line(for event: DownloadEvent) -> String {
-        let object: [String: Any]
+    static func line(for event: DownloadEvent, id: Int64? = nil) -> String {
+        var object: [String: Any]
         switch event {
         case .started(let started):
             object = ["event": "started", "url": started.url.absoluteString, "destination": started.destination ?? NSNull(), "resumingFrom": started.resumingFrom]
@@ -25,6 +25,19 @@ enum JSONEvent {
         case .cancelled:
             object = ["event": "cancelled"]
         }
+        if let id { object["id"] = id }
+        return encode(object)
+    }
+
+    /// A batch's closing summary.
+    static func summary(_ summary: QueueRunSummary, total: Int) -> String {
+        encode([
+            "event": "summary", "total": total, "completed": summary.completed.count, "failed": summary.failed.count,
+            "paused": summary.paused.count, "cancelled": summary.cancelled.count,
+        ])
+    }
+
+    static func encode(_ object: [String: Any]) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
               let text = String(data: data, encoding: .utf8)
         else { return "{\"event\":\"unencodable\"}" }

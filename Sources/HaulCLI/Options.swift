@@ -10,11 +10,9 @@ enum OutputMode: Sendable {
     case json
 }
 
-/// The command line, checked and turned into a download request. Validation only: nothing runs here.
-struct CommandOptions: Sendable {
+/// The options that shape requests and transfers, shared by single downloads, batches and the queue.
+struct RequestOptions: Sendable {
     static let specs: [OptionSpec] = [
-        OptionSpec(short: "o", long: "output", value: "FILE", help: "write to FILE ('-' for standard output)"),
-        OptionSpec(short: "d", long: "dir", value: "DIR", help: "save into DIR under the server's file name (default: .)"),
         OptionSpec(short: "c", long: "continue", value: nil, help: "continue a file already at the destination (checked first)"),
         OptionSpec(short: nil, long: "force", value: nil, help: "replace an existing complete file"),
         OptionSpec(short: "r", long: "range", value: "RANGE", help: "only bytes x-y, the last z (-z) or from q (q-)"),
@@ -29,52 +27,25 @@ struct CommandOptions: Sendable {
         OptionSpec(short: nil, long: "limit-rate", value: "RATE", help: "cap the speed, e.g. 500k, 20M"),
         OptionSpec(short: nil, long: "insecure", value: nil, help: "do not verify TLS certificates"),
         OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)"),
-        OptionSpec(short: "q", long: "quiet", value: nil, help: "print only errors"),
-        OptionSpec(short: nil, long: "json", value: nil, help: "print one JSON object per event on standard output"),
-        OptionSpec(short: "h", long: "help", value: nil, help: "show this help"),
-        OptionSpec(short: "V", long: "version", value: nil, help: "show the version"),
     ]
 
-    var request: DownloadRequest
-    var mode: OutputMode
-
-    static var usage: String {
-        """
-        Usage: haul [options] URL
-
-        Downloads URL to disk, resumably: an interrupted run (Ctrl-C, a dropped connection,
-        kill -9, a power cut) continues where it stopped when run again, and the file is only
-        put in place once complete. Resumes are verified, never spliced across versions.
-
-        Options:
-        \(ArgumentParser(specs: specs).helpText())
-
-        \(ExitCode.table)
-        """
-    }
+    var method = "GET"
+    var headers = HTTPHeaders()
+    var body: [UInt8]?
+    var target: DownloadTarget = .whole
+    var existingFile: ExistingFilePolicy = .refuse
+    var retry = RetryPolicy()
+    var transfer = TransferOptions()
+    var maxRedirects = 10
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
-        guard parsed.positional.count == 1, let text = parsed.positional.first else {
-            throw UsageError(message: parsed.positional.isEmpty ? "no URL given" : "give one URL (got \(parsed.positional.count))")
-        }
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              let host = url.host, !host.isEmpty
-        else {
-            throw UsageError(message: "not an http or https URL: \(text)")
-        }
-        let destination = try Self.destination(parsed)
-        mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .normal
-        if mode == .json, destination == .standardOutput {
-            throw UsageError(message: "--json writes events to standard output, so it cannot be used with -o -")
-        }
         if parsed.flag("force") && parsed.flag("continue") {
             throw UsageError(message: "--force and --continue contradict each other")
         }
-        request = DownloadRequest(url: url, destination: destination)
-        request.existingFile = parsed.flag("force") ? .overwrite : parsed.flag("continue") ? .continueIt : .refuse
+        existingFile = parsed.flag("force") ? .overwrite : parsed.flag("continue") ? .continueIt : .refuse
         if let range = parsed.value("range") {
             do throws(ByteRangeSpecError) {
-                request.target = .range(try ByteRangeSpec(parsing: range))
+                target = .range(try ByteRangeSpec(parsing: range))
             } catch {
                 throw UsageError(message: "--range \(range): \(error.message)")
             }
@@ -91,51 +62,58 @@ struct CommandOptions: Sendable {
             if ["range", "if-range"].contains(name.lowercased()) {
                 throw UsageError(message: "Haul sets \(name) itself; use --range to download part of a file")
             }
-            request.headers.add(name, value)
+            headers.add(name, value)
         }
         if let data = parsed.value("data") {
-            request.body = try Self.body(data)
-            request.method = "POST"
-            if !request.headers.contains("Content-Type") {
-                request.headers.add("Content-Type", "application/x-www-form-urlencoded")
+            body = try Self.body(data)
+            method = "POST"
+            if !headers.contains("Content-Type") {
+                headers.add("Content-Type", "application/x-www-form-urlencoded")
             }
         }
-        if let method = parsed.value("request") {
-            guard !method.isEmpty, method.allSatisfy({ $0.isLetter || $0 == "-" }) else {
-                throw UsageError(message: "--request needs a method name such as GET or POST, got \"\(method)\"")
+        if let requested = parsed.value("request") {
+            guard !requested.isEmpty, requested.allSatisfy({ $0.isLetter || $0 == "-" }) else {
+                throw UsageError(message: "--request needs a method name such as GET or POST, got \"\(requested)\"")
             }
-            request.method = method.uppercased()
+            method = requested.uppercased()
         }
-        request.maxRedirects = try Self.integer(parsed, "max-redirects", default: 10, range: 0...100)
-        request.retry.maxRetries = try Self.integer(parsed, "retry", default: 5, range: 0...1000)
-        request.retry.baseDelay = try Self.seconds(parsed, "retry-wait", default: 1)
-        request.transfer.connectTimeout = try Self.seconds(parsed, "connect-timeout", default: 30)
-        request.transfer.stallTimeout = try Self.seconds(parsed, "stall-timeout", default: 30)
+        maxRedirects = try Self.integer(parsed, "max-redirects", default: 10, range: 0...100)
+        retry.maxRetries = try Self.integer(parsed, "retry", default: 5, range: 0...1000)
+        retry.baseDelay = try Self.seconds(parsed, "retry-wait", default: 1)
+        transfer.connectTimeout = try Self.seconds(parsed, "connect-timeout", default: 30)
+        transfer.stallTimeout = try Self.seconds(parsed, "stall-timeout", default: 30)
         if let rate = parsed.value("limit-rate") {
             guard let bytes = Self.rate(rate), bytes > 0 else {
                 throw UsageError(message: "--limit-rate needs a rate such as 500k or 20M, got \"\(rate)\"")
             }
-            request.transfer.maxBytesPerSecond = bytes
+            transfer.maxBytesPerSecond = bytes
         }
-        request.transfer.verifyTLS = !parsed.flag("insecure")
+        transfer.verifyTLS = !parsed.flag("insecure")
         if let caFile = parsed.value("cacert") {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
                 throw UsageError(message: "--cacert \(caFile): no such readable file")
             }
-            request.transfer.caFile = caFile
+            transfer.caFile = caFile
         }
     }
 
-    private static func destination(_ parsed: ParsedArguments) throws(UsageError) -> Destination {
-        if let output = parsed.value("output") {
-            if parsed.value("dir") != nil {
-                throw UsageError(message: "use either -o or -d, not both")
-            }
-            if output == "-" { return .standardOutput }
-            guard !output.isEmpty else { throw UsageError(message: "-o needs a file name") }
-            return .file(output)
+    /// A request for `url` into `destination` with these options.
+    func request(_ url: URL, _ destination: Destination) -> DownloadRequest {
+        DownloadRequest(
+            url: url, destination: destination, method: method, headers: headers, body: body, target: target,
+            existingFile: existingFile, retry: retry, transfer: transfer, maxRedirects: maxRedirects)
+    }
+
+    /// The settings a queue run applies to every item.
+    func runOptions(jobs: Int) -> QueueRunOptions {
+        QueueRunOptions(maxConcurrent: jobs, retry: retry, transfer: transfer, maxRedirects: maxRedirects)
+    }
+
+    static func url(_ text: String) throws(UsageError) -> URL {
+        guard let url = DownloadList.httpURL(text) else {
+            throw UsageError(message: "not an http or https URL: \(text)")
         }
-        return .directory(parsed.value("dir") ?? ".")
+        return url
     }
 
     private static func body(_ data: String) throws(UsageError) -> [UInt8] {
@@ -147,7 +125,7 @@ struct CommandOptions: Sendable {
         return Array(contents)
     }
 
-    private static func integer(_ parsed: ParsedArguments, _ name: String, default value: Int, range: ClosedRange<Int>) throws(UsageError) -> Int {
+    static func integer(_ parsed: ParsedArguments, _ name: String, default value: Int, range: ClosedRange<Int>) throws(UsageError) -> Int {
         guard let text = parsed.value(name) else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw UsageError(message: "--\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text)\"")
@@ -175,5 +153,130 @@ struct CommandOptions: Sendable {
         }
         guard let number = Double(digits), number.isFinite, number > 0, number * Double(multiplier) < 1e15 else { return nil }
         return Int64(number * Double(multiplier))
+    }
+}
+
+/// Options every form of the command shares.
+enum CommonOptions {
+    static let output: [OptionSpec] = [
+        OptionSpec(short: "q", long: "quiet", value: nil, help: "print only errors"),
+        OptionSpec(short: nil, long: "json", value: nil, help: "print one JSON object per event on standard output"),
+    ]
+    static let state = OptionSpec(short: nil, long: "state", value: "DIR", help: "queue database directory (default $XDG_DATA_HOME/haul)")
+    static let jobs = OptionSpec(short: "j", long: "jobs", value: "N", help: "downloads at once in a batch or queue run (default 4)")
+
+    static func mode(_ parsed: ParsedArguments) -> OutputMode {
+        parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .normal
+    }
+
+    static func jobs(_ parsed: ParsedArguments) throws(UsageError) -> Int {
+        try RequestOptions.integer(parsed, "jobs", default: 4, range: 1...64)
+    }
+}
+
+/// The main command: one URL (a single download), several URLs or `-i FILE` (a batch).
+struct CommandOptions: Sendable {
+    static let specs: [OptionSpec] = [
+        OptionSpec(short: "o", long: "output", value: "FILE", help: "write to FILE ('-' for standard output; one URL only)"),
+        OptionSpec(short: "d", long: "dir", value: "DIR", help: "save into DIR under the server's file name (default: .)"),
+        OptionSpec(short: "i", long: "input", value: "FILE", help: "read URLs from FILE ('-' for stdin): URL [NAME] per line"),
+        CommonOptions.jobs,
+        CommonOptions.state,
+    ] + RequestOptions.specs + CommonOptions.output + [
+        OptionSpec(short: "h", long: "help", value: nil, help: "show this help"),
+        OptionSpec(short: "V", long: "version", value: nil, help: "show the version"),
+    ]
+
+    enum Work {
+        /// One download, no queue: its record sits beside the partial file.
+        case single(DownloadRequest)
+        /// Several downloads through the queue store.
+        case batch(requests: [DownloadRequest], problems: [String], jobs: Int)
+    }
+
+    var work: Work
+    var mode: OutputMode
+    var requestOptions: RequestOptions
+    var stateDirectory: String?
+
+    static var usage: String {
+        """
+        Usage: haul [options] URL
+               haul [options] URL URL ...      (a batch)
+               haul [options] -i FILE          (a batch from a list: URL [NAME] per line)
+               haul queue add|list|pause|resume|cancel|rm|run ...   (see haul queue --help)
+
+        Downloads to disk, resumably: an interrupted run (Ctrl-C, a dropped connection,
+        kill -9, a power cut) continues where it stopped when run again, and a file is only
+        put in place once complete. Resumes are verified, never spliced across versions.
+
+        Options:
+        \(ArgumentParser(specs: specs).helpText())
+
+        \(ExitCode.table)
+        """
+    }
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        mode = CommonOptions.mode(parsed)
+        requestOptions = try RequestOptions(parsed)
+        stateDirectory = parsed.value("state")
+        let jobs = try CommonOptions.jobs(parsed)
+        var entries: [(url: URL, name: String?)] = []
+        var problems: [String] = []
+        for text in parsed.positional {
+            entries.append((try RequestOptions.url(text), nil))
+        }
+        if let input = parsed.value("input") {
+            let list = try Self.readList(input)
+            entries += list.entries.map { ($0.url, $0.name) }
+            problems = list.problems.map { "\(input == "-" ? "stdin" : input):\($0.line): \($0.message)" }
+        }
+        guard !entries.isEmpty || !problems.isEmpty else {
+            throw UsageError(message: "no URL given")
+        }
+        if parsed.value("output") != nil && parsed.value("dir") != nil {
+            throw UsageError(message: "use either -o or -d, not both")
+        }
+        if entries.count == 1 && parsed.value("input") == nil, let only = entries.first {
+            let destination = try Self.singleDestination(parsed)
+            if mode == .json, destination == .standardOutput {
+                throw UsageError(message: "--json writes events to standard output, so it cannot be used with -o -")
+            }
+            work = .single(requestOptions.request(only.url, destination))
+            return
+        }
+        if parsed.value("output") != nil {
+            throw UsageError(message: "-o names one file; for several URLs use -d DIR (and NAME in the -i list)")
+        }
+        let directory = parsed.value("dir") ?? "."
+        let template = requestOptions
+        let requests = entries.map { entry in
+            template.request(entry.url, entry.name.map { .file((directory as NSString).appendingPathComponent($0)) } ?? .directory(directory))
+        }
+        work = .batch(requests: requests, problems: problems, jobs: jobs)
+    }
+
+    private static func singleDestination(_ parsed: ParsedArguments) throws(UsageError) -> Destination {
+        if let output = parsed.value("output") {
+            if output == "-" { return .standardOutput }
+            guard !output.isEmpty else { throw UsageError(message: "-o needs a file name") }
+            return .file(output)
+        }
+        return .directory(parsed.value("dir") ?? ".")
+    }
+
+    private static func readList(_ input: String) throws(UsageError) -> DownloadList {
+        let data: Data?
+        if input == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            data = FileManager.default.contents(atPath: input)
+        }
+        guard let data else { throw UsageError(message: "-i \(input): cannot read the file") }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw UsageError(message: "-i \(input): the list is not UTF-8 text")
+        }
+        return DownloadList(parsing: text)
     }
 }

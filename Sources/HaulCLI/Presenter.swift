@@ -3,10 +3,16 @@ import Haul
 
 /// Shows a download's events: a one-line progress bar on a terminal, plain lines otherwise,
 /// only errors with -q, one JSON object per event with --json.
-final class Presenter {
+///
+/// `@unchecked Sendable`: a batch shows events and aggregate progress from two tasks, and every
+/// such call goes through `lock`; a single download uses it from one task only.
+final class Presenter: @unchecked Sendable {
     private let mode: OutputMode
     private let isTerminal: Bool
     private var lineVisible = false
+    /// Lines of the aggregate block currently on screen.
+    private var blockLines = 0
+    private let lock = NSLock()
     private var spinnerIndex = 0
     private var lastDraw = ContinuousClock.now - .seconds(1)
 
@@ -29,6 +35,70 @@ final class Presenter {
     /// A usage or setup error, before any download.
     func error(_ text: String) {
         message("haul: \(text)")
+    }
+
+    // MARK: batches
+
+    /// One event of one download of a batch or queue run (called from one task at a time).
+    func show(_ event: DownloadEvent, id: Int64) {
+        lock.withLock {
+            switch mode {
+            case .json:
+                writeStdout(JSONEvent.line(for: event, id: id))
+            case .quiet:
+                if case .failed(let error) = event { message("haul: #\(id): \(error.message)") }
+            case .normal:
+                switch event {
+                case .completed(let done): message("#\(id) saved \(done.path) (\(Format.bytes(done.bytes)))")
+                case .failed(let error): message("haul: #\(id) failed: \(error.message)")
+                case .restarted(let reason): message("haul: #\(id): \(reason.message)")
+                case .retrying(let retry): message("haul: #\(id): \(retry.reason); retry \(retry.attempt) of \(retry.maxRetries) in \(Format.seconds(retry.delay))")
+                default: break
+                }
+            }
+        }
+    }
+
+    /// The aggregate block: files done of total, bytes, speed, and one line per active download.
+    func showAggregate(_ progress: QueueProgress, total: Int) {
+        guard mode == .normal, isTerminal else { return }
+        lock.withLock {
+            let done = progress.filesCompleted + progress.filesFailed
+            var lines = ["[\(done)/\(max(total, progress.filesTotal)) files] \(Format.bytes(progress.bytes))  \(Format.bytes(Int64(progress.bytesPerSecond)))/s"
+                + (progress.filesFailed > 0 ? "  \(progress.filesFailed) failed" : "")]
+            for (id, item) in progress.active.sorted(by: { $0.key < $1.key }).prefix(8) {
+                let percent = item.fraction.map { String(format: "%3d%%", Int($0 * 100)) } ?? "  ? "
+                lines.append("  #\(id) \(percent) \(Format.bytes(item.bytes))  \(Format.bytes(Int64(item.bytesPerSecond)))/s")
+            }
+            clearBlock()
+            FileHandle.standardError.write(Data(lines.joined(separator: "\n").utf8))
+            blockLines = lines.count
+        }
+    }
+
+    /// The batch's closing line.
+    func finishAggregate(_ summary: QueueRunSummary, total: Int) {
+        lock.withLock {
+            switch mode {
+            case .json:
+                writeStdout(JSONEvent.summary(summary, total: total))
+            case .quiet:
+                break
+            case .normal:
+                var parts = ["\(summary.completed.count) of \(total) downloads complete"]
+                if !summary.failed.isEmpty { parts.append("\(summary.failed.count) failed") }
+                if !summary.paused.isEmpty { parts.append("\(summary.paused.count) stopped (run again to resume)") }
+                if !summary.cancelled.isEmpty { parts.append("\(summary.cancelled.count) cancelled") }
+                message(parts.joined(separator: ", "))
+            }
+        }
+    }
+
+    private func clearBlock() {
+        guard blockLines > 0 else { return }
+        let up = blockLines > 1 ? "\u{1B}[\(blockLines - 1)A" : ""
+        FileHandle.standardError.write(Data(("\r" + up + "\u{1B}[J").utf8))
+        blockLines = 0
     }
 
     private func showHuman(_ event: DownloadEvent) {
@@ -86,7 +156,10 @@ final class Presenter {
     }
 
     private func message(_ text: String) {
-        if isTerminal { clearLine() }
+        if isTerminal {
+            clearLine()
+            clearBlock()
+        }
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 

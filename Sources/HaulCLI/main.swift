@@ -2,13 +2,15 @@ import Dispatch
 import Foundation
 import Haul
 
-/// The `haul` command: parse, start one download, show its events, exit with its code.
+/// The `haul` command: parse, run a single download, a batch or a queue command, exit with its code.
 func runCommand() async -> ExitCode {
     let arguments = Array(CommandLine.arguments.dropFirst())
-    let parser = ArgumentParser(specs: CommandOptions.specs)
+    if arguments.first == "queue" {
+        return await QueueCommand.run(Array(arguments.dropFirst()))
+    }
     let options: CommandOptions
     do throws(UsageError) {
-        let parsed = try parser.parse(arguments)
+        let parsed = try ArgumentParser(specs: CommandOptions.specs).parse(arguments)
         if parsed.flag("help") {
             print(CommandOptions.usage)
             return .success
@@ -23,14 +25,26 @@ func runCommand() async -> ExitCode {
         return .usage
     }
     let presenter = Presenter(mode: options.mode)
-    if !options.request.transfer.verifyTLS && options.mode != .quiet {
+    if !options.requestOptions.transfer.verifyTLS && options.mode != .quiet {
         presenter.error("warning: --insecure: TLS certificates and host names are NOT verified")
     }
-    let download = Downloader().download(options.request)
-    let signals = SignalWatcher { signal in
+    switch options.work {
+    case .single(let request):
+        return await runSingle(request, presenter)
+    case .batch(let requests, let problems, let jobs):
+        return await BatchCommand(
+            requests: requests, problems: problems, jobs: jobs, options: options.requestOptions,
+            stateDirectory: options.stateDirectory, presenter: presenter
+        ).run()
+    }
+}
+
+/// One download with its record beside the partial file; no queue involved.
+func runSingle(_ request: DownloadRequest, _ presenter: Presenter) async -> ExitCode {
+    let download = Downloader().download(request)
+    let signals = SignalWatcher { _ in
         // Stop at a checkpoint; the next run resumes.
         download.pause()
-        _ = signal
     }
     for await event in download.events {
         presenter.show(event)
@@ -50,7 +64,7 @@ func runCommand() async -> ExitCode {
     return .failure
 }
 
-/// Turns SIGINT and SIGTERM into a callback instead of death, so the download can checkpoint.
+/// Turns SIGINT and SIGTERM into a callback instead of death, so downloads can checkpoint.
 /// `@unchecked Sendable`: `sources` is set once in init and never changed; dispatch sources are
 /// thread-safe, and `last` is behind a lock.
 final class SignalWatcher: @unchecked Sendable {
@@ -76,6 +90,15 @@ final class SignalWatcher: @unchecked Sendable {
     }
 
     var received: Int32 { last.get() }
+
+    /// The exit code for the signal received, if any.
+    var exitCode: ExitCode? {
+        switch received {
+        case SIGINT: return .interrupted
+        case SIGTERM: return .terminated
+        default: return nil
+        }
+    }
 }
 
 /// A value behind a lock, for the signal handler's queue and the main flow.

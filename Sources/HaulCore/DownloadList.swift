@@ -1,0 +1,55 @@
+import Foundation
+
+/// A list of downloads as `haul -i FILE` reads it: one URL per line, optionally followed by an
+/// output name; blank lines and lines starting with `#` are ignored.
+public struct DownloadList: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
+        /// 1-based line number in the input, for messages.
+        public let line: Int
+        public let url: URL
+        /// The output name given on the line, already sanitized so it stays inside the target directory.
+        public let name: String?
+    }
+
+    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        public let line: Int
+        public let message: String
+        public var description: String { "line \(line): \(message)" }
+    }
+
+    public private(set) var entries: [Entry] = []
+    /// Lines that could not be used; the rest of the list still proceeds.
+    public private(set) var problems: [Problem] = []
+
+    /// Parses the text of a list.
+    public init(parsing text: String) {
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let fields = line.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
+            let urlText = String(fields[0])
+            guard let url = Self.httpURL(urlText) else {
+                problems.append(Problem(line: index + 1, message: "not an http or https URL: \(urlText.prefix(200))"))
+                continue
+            }
+            var name: String?
+            if fields.count > 1 {
+                let rawName = fields[1].trimmingCharacters(in: .whitespaces)
+                guard let safe = FileNameSanitizer.sanitize(rawName), safe == rawName else {
+                    problems.append(Problem(line: index + 1, message: "unusable output name \"\(rawName.prefix(200))\" (a plain file name is needed)"))
+                    continue
+                }
+                name = safe
+            }
+            entries.append(Entry(line: index + 1, url: url, name: name))
+        }
+    }
+
+    /// An absolute http(s) URL with a host, or nil.
+    public static func httpURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty
+        else { return nil }
+        return url
+    }
+}

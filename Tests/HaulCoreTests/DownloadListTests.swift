@@ -1,0 +1,34 @@
+import Testing
+@testable import HaulCore
+
+@Suite("DownloadList: the -i input file")
+struct DownloadListTests {
+    @Test func urlsNamesCommentsAndBlankLines() {
+        // GIVEN a list with comments, blank lines, names and tabs
+        let list = DownloadList(parsing: """
+            # images
+            http://a.test/1.png
+
+            https://a.test/2.png  second.png
+            http://a.test/3\tthird.bin
+            """)
+        // THEN three entries with their line numbers and names, and no problem
+        #expect(list.entries.map(\.line) == [2, 4, 5])
+        #expect(list.entries.map(\.name) == [nil, "second.png", "third.bin"])
+        #expect(list.entries.map(\.url.absoluteString) == ["http://a.test/1.png", "https://a.test/2.png", "http://a.test/3"])
+        #expect(list.problems.isEmpty)
+    }
+
+    @Test func malformedLinesAreReportedWithTheirNumberAndSkipped() {
+        let list = DownloadList(parsing: "http://a.test/ok\nftp://a.test/no\nnot a url\nhttp://a.test/x ../../etc/passwd\nhttp://a.test/y\n")
+        #expect(list.entries.map(\.line) == [1, 5])
+        #expect(list.problems.map(\.line) == [2, 3, 4])
+        #expect(list.problems[2].description.contains("line 4"))
+    }
+
+    @Test func emptyInputHasNothing() {
+        let list = DownloadList(parsing: "\n\n# only comments\n")
+        #expect(list.entries.isEmpty)
+        #expect(list.problems.isEmpty)
+    }
+}
