@@ -65,6 +65,7 @@ final class BodyWriter: TransferHandler {
             }
             try name(from: head)
             runner.record.finalURL = url.absoluteString
+            runner.record.finishedLength = nil
             runner.record.validators = body.validators
             runner.record.totalLength = body.totalLength
             runner.record.finalLength = body.finalLength
@@ -72,7 +73,10 @@ final class BodyWriter: TransferHandler {
             runner.record.resourceStart = body.resourceStart
             runner.finalURL = url
             // The record must describe this version before any of its bytes reach the file.
-            try saveRecord()
+            let small = body.expectedBodyLength.map { $0 <= DownloadRunner.recordlessBodyLimit } ?? false
+            if runner.recordStored || !small || body.writeOffset > 0 {
+                try saveRecord()
+            }
         } catch {
             decided = .failed(error, retryable: false, retryAfter: nil)
             return .stop
@@ -95,7 +99,8 @@ final class BodyWriter: TransferHandler {
         let name = runner.record.fileName
             ?? FileNameSanitizer.destinationName(contentDisposition: head.headers["Content-Disposition"], url: url)
         let path = layout.path(forName: name)
-        if runner.record.fileName == nil, runner.request.existingFile != .overwrite, FileManager.default.fileExists(atPath: path) {
+        if runner.record.fileName == nil, runner.request.existingFile != .overwrite, !runner.mayOwnExistingFile,
+           FileManager.default.fileExists(atPath: path) {
             throw DownloadError(.destinationExists, "\(path) already exists; use --force to replace it or -c to continue it")
         }
         runner.record.fileName = name
@@ -115,6 +120,7 @@ final class BodyWriter: TransferHandler {
         runner.record.updatedAt = Date()
         do {
             try runner.records(layout).save(runner.record)
+            runner.recordStored = true
         } catch {
             throw DownloadError(.io, error.message)
         }

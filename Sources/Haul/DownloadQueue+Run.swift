@@ -15,7 +15,7 @@ extension DownloadQueue {
             state.finishedBytes = 0
             state.aggregate = QueueProgress(filesTotal: pending)
         }
-        let summary = SummaryCollector()
+        let runState = RunState()
         let workers = max(1, options.maxConcurrent)
         let leases = LeaseKeeper(queue: self)
         leases.start()
@@ -23,38 +23,50 @@ extension DownloadQueue {
             for index in 0..<workers {
                 group.addTask {
                     await Self.onThread(name: "haul-worker-\(index)") {
-                        self.work(options, ids, summary)
+                        self.work(options, ids, runState)
                     }
                 }
             }
         }
         leases.stop()
+        // Renames of finished files are made durable once per directory, not once per file.
+        for directory in runState.directories.withLock({ $0 }) {
+            FileIO.syncDirectory(containing: (directory as NSString).appendingPathComponent("."))
+        }
         publishAggregate(force: true)
         endRunStreams()
-        return summary.value.withLock { $0 }
+        return runState.summary.withLock { $0 }
     }
 
-    /// One worker: claim, download, record the outcome, repeat.
-    private func work(_ options: QueueRunOptions, _ ids: Set<Int64>?, _ summary: SummaryCollector) {
-        while !live.withLock({ $0.draining }) {
+    /// One worker: claim, download, note the outcome, repeat. Each outcome reaches the store in
+    /// the same transaction as the next claim: one commit per download.
+    private func work(_ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState) {
+        var pending: [QueueStore.Settlement] = []
+        while true {
+            let draining = live.withLock { $0.draining }
             let claimed: StoredDownload?
             do {
-                claimed = try store.claimNext(for: owner, among: ids)
+                claimed = try store.claimNext(for: owner, among: draining ? [] : ids, settling: pending)
+                pending = []
             } catch {
-                // A locked store is retried by the next worker loop; anything else ends this worker.
+                // A store locked by another process is tried again; anything else ends this worker.
                 if error.kind == .locked { continue }
                 return
             }
             guard let item = claimed else { return }
-            let ending = runItem(item, options)
-            record(ending, of: item.id, summary)
+            let ending = runItem(item, options, run)
+            pending = [settle(ending, of: item.id, run)]
         }
     }
 
-    private func runItem(_ item: StoredDownload, _ options: QueueRunOptions) -> DownloadRunner.Ending {
+    private func runItem(_ item: StoredDownload, _ options: QueueRunOptions, _ run: RunState) -> DownloadRunner.Ending {
         let control = RunControl()
         let hub = hub(for: item.id, fresh: true)
-        live.withLock { $0.controls[item.id] = control }
+        live.withLock { state in
+            state.controls[item.id] = control
+            // Progress reaches the store after the first second: a small file never costs a write for it.
+            state.persistedAt[item.id] = .now
+        }
         defer { _ = live.withLock { $0.controls.removeValue(forKey: item.id) } }
         guard let request = Self.request(for: item, options) else {
             let error = DownloadError(.usage, "download \(item.id) has an invalid URL: \(item.url)")
@@ -63,34 +75,41 @@ extension DownloadQueue {
         }
         let store = self.store
         let id = item.id
-        let runner = DownloadRunner(request: request, transport: transport, hub: hub, control: control, records: { _ in store.recordSlot(id) })
+        let runner = DownloadRunner(
+            request: request, transport: transport, hub: hub, control: control,
+            records: { _ in store.recordSlot(id) },
+            deferDirectorySync: { directory in run.directories.withLock { _ = $0.insert(directory) } })
+        // This item ran before: a file at its destination may be its own, finished just before its
+        // process died. It is verified against the server (or, for a small file named by the
+        // server, fetched again and replaced), never trusted blindly, never refused.
+        runner.mayOwnExistingFile = item.attempts > 1
         return runner.run()
     }
 
-    private func record(_ ending: DownloadRunner.Ending, of id: Int64, _ summary: SummaryCollector) {
+    /// Counts the outcome at once; returns what the store must learn with the next claim.
+    private func settle(_ ending: DownloadRunner.Ending, of id: Int64, _ run: RunState) -> QueueStore.Settlement {
         let draining = live.withLock { $0.draining }
+        let settlement: QueueStore.Settlement
         switch ending {
         case .completed(let completion):
-            _ = try? store.updateProgress(id, bytes: completion.bytes, totalBytes: completion.bytes, bytesPerSecond: 0, finalPath: completion.path)
-            _ = try? store.apply(.transferCompleted, to: id)
-            summary.value.withLock { $0.completed.append(id) }
+            settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path))
+            run.summary.withLock { $0.completed.append(id) }
             live.withLock { $0.aggregate.filesCompleted += 1 }
         case .failed(let error):
-            _ = try? store.apply(.transferFailed, to: id, error: (error.category.name, error.message))
-            summary.value.withLock { $0.failed.append((id, error)) }
+            settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message))
+            run.summary.withLock { $0.failed.append((id, error)) }
             live.withLock { $0.aggregate.filesFailed += 1 }
         case .cancelled:
-            _ = try? store.apply(.transferCancelled, to: id)
-            summary.value.withLock { $0.cancelled.append(id) }
+            settlement = .init(id: id, input: .transferCancelled)
+            run.summary.withLock { $0.cancelled.append(id) }
         case .paused:
             // Stopping the whole run hands the item back to the queue; a pause request parks it.
-            _ = try? store.apply(draining ? .ownerLost : .transferPaused, to: id)
-            summary.value.withLock { $0.paused.append(id) }
+            settlement = .init(id: id, input: draining ? .ownerLost : .transferPaused)
+            run.summary.withLock { $0.paused.append(id) }
         }
-        live.withLock { state in
-            state.active(remove: id)
-        }
+        live.withLock { $0.active(remove: id) }
         publishAggregate(force: true)
+        return settlement
     }
 
     /// Rebuilds the request from the stored item and the run's options.
@@ -121,7 +140,7 @@ extension DownloadQueue {
             let persist = live.withLock { state -> Bool in
                 state.progress[id] = progress
                 let now = ContinuousClock.now
-                guard now - (state.persistedAt[id] ?? now - .seconds(10)) >= .seconds(1) else { return false }
+                guard now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return false }
                 state.persistedAt[id] = now
                 return true
             }
@@ -129,8 +148,6 @@ extension DownloadQueue {
                 _ = try? store.updateProgress(id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond, finalPath: nil)
             }
             publishAggregate(force: false)
-        case .response(let info):
-            _ = try? store.updateProgress(id, bytes: info.resumedFrom, totalBytes: info.totalBytes, bytesPerSecond: 0, finalPath: info.destination)
         default:
             break
         }
@@ -189,9 +206,10 @@ extension DownloadQueue.LiveState {
     }
 }
 
-/// Collects what a run did, from all its workers.
-final class SummaryCollector: Sendable {
-    let value = Mutex(QueueRunSummary())
+/// What a run's workers share: the summary and the directories whose renames await a sync.
+final class RunState: Sendable {
+    let summary = Mutex(QueueRunSummary())
+    let directories = Mutex(Set<String>())
 }
 
 /// Renews this process's leases every few seconds and relays pause/cancel requests that other
@@ -211,6 +229,9 @@ final class LeaseKeeper: Sendable {
             while !stopped.load(ordering: .acquiring) {
                 _ = wake.wait(timeout: .now() + 2)
                 guard !stopped.load(ordering: .acquiring) else { break }
+                // Controls first: each was registered after its claim committed, so its lease is in
+                // the store unless another process took it over.
+                let running = queue.liveControls()
                 guard let states = try? queue.store.renewLeases(for: queue.owner) else { continue }
                 for (id, state) in states {
                     switch state {
@@ -218,6 +239,11 @@ final class LeaseKeeper: Sendable {
                     case .cancelling: queue.control(id)?.request(.cancel)
                     default: break
                     }
+                }
+                // A transfer whose lease another process took over (this one hung past the lease)
+                // must stop: the item is someone else's now, and its settlement will be refused.
+                for (id, control) in running where states[id] == nil {
+                    control.request(.pause)
                 }
             }
             done.signal()

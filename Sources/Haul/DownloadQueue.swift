@@ -88,6 +88,15 @@ public final class DownloadQueue: Sendable {
         return try storeCall { try $0.activeItem(for: new) }.map(QueueItem.init)
     }
 
+    /// The newest completed download of the same URL to the same place, if its file is still there.
+    public func completedItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
+        let new = try Self.newDownload(request, priority: 0, paused: false)
+        guard let item = try storeCall({ try $0.completedItem(for: new) }), let path = item.finalPath,
+              FileManager.default.fileExists(atPath: path)
+        else { return nil }
+        return QueueItem(item)
+    }
+
     public func items() throws(DownloadError) -> [QueueItem] {
         try storeCall { try $0.all() }.map(QueueItem.init)
     }
@@ -206,6 +215,10 @@ public final class DownloadQueue: Sendable {
 
     func control(_ id: Int64) -> RunControl? {
         live.withLock { $0.controls[id] }
+    }
+
+    func liveControls() -> [Int64: RunControl] {
+        live.withLock { $0.controls }
     }
 
     /// The hub of a download; a new one when the last run ended (a failed download resumed).

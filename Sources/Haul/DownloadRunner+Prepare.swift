@@ -7,6 +7,8 @@ struct PreparedOutput {
     let sink: OutputSink
     /// The files on disk; nil for a direct output (stdout, a device).
     let layout: OutputLayout?
+    /// An earlier run already moved the complete file into place (it died before forgetting the record).
+    var alreadyInPlace = false
 }
 
 extension DownloadRunner {
@@ -27,13 +29,11 @@ extension DownloadRunner {
             if Self.fileKind(path) == S_IFDIR {
                 throw DownloadError(.usage, "\(path) is a directory; use -d to download into it")
             }
-            return try prepareFile(.file(path))
+            let layout = OutputLayout.file(path)
+            try Self.createDirectory(layout.directory)
+            return try prepareFile(layout)
         case .directory(let directory):
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw DownloadError(.io, "cannot create the directory \(directory): \(error.localizedDescription)")
-            }
+            try Self.createDirectory(directory)
             if request.existingFile == .continueIt {
                 // Adopting a file needs its name before the request: take it from the URL, as wget -c does.
                 let name = FileNameSanitizer.destinationName(contentDisposition: nil, url: request.url)
@@ -54,16 +54,31 @@ extension DownloadRunner {
         } catch {
             throw DownloadError(.io, error.message)
         }
-        let partialExists = FileManager.default.fileExists(atPath: layout.partialPath)
+        let partialExists = Self.fileKind(layout.partialPath) != nil
         if let existing = loaded, existing.originalURL != record.originalURL || existing.method != record.method || existing.range != record.range {
             // A partial from another download: not ours to continue.
             loaded = nil
             if partialExists { unlink(layout.partialPath) }
             recordFile.remove()
         }
-        let finalExists = layout.finalPath.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        if let loaded, let finished = loaded.finishedLength, !partialExists,
+           let finalPath = layout.finalPath ?? loaded.fileName.map(layout.path(forName:)),
+           Self.fileSize(finalPath) == finished {
+            record = loaded
+            recordStored = true
+            do {
+                // Opened only to be synced and measured; nothing is written.
+                let file = try PartialFile(path: finalPath)
+                return PreparedOutput(sink: .partial(file), layout: layout, alreadyInPlace: true)
+            } catch {
+                throw DownloadError(.io, error.message)
+            }
+        }
+        let finalExists = layout.finalPath.map { Self.fileKind($0) != nil } ?? false
         if finalExists, let finalPath = layout.finalPath {
             switch request.existingFile {
+            case .refuse where mayOwnExistingFile && loaded == nil && !partialExists:
+                return try adopt(finalPath, layout: layout)
             case .refuse:
                 throw DownloadError(.destinationExists, "\(finalPath) already exists; use --force to replace it or -c to continue it")
             case .overwrite:
@@ -83,6 +98,7 @@ extension DownloadRunner {
         }
         if let loaded {
             record = loaded
+            recordStored = true
             let trusted = loaded.trustedLength(fileLength: file.length, currentBoot: BootID.current)
             if trusted < file.length {
                 do {
@@ -112,6 +128,7 @@ extension DownloadRunner {
             // The record first: a crash right after the rename still knows the partial is adopted.
             record.syncedLength = 0
             try recordFile.save(record)
+            recordStored = true
             guard rename(finalPath, layout.partialPath) == 0 else {
                 recordFile.remove()
                 throw StoreError(.io, "cannot move \(finalPath) aside to continue it: \(String(cString: strerror(errno)))")
@@ -123,6 +140,23 @@ extension DownloadRunner {
         } catch {
             throw DownloadError(.io, error.message)
         }
+    }
+
+    /// Creates the directory a download writes into, with its parents, if it is missing.
+    static func createDirectory(_ directory: String) throws(DownloadError) {
+        guard fileKind(directory) != S_IFDIR else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw DownloadError(.io, "cannot create the directory \(directory): \(error.localizedDescription)")
+        }
+    }
+
+    /// The size of the regular file at `path`, nil if there is none.
+    static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(info.st_size)
     }
 
     /// The type bits of what is at `path` (following symlinks), nil if nothing is there.

@@ -18,6 +18,9 @@ final class DownloadRunner {
     let control: RunControl
     /// Where the record of a layout lives.
     let records: @Sendable (OutputLayout) -> any ResumeRecordStore
+    /// Called with the directory of a finished file instead of syncing it at once: a queue syncs
+    /// each directory once for many files. Nil: sync the directory before reporting completion.
+    let deferDirectorySync: (@Sendable (String) -> Void)?
     let clock = ContinuousClock()
     let startedAt: ContinuousClock.Instant
 
@@ -29,16 +32,27 @@ final class DownloadRunner {
     var bytesTransferred: Int64 = 0
     var finalURL: URL
     var lastCheckpoint: ContinuousClock.Instant
+    /// Whether a record for this download exists in its store (loaded or saved by this run).
+    var recordStored = false
+    /// A queued download that ran before: a file at its destination may be its own finished file.
+    /// Such a file is adopted and verified like `--continue`, or replaced, instead of refused.
+    var mayOwnExistingFile = false
+    /// A fresh download whose whole body is at most this big skips the record until its first
+    /// checkpoint: without a record its bytes are only ever trusted after the overlap check, and
+    /// for many small files the record would cost more than re-fetching one.
+    static let recordlessBodyLimit: Int64 = 1 << 20
 
     init(
         request: DownloadRequest,
         transport: any HTTPTransport,
         hub: EventHub,
         control: RunControl,
-        records: @escaping @Sendable (OutputLayout) -> any ResumeRecordStore = { RecordFile(path: $0.recordPath) }
+        records: @escaping @Sendable (OutputLayout) -> any ResumeRecordStore = { RecordFile(path: $0.recordPath) },
+        deferDirectorySync: (@Sendable (String) -> Void)? = nil
     ) {
         self.request = request
         self.records = records
+        self.deferDirectorySync = deferDirectorySync
         self.transport = transport
         self.hub = hub
         self.control = control
@@ -69,6 +83,7 @@ final class DownloadRunner {
                 url: request.url,
                 destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
                 resumingFrom: output.sink.length)))
+            if output.alreadyInPlace { return .completed(try finish(output)) }
             return try attemptLoop(output)
         } catch {
             if error.category == .cancelled {
@@ -156,6 +171,7 @@ final class DownloadRunner {
         record.resourceStart = 0
         record.syncedLength = 0
         record.isAdopted = false
+        record.finishedLength = nil
         hub.publish(.restarted(reason))
     }
 
@@ -190,12 +206,19 @@ final class DownloadRunner {
             } catch {
                 throw DownloadError(.io, error.message)
             }
-            guard rename(layout.partialPath, finalPath) == 0 else {
-                let reason = String(cString: strerror(errno))
-                throw DownloadError(.io, "cannot move the finished download into place at \(finalPath): \(reason); the data is kept in \(layout.partialPath)")
+            if !output.alreadyInPlace {
+                if recordStored { try markFinished(output, layout: layout) }
+                guard rename(layout.partialPath, finalPath) == 0 else {
+                    let reason = String(cString: strerror(errno))
+                    throw DownloadError(.io, "cannot move the finished download into place at \(finalPath): \(reason); the data is kept in \(layout.partialPath)")
+                }
             }
-            FileIO.syncDirectory(containing: finalPath)
-            records(layout).remove()
+            if let deferDirectorySync {
+                deferDirectorySync((finalPath as NSString).deletingLastPathComponent)
+            } else {
+                FileIO.syncDirectory(containing: finalPath)
+            }
+            if recordStored { records(layout).remove() }
             path = finalPath
         } else {
             path = output.sink.path
@@ -210,6 +233,22 @@ final class DownloadRunner {
             finalURL: finalURL)
         hub.publish(.completed(completion))
         return completion
+    }
+
+    /// Tells the record, before the rename, that the file is complete: a run that dies between the
+    /// rename and forgetting the record is then recognised as finished, not as a foreign file.
+    /// (A download that never stored a record has nothing to mark; a queue re-verifies such a file
+    /// against the server, as `--continue` does.)
+    private func markFinished(_ output: PreparedOutput, layout: OutputLayout) throws(DownloadError) {
+        record.finishedLength = output.sink.length
+        record.syncedLength = output.sink.length
+        record.bootID = BootID.current
+        do {
+            try records(layout).save(record)
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+        recordStored = true
     }
 
     func currentProgress(_ output: PreparedOutput) -> DownloadProgress {
@@ -230,6 +269,7 @@ final class DownloadRunner {
         record.bootID = BootID.current
         record.updatedAt = Date()
         try records(layout).save(record)
+        recordStored = true
         lastCheckpoint = clock.now
     }
 

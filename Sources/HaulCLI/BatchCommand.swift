@@ -23,57 +23,68 @@ struct BatchCommand {
             presenter.error(error.message)
             return ExitCode(error)
         }
-        let ids: [Int64]
+        let batch: Enqueued
         do throws(DownloadError) {
-            ids = try enqueue(queue)
+            batch = try enqueue(queue)
         } catch {
             presenter.error(error.message)
             return ExitCode(error)
         }
-        guard !ids.isEmpty else { return problems.isEmpty ? .success : .usage }
+        for done in batch.alreadyDone where presenter.mode == .normal {
+            presenter.error("#\(done.id) \(done.finalPath ?? done.destination) is already complete (skipped)")
+        }
+        let clean = problems.isEmpty && batch.duplicates == 0
+        guard !batch.ids.isEmpty else { return clean ? .success : .usage }
         let signals = SignalWatcher { _ in queue.stopAll() }
         let runOptions = options.runOptions(jobs: jobs)
-        let batch = Set(ids)
+        let ids = batch.ids
         let summary = await QueueRunView(queue: queue, presenter: presenter, total: ids.count).run {
-            await queue.run(runOptions, only: batch)
+            await queue.run(runOptions, only: Set(ids))
         }
         if let interrupted = signals.exitCode { return interrupted }
         if let first = summary.failed.first { return ExitCode(first.error) }
         if summary.completed.count < ids.count { return .failure }
-        return problems.isEmpty ? .success : .usage
+        return clean ? .success : .usage
     }
 
-    /// Adds the batch, reusing the unfinished items of an earlier run of the same batch.
-    private func enqueue(_ queue: DownloadQueue) throws(DownloadError) -> [Int64] {
+    struct Enqueued {
+        /// Items to run now.
         var ids: [Int64] = []
+        /// Items an earlier run of this batch completed, whose files are still in place.
+        var alreadyDone: [QueueItem] = []
+        /// Entries skipped because another entry of the batch has the same destination.
+        var duplicates = 0
+    }
+
+    /// Adds the batch, reusing what an earlier run of the same batch left: unfinished items are
+    /// resumed, completed ones (file still in place) are not fetched again.
+    private func enqueue(_ queue: DownloadQueue) throws(DownloadError) -> Enqueued {
+        var result = Enqueued()
         var fresh: [DownloadRequest] = []
         var seen: Set<String> = []
         for request in requests {
             let key = Self.destinationKey(request)
             guard seen.insert(key).inserted else {
                 presenter.error("\(request.url.absoluteString): the same destination appears twice in the batch (skipped)")
+                result.duplicates += 1
                 continue
             }
-            guard let existing = try queue.existingItem(for: request) else {
+            if let existing = try queue.existingItem(for: request) {
+                guard existing.urlString == request.url.absoluteString else {
+                    throw DownloadError(.destinationExists, "\(existing.destination) is already used by queued download \(existing.id) (\(existing.urlString))")
+                }
+                if existing.state == .paused || existing.state == .failed {
+                    try queue.resume(existing.id)
+                }
+                result.ids.append(existing.id)
+            } else if let done = try queue.completedItem(for: request) {
+                result.alreadyDone.append(done)
+            } else {
                 fresh.append(request)
-                continue
             }
-            guard existing.urlString == request.url.absoluteString else {
-                throw DownloadError(.destinationExists, "\(existing.destination) is already used by queued download \(existing.id) (\(existing.urlString))")
-            }
-            switch existing.state {
-            case .paused, .failed:
-                try queue.resume(existing.id)
-            case .queued, .running, .pausing:
-                break
-            default:
-                fresh.append(request)
-                continue
-            }
-            ids.append(existing.id)
         }
-        ids += try queue.add(fresh)
-        return ids
+        result.ids += try queue.add(fresh)
+        return result
     }
 
     static func destinationKey(_ request: DownloadRequest) -> String {

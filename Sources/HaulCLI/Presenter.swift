@@ -7,7 +7,7 @@ import Haul
 /// `@unchecked Sendable`: a batch shows events and aggregate progress from two tasks, and every
 /// such call goes through `lock`; a single download uses it from one task only.
 final class Presenter: @unchecked Sendable {
-    private let mode: OutputMode
+    let mode: OutputMode
     private let isTerminal: Bool
     private var lineVisible = false
     /// Lines of the aggregate block currently on screen.

@@ -33,6 +33,10 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     public var bootID: String?
     /// The file name chosen from the response, for downloads into a directory.
     public var fileName: String?
+    /// Set just before the finished partial is renamed to its final name: if the process dies
+    /// between the rename and forgetting the record, a final file of exactly this length is known
+    /// to be this download, complete.
+    public var finishedLength: Int64?
     /// The file was adopted from another tool (`--continue`) and has not yet been proven against the server.
     public var isAdopted: Bool
     public var updatedAt: Date

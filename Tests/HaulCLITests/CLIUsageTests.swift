@@ -55,11 +55,18 @@ struct CLIUsageTests {
         #expect(result.stdout.isEmpty)
     }
 
-    @Test func twoURLsAreAUsageError() throws {
-        // GIVEN two URLs WHEN haul runs THEN it exits 2
-        let result = try HaulBinary.run(["http://127.0.0.1:1/a", "http://127.0.0.1:1/b"])
+    @Test func twoURLsWithOneOutputFileAreAUsageError() throws {
+        // GIVEN two URLs (a batch) and -o naming a single file
+        let directory = try TemporaryDirectory()
+        // WHEN haul runs
+        let result = try HaulBinary.run(
+            ["-o", directory.file("out"), "--state", directory.file("state"), "http://127.0.0.1:1/a", "http://127.0.0.1:1/b"])
+        // THEN it exits 2, says -o cannot name several downloads, and creates nothing
         #expect(result.status == 2)
-        #expect(!result.stderr.isEmpty)
+        #expect(result.stderr.contains("-o"), "stderr: \(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(!Disk.exists(directory.file("out")))
+        #expect(!Disk.exists(directory.file("state")))
     }
 
     @Test(arguments: [["--bogus", "http://127.0.0.1:1/x"], ["-Z", "http://127.0.0.1:1/x"], ["--quiet=yes", "http://127.0.0.1:1/x"]])

@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import Synchronization
 
 /// The durable queue: every download Haul manages, its lifecycle state, its lease and its resume
 /// record, in one SQLite database (WAL, one serial owner of the connection).
@@ -14,6 +15,9 @@ public final class QueueStore: Sendable {
 
     public let path: String
     private let database: DatabaseQueue
+    /// When abandoned items were last looked for; claims look again at most every `recoveryInterval`.
+    private let lastRecovery = Mutex<Double>(0)
+    static let recoveryInterval: Double = 2
 
     /// Opens (creating if needed) the store in `directory`. A file that is not a Haul store is
     /// reported, never overwritten.
@@ -25,7 +29,11 @@ public final class QueueStore: Sendable {
         }
         path = (directory as NSString).appendingPathComponent(Self.fileName)
         do {
-            database = try DatabaseQueue(path: path)
+            // NORMAL: a power cut may roll back the latest commits, never corrupt the store. Every
+            // write here only ever claims less than is durable (data is fdatasync'ed before a record
+            // claims it), so a lost commit means re-fetching a little, never trusting torn bytes;
+            // a commit that syncs would cost a disk flush per state change of every download.
+            database = try DatabaseQueue(path: path, synchronous: .normal)
             try Self.migrator.migrate(database)
         } catch {
             throw Self.storeError(error, path: (directory as NSString).appendingPathComponent(Self.fileName))
@@ -64,6 +72,11 @@ public final class QueueStore: Sendable {
                 CREATE INDEX downloads_runnable ON downloads(state, priority DESC, id);
                 CREATE INDEX downloads_destination ON downloads(destination);
                 """)
+        }
+        migrator.registerMigration("v2-attempts") { db in
+            // How many times an item was claimed: a file found at the destination of an item that
+            // ran before may be that item's own finished file, to be verified, not refused.
+            try db.execute("ALTER TABLE downloads ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0")
         }
         return migrator
     }()
@@ -113,6 +126,18 @@ public final class QueueStore: Sendable {
         }
     }
 
+    /// The newest completed item of the same URL that wrote where `new` would, if any: a batch run
+    /// again finds what it already finished.
+    public func completedItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
+        try read { db in
+            let rows = try db.query("""
+                SELECT id FROM downloads WHERE destination_kind = ? AND destination = ? AND url = ? AND state = 'completed'
+                ORDER BY id DESC LIMIT 1
+                """, [.text(new.destinationKind.rawValue), .text(new.destination), .text(new.url)])
+            return try rows.first?.int64("id").flatMap { try Self.load(db, id: $0) }
+        }
+    }
+
     public func item(_ id: Int64) throws(StoreError) -> StoredDownload? {
         try read { db in try Self.load(db, id: id) }
     }
@@ -125,37 +150,83 @@ public final class QueueStore: Sendable {
     // MARK: lifecycle
 
     /// Applies a lifecycle input to an item; the action says what its owner must do.
+    ///
+    /// `owner`: for the end of a transfer, the process that ran it. If its lease was taken over
+    /// (it hung past the lease and another process recovered the item), the input is refused with
+    /// `.conflict`, so a stale owner never settles an item another process is downloading.
+    /// `.start` is refused: only `claimNext` starts an item, because only it takes a lease.
     @discardableResult
-    public func apply(_ input: LifecycleInput, to id: Int64, error: (category: String, message: String)? = nil) throws(StoreError) -> (StoredDownload, LifecycleAction) {
+    public func apply(
+        _ input: LifecycleInput,
+        to id: Int64,
+        error: (category: String, message: String)? = nil,
+        finished: (bytes: Int64, path: String)? = nil,
+        owner: LeaseOwner? = nil
+    ) throws(StoreError) -> (StoredDownload, LifecycleAction) {
         try write { db in
-            guard var item = try Self.load(db, id: id) else {
-                throw StoreError(.notFound, "no download \(id) in the queue")
-            }
-            let (next, action): (DownloadState, LifecycleAction)
-            switch DownloadLifecycle.apply(input, to: item.state) {
-            case .success(let result): (next, action) = result
-            case .failure(let illegal): throw StoreError(.conflict, "download \(id): \(illegal.description)")
-            }
-            item.state = next
-            if let error {
-                item.errorCategory = error.category
-                item.lastError = error.message
-            } else if next == .queued || next == .running || next == .completed {
-                item.errorCategory = nil
-                item.lastError = nil
-            }
-            let releasesLease = next.isSettled || next == .queued
-            try db.execute("""
-                UPDATE downloads SET state = ?, last_error = ?, error_category = ?, updated_at = ?,
-                    lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END,
-                    lease_expires = CASE WHEN ? THEN NULL ELSE lease_expires END
-                WHERE id = ?
-                """, [
-                    .text(next.rawValue), item.lastError.map(SQLiteValue.text) ?? .null, item.errorCategory.map(SQLiteValue.text) ?? .null,
-                    .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease), .integer(id),
-                ])
-            return (item, action)
+            try Self.apply(db, Settlement(id: id, input: input, error: error, finished: finished), owner: owner)
         }
+    }
+
+    /// The end of one transfer, applied together with the next claim (see `claimNext`).
+    public struct Settlement: Sendable {
+        public let id: Int64
+        public let input: LifecycleInput
+        public let error: (category: String, message: String)?
+        public let finished: (bytes: Int64, path: String)?
+
+        public init(id: Int64, input: LifecycleInput, error: (category: String, message: String)? = nil, finished: (bytes: Int64, path: String)? = nil) {
+            self.id = id
+            self.input = input
+            self.error = error
+            self.finished = finished
+        }
+    }
+
+    private static func apply(_ db: SQLiteConnection, _ change: Settlement, owner: LeaseOwner?) throws -> (StoredDownload, LifecycleAction) {
+        let id = change.id
+        guard var item = try load(db, id: id) else {
+            throw StoreError(.notFound, "no download \(id) in the queue")
+        }
+        if change.input == .start {
+            throw StoreError(.conflict, "download \(id): downloads are started by claiming them, which takes a lease")
+        }
+        if let owner, try leaseOwner(db, id) != owner.encoded {
+            throw StoreError(.conflict, "download \(id) is no longer leased to this process")
+        }
+        let (next, action): (DownloadState, LifecycleAction)
+        switch DownloadLifecycle.apply(change.input, to: item.state) {
+        case .success(let result): (next, action) = result
+        case .failure(let illegal): throw StoreError(.conflict, "download \(id): \(illegal.description)")
+        }
+        item.state = next
+        if let error = change.error {
+            item.errorCategory = error.category
+            item.lastError = error.message
+        } else if next == .queued || next == .running || next == .completed {
+            item.errorCategory = nil
+            item.lastError = nil
+        }
+        let releasesLease = next.isSettled || next == .queued
+        try db.execute("""
+            UPDATE downloads SET state = ?, last_error = ?, error_category = ?, updated_at = ?,
+                lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END,
+                lease_expires = CASE WHEN ? THEN NULL ELSE lease_expires END
+            WHERE id = ?
+            """, [
+                .text(next.rawValue), item.lastError.map(SQLiteValue.text) ?? .null, item.errorCategory.map(SQLiteValue.text) ?? .null,
+                .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease), .integer(id),
+            ])
+        if let finished = change.finished {
+            // A completed download: its final size and place, and no record left to resume from.
+            try db.execute("UPDATE downloads SET bytes = ?, total_bytes = ?, speed = 0, final_path = ?, record = NULL WHERE id = ?",
+                           [.integer(finished.bytes), .integer(finished.bytes), .text(finished.path), .integer(id)])
+        }
+        return (item, action)
+    }
+
+    private static func leaseOwner(_ db: SQLiteConnection, _ id: Int64) throws -> String? {
+        try db.query("SELECT lease_owner FROM downloads WHERE id = ?", [.integer(id)]).first?.string("lease_owner")
     }
 
     /// Removes a settled item (and its record). A running item must be cancelled first.
@@ -173,23 +244,45 @@ public final class QueueStore: Sendable {
 
     // MARK: leases
 
-    /// Returns items whose owner died to where they meant to go (running → queued, pausing →
-    /// paused, cancelling → cancelled), then claims the best queued item for `owner`.
-    /// `among` limits the choice to some items (a batch runs only its own).
-    public func claimNext(for owner: LeaseOwner, among ids: Set<Int64>? = nil) throws(StoreError) -> StoredDownload? {
-        try write { db in
-            try Self.recoverAbandoned(db)
-            let candidates = try db.query("SELECT id FROM downloads WHERE state = 'queued' ORDER BY priority DESC, id")
-            for row in candidates {
-                guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
-                let now = Date().timeIntervalSince1970
-                try db.execute("""
-                    UPDATE downloads SET state = 'running', lease_owner = ?, lease_expires = ?, updated_at = ?,
-                        last_error = NULL, error_category = NULL
-                    WHERE id = ? AND state = 'queued'
-                    """, [.text(owner.encoded), .real(now + Self.leaseSeconds), .real(now), .integer(id)])
-                guard db.changes == 1 else { continue }
-                return try Self.load(db, id: id)
+    /// Settles the transfers `owner` just finished, returns items whose owner died to where they
+    /// meant to go (running → queued, pausing → paused, cancelling → cancelled; at most every
+    /// `recoveryInterval` per store, and on the first claim), then claims the best queued item for
+    /// `owner` — all in one transaction. `among` limits the choice to some items (a batch runs only
+    /// its own). A settlement this owner may no longer make (its lease was taken over) is skipped.
+    public func claimNext(for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [Settlement] = []) throws(StoreError) -> StoredDownload? {
+        let now = Date().timeIntervalSince1970
+        let recover = lastRecovery.withLock { last -> Bool in
+            guard now - last >= Self.recoveryInterval else { return false }
+            last = now
+            return true
+        }
+        return try write { db in
+            for settlement in settlements {
+                do {
+                    _ = try Self.apply(db, settlement, owner: owner)
+                } catch let error as StoreError where error.kind == .conflict || error.kind == .notFound {
+                    continue
+                }
+            }
+            if recover { try Self.recoverAbandoned(db) }
+            // Page through the queued items best first; a batch (`among`) usually finds its own on the first page.
+            var offset: Int64 = 0
+            while true {
+                let page = try db.query(
+                    "SELECT id FROM downloads WHERE state = 'queued' ORDER BY priority DESC, id LIMIT 64 OFFSET ?", [.integer(offset)])
+                if page.isEmpty { break }
+                offset += Int64(page.count)
+                for row in page {
+                    guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
+                    let now = Date().timeIntervalSince1970
+                    try db.execute("""
+                        UPDATE downloads SET state = 'running', lease_owner = ?, lease_expires = ?, updated_at = ?,
+                            last_error = NULL, error_category = NULL, attempts = attempts + 1
+                        WHERE id = ? AND state = 'queued'
+                        """, [.text(owner.encoded), .real(now + Self.leaseSeconds), .real(now), .integer(id)])
+                    guard db.changes == 1 else { continue }
+                    return try Self.load(db, id: id)
+                }
             }
             return nil
         }
@@ -355,6 +448,7 @@ public final class QueueStore: Sendable {
             finalPath: row.string("final_path"),
             lastError: row.string("last_error"),
             errorCategory: row.string("error_category"),
+            attempts: row.int("attempts") ?? 0,
             createdAt: Date(timeIntervalSince1970: row.double("created_at") ?? 0),
             updatedAt: Date(timeIntervalSince1970: row.double("updated_at") ?? 0))
     }

@@ -31,6 +31,8 @@ public struct StoredDownload: Sendable, Equatable {
     public var finalPath: String?
     public var lastError: String?
     public var errorCategory: String?
+    /// Times the item was claimed to run.
+    public var attempts: Int
     public var createdAt: Date
     public var updatedAt: Date
 }

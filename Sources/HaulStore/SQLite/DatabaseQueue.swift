@@ -20,9 +20,13 @@ public final class DatabaseQueue: @unchecked Sendable {
     private let connection: SQLiteConnection
 
     /// Opens (creating if missing) the database at `path`; see ``SQLiteConnection/init(path:busyTimeoutMilliseconds:)``.
-    public init(path: String, busyTimeoutMilliseconds: Int = SQLiteConnection.defaultBusyTimeoutMilliseconds) throws {
+    public init(
+        path: String,
+        busyTimeoutMilliseconds: Int = SQLiteConnection.defaultBusyTimeoutMilliseconds,
+        synchronous: SQLiteConnection.Synchronous = .full
+    ) throws {
         self.path = path
-        connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        connection = try SQLiteConnection(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous)
     }
 
     /// Runs `body` with exclusive use of the connection, outside any transaction.

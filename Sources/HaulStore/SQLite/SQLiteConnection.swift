@@ -10,11 +10,22 @@ import Foundation
 /// Every connection is configured for a durable store:
 /// - `journal_mode=WAL`, checked: opening fails if SQLite keeps another mode (e.g. on a file
 ///   system without the shared memory WAL needs).
-/// - `synchronous=FULL`: in WAL mode this syncs the WAL on every commit, so a committed transaction
-///   survives a power cut, not only a crash of the process. (`NORMAL` would only protect against
-///   process crashes, and a resume record must never claim bytes that a power cut could drop.)
+/// - `synchronous=FULL` by default: in WAL mode this syncs the WAL on every commit, so a committed
+///   transaction survives a power cut, not only a crash of the process. A store whose every write
+///   only ever claims less than is durable may choose `NORMAL` (see ``Synchronous``).
 /// - `foreign_keys=ON`, and a busy timeout so a writer waits for another connection's transaction.
 public final class SQLiteConnection {
+    /// How hard a commit works to survive a power cut.
+    public enum Synchronous: Int64, Sendable {
+        /// WAL commits are not synced; a power cut may roll back the latest transactions (never
+        /// corrupt the database). Safe when losing a recent write only makes the store claim less.
+        case normal = 1
+        /// Every commit syncs the WAL.
+        case full = 2
+
+        var pragma: String { self == .full ? "FULL" : "NORMAL" }
+    }
+
     /// The default time a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
     public static let defaultBusyTimeoutMilliseconds = 5000
 
@@ -29,7 +40,11 @@ public final class SQLiteConnection {
     /// The file's header is read before anything is written, so a file that is not an SQLite
     /// database fails with an error whose `isCorrupt` is `true` and is left untouched.
     /// - Parameter busyTimeoutMilliseconds: how long to wait for another connection's lock.
-    public init(path: String, busyTimeoutMilliseconds: Int = SQLiteConnection.defaultBusyTimeoutMilliseconds) throws {
+    public init(
+        path: String,
+        busyTimeoutMilliseconds: Int = SQLiteConnection.defaultBusyTimeoutMilliseconds,
+        synchronous: Synchronous = .full
+    ) throws {
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &opened, flags, nil)
@@ -43,7 +58,7 @@ public final class SQLiteConnection {
         self.path = path
         self.handle = opened
         // From here on deinit closes the handle if configuration fails.
-        try configure(busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        try configure(busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous)
     }
 
     deinit {
@@ -51,7 +66,7 @@ public final class SQLiteConnection {
         sqlite3_close_v2(handle)
     }
 
-    private func configure(busyTimeoutMilliseconds: Int) throws {
+    private func configure(busyTimeoutMilliseconds: Int, synchronous: Synchronous) throws {
         let timeout = Int32(clamping: max(0, busyTimeoutMilliseconds))
         let code = sqlite3_busy_timeout(handle, timeout)
         guard code == SQLITE_OK else {
@@ -77,13 +92,13 @@ public final class SQLiteConnection {
                     + "WAL needs — put the database on a local disk",
                 sql: "PRAGMA journal_mode=WAL")
         }
-        try execute("PRAGMA synchronous=FULL")
+        try execute("PRAGMA synchronous=\(synchronous.pragma)")
         try execute("PRAGMA foreign_keys=ON")
         // Both pragmas are silently ignored in some situations; confirm they took effect.
-        guard try scalar("PRAGMA synchronous").int64 == 2, try scalar("PRAGMA foreign_keys").int64 == 1 else {
+        guard try scalar("PRAGMA synchronous").int64 == synchronous.rawValue, try scalar("PRAGMA foreign_keys").int64 == 1 else {
             throw SQLiteError(
                 extendedResultCode: SQLITE_ERROR,
-                message: "\(path): SQLite did not accept synchronous=FULL and foreign_keys=ON",
+                message: "\(path): SQLite did not accept synchronous=\(synchronous.pragma) and foreign_keys=ON",
                 sql: "PRAGMA synchronous; PRAGMA foreign_keys")
         }
     }

@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# Many-small-files benchmark: haul vs curl vs aria2c, 8 transfers at a time, against nginx on loopback.
+#
+#   bash bench/batch.sh                                    # 1,000 files of 64 KiB, 3 rounds
+#   BENCH_FILES=100 BENCH_ROUNDS=1 bash bench/batch.sh     # quick check of the script
+#
+# Environment:
+#   BENCH_FILES     number of served files (default 1000)
+#   BENCH_FILE_KB   size of each file in KiB (default 64)
+#   BENCH_JOBS      transfers at a time for every tool (default 8)
+#   BENCH_ROUNDS    rounds per tool (default 3); the table shows medians
+#   BENCH_TMPDIR    where the served files and the downloads go (default $TMPDIR or /var/tmp)
+#
+# Each round gives every tool a fresh, empty output directory (and haul a fresh --state directory),
+# so no tool skips or resumes anything. Wall time, CPU time (user + sys) and peak RSS come from
+# /usr/bin/time. Each tool's first-round output is checked: exactly BENCH_FILES files, and the
+# SHA-256 of a sample of them equals the source's. Only the nginx this script starts is stopped,
+# by its PID.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+files=${BENCH_FILES:-1000}
+file_kb=${BENCH_FILE_KB:-64}
+jobs=${BENCH_JOBS:-8}
+rounds=${BENCH_ROUNDS:-3}
+for value in "$files" "$file_kb" "$jobs" "$rounds"; do
+    if ! [[ "$value" =~ ^[1-9][0-9]*$ ]]; then
+        echo "error: BENCH_FILES, BENCH_FILE_KB, BENCH_JOBS and BENCH_ROUNDS must be positive integers" >&2
+        exit 2
+    fi
+done
+
+log() { printf '==> %s\n' "$*"; }
+
+# ---- tools ------------------------------------------------------------------------------------
+need=()
+command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || need+=(nginx-light)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v aria2c >/dev/null 2>&1 || need+=(aria2)
+[[ -x /usr/bin/time ]] || need+=(time)
+command -v sha256sum >/dev/null 2>&1 || need+=(coreutils)
+if ((${#need[@]} > 0)); then
+    sudo=()
+    ((EUID == 0)) || sudo=(sudo)
+    log "installing: ${need[*]}"
+    "${sudo[@]}" apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
+fi
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+if ! curl --help all 2>/dev/null | grep -q -- '--parallel-max'; then
+    echo "error: this curl has no --parallel-max (curl 7.66 or later is needed)" >&2
+    exit 1
+fi
+
+# ---- temp dir, cleanup ------------------------------------------------------------------------
+base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}
+work=$(mktemp -d "$base_tmp/haul-bench-batch.XXXXXX")
+nginx_pid=""
+
+stop_nginx() {
+    [[ -n "$nginx_pid" ]] || return 0
+    if kill -0 "$nginx_pid" 2>/dev/null; then
+        kill -TERM "$nginx_pid" 2>/dev/null || true
+        for _ in $(seq 50); do
+            kill -0 "$nginx_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$nginx_pid" 2>/dev/null || true
+    fi
+    wait "$nginx_pid" 2>/dev/null || true
+    nginx_pid=""
+}
+cleanup() {
+    stop_nginx
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$work/root" "$work/nginx" "$work/runs"
+
+# ---- source files -----------------------------------------------------------------------------
+log "writing $files files of $file_kb KiB under $work/root"
+# One stream of random bytes cut into equal pieces: f0000.bin, f0001.bin, ...
+head -c "$((files * file_kb * 1024))" /dev/urandom |
+    split -b "$((file_kb * 1024))" -d -a 6 --additional-suffix=.bin - "$work/root/f"
+names=()
+for path in "$work/root"/f*.bin; do names+=("$(basename "$path")"); done
+if ((${#names[@]} != files)); then
+    echo "error: expected $files source files, made ${#names[@]}" >&2
+    exit 1
+fi
+# A sample to check in every tool's output: first, last and a few in between.
+sample=("${names[0]}" "${names[$((files / 4))]}" "${names[$((files / 2))]}" "${names[$((3 * files / 4))]}" "${names[$((files - 1))]}")
+declare -A source_sha
+for name in "${sample[@]}"; do
+    source_sha[$name]=$(sha256sum "$work/root/$name" | cut -d' ' -f1)
+done
+cat "$work/root"/f*.bin >/dev/null # warm the page cache for every tool
+
+# ---- nginx ------------------------------------------------------------------------------------
+free_port() {
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+    else
+        echo $((20000 + RANDOM % 40000))
+    fi
+}
+
+start_nginx() {
+    local dir="$work/nginx" port attempt user_line=""
+    if ((EUID == 0)); then user_line="user root;"; fi
+    for attempt in 1 2 3 4 5; do
+        port=$(free_port)
+        rm -f "$dir/nginx.pid" "$dir/error.log"
+        cat >"$dir/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 1;
+$user_line
+pid "$dir/nginx.pid";
+lock_file "$dir/nginx.lock";
+error_log "$dir/error.log" notice;
+events { worker_connections 1024; }
+http {
+    default_type application/octet-stream;
+    access_log off;
+    client_body_temp_path "$dir/client_body";
+    proxy_temp_path "$dir/proxy";
+    fastcgi_temp_path "$dir/fastcgi";
+    sendfile on;
+    tcp_nopush on;
+    etag on;
+    keepalive_timeout 65;
+    keepalive_requests 100000;
+    server {
+        listen 127.0.0.1:$port;
+        root "$work/root";
+        location / { }
+    }
+}
+CONF
+        "$nginx_bin" -p "$dir/" -c "$dir/nginx.conf" -e "$dir/error.log" </dev/null >"$dir/stderr.log" 2>&1 &
+        nginx_pid=$!
+        for _ in $(seq 100); do
+            if ! kill -0 "$nginx_pid" 2>/dev/null; then
+                break
+            fi
+            # Ready once nginx wrote its pid file (after binding) and the port accepts connections.
+            if [[ "$(cat "$dir/nginx.pid" 2>/dev/null)" == "$nginx_pid" ]] &&
+                (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                nginx_port=$port
+                return 0
+            fi
+            sleep 0.1
+        done
+        stop_nginx
+        if grep -q 'Address already in use' "$dir/error.log" "$dir/stderr.log" 2>/dev/null; then
+            log "port $port was taken, retrying ($attempt)"
+            continue
+        fi
+        echo "error: nginx did not start:" >&2
+        cat "$dir/error.log" "$dir/stderr.log" >&2 2>/dev/null || true
+        return 1
+    done
+    echo "error: nginx could not bind a free port" >&2
+    return 1
+}
+start_nginx
+base_url="http://127.0.0.1:$nginx_port"
+log "nginx PID $nginx_pid serving $files files at $base_url/"
+
+# ---- input lists ------------------------------------------------------------------------------
+# haul and aria2 take one URL per line and name each file after the URL's last segment; curl's
+# config gets a `url`/`output` pair per file, its output directory substituted per run.
+url_list="$work/urls.txt"
+for name in "${names[@]}"; do printf '%s/%s\n' "$base_url" "$name"; done >"$url_list"
+
+write_curl_config() { # out-dir config-file
+    local out=$1 name
+    for name in "${names[@]}"; do
+        printf 'url = "%s/%s"\noutput = "%s/%s"\n' "$base_url" "$name" "$out" "$name"
+    done >"$2"
+}
+
+# ---- haul -------------------------------------------------------------------------------------
+tools=(curl aria2)
+log "building haul: swift build -c release"
+if swift build -c release >"$work/haul-build.log" 2>&1 &&
+    haul_bin="$(swift build -c release --show-bin-path 2>/dev/null)/haul" && [[ -x "$haul_bin" ]]; then
+    tools=(haul curl aria2)
+else
+    echo "warning: could not build haul; benchmarking the others only. Build output (tail):" >&2
+    tail -n 30 "$work/haul-build.log" >&2
+fi
+
+# ---- runs -------------------------------------------------------------------------------------
+# Sets `cmd` to the command line for a tool downloading every file into `out`.
+command_for() { # tool out-dir run-dir
+    local out=$2 run=$3
+    case "$1" in
+    haul) cmd=("$haul_bin" -q --state "$run/state" -i "$url_list" -j "$jobs" -d "$out") ;;
+    curl)
+        write_curl_config "$out" "$run/curl.cfg"
+        cmd=(curl -s -Z --parallel-max "$jobs" -K "$run/curl.cfg")
+        ;;
+    aria2) cmd=(aria2c -q -i "$url_list" -j "$jobs" -d "$out" --allow-overwrite=true --file-allocation=none) ;;
+    esac
+}
+
+# Prints what is wrong with a tool's output directory, or nothing when it is complete and intact.
+check_output() { # out-dir
+    local out=$1 count name got
+    count=$(find "$out" -maxdepth 1 -type f -name 'f*.bin' | wc -l)
+    if ((count != files)); then
+        echo "$count files where $files were expected"
+        return
+    fi
+    for name in "${sample[@]}"; do
+        got=$(sha256sum "$out/$name" 2>/dev/null | cut -d' ' -f1)
+        if [[ "$got" != "${source_sha[$name]}" ]]; then
+            echo "$name has sha256 '${got:-missing}', expected ${source_sha[$name]}"
+        fi
+    done
+    local extra
+    extra=$(find "$out" -mindepth 1 -maxdepth 1 ! -name 'f*.bin' | head -n 3)
+    [[ -z "$extra" ]] || echo "unexpected entries left behind: $extra"
+}
+
+declare -A results # tool -> lines "wall user sys rss_kib"
+declare -A failed
+for ((round = 1; round <= rounds; round++)); do
+    for tool in "${tools[@]}"; do
+        [[ -z "${failed[$tool]:-}" ]] || continue
+        run="$work/runs/$tool-$round"
+        out="$run/out"
+        mkdir -p "$out"
+        command_for "$tool" "$out" "$run"
+        sync
+        if ! /usr/bin/time -f '%e %U %S %M' -o "$run/time.txt" "${cmd[@]}" </dev/null >"$run/run.log" 2>&1; then
+            echo "warning: $tool failed in round $round:" >&2
+            tail -n 20 "$run/run.log" >&2
+            failed[$tool]=1
+            rm -rf "$run"
+            continue
+        fi
+        measured=$(tail -n 1 "$run/time.txt")
+        read -r w u s m <<<"$measured"
+        printf '    round %d %-6s wall %6ss  user %6ss  sys %6ss  rss %8s KiB\n' "$round" "$tool" "$w" "$u" "$s" "$m"
+        if ((round == 1)); then
+            problems=$(check_output "$out")
+            if [[ -n "$problems" ]]; then
+                echo "warning: $tool did not download every file intact:" >&2
+                printf '    %s\n' "$problems" >&2
+                tail -n 20 "$run/run.log" >&2
+                failed[$tool]=1
+            fi
+        fi
+        results[$tool]+="$measured"$'\n'
+        rm -rf "$run"
+    done
+done
+
+# ---- report -----------------------------------------------------------------------------------
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+declare -A wall cpu rss rate
+echo
+printf '%d files of %d KiB, %d at a time, %d round(s), nginx on 127.0.0.1 (keep-alive), output written to %s\n' \
+    "$files" "$file_kb" "$jobs" "$rounds" "$base_tmp"
+printf '%-8s %6s %14s %14s %12s %12s %10s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" "files/s" "MiB/s"
+for tool in haul curl aria2; do
+    lines=${results[$tool]:-}
+    if [[ -z "$lines" || -n "${failed[$tool]:-}" ]]; then
+        printf '%-8s %6s\n' "$tool" "failed or not run"
+        continue
+    fi
+    runs=$(printf '%s' "$lines" | grep -c .)
+    wall[$tool]=$(printf '%s' "$lines" | awk '{ print $1 }' | median)
+    cpu[$tool]=$(printf '%s' "$lines" | awk '{ print $2 + $3 }' | median)
+    rss[$tool]=$(printf '%s' "$lines" | awk '$4 > m { m = $4 } END { printf "%.1f", m / 1024 }')
+    rate[$tool]=$(awk -v n="$files" -v w="${wall[$tool]}" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "inf" }')
+    speed=$(awk -v n="$files" -v k="$file_kb" -v w="${wall[$tool]}" 'BEGIN { if (w > 0) printf "%.0f", n * k / 1024 / w; else print "inf" }')
+    printf '%-8s %6d %14.2f %14.2f %12s %12s %10s\n' "$tool" "$runs" "${wall[$tool]}" "${cpu[$tool]}" "${rss[$tool]}" "${rate[$tool]}" "$speed"
+done
+
+echo
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+for other in curl aria2; do
+    if [[ -n "${wall[haul]:-}" && -n "${wall[$other]:-}" ]]; then
+        printf 'haul / %-5s: files/s %s, wall %s, CPU %s, RSS %s\n' "$other" \
+            "$(ratio "${rate[haul]}" "${rate[$other]}")" \
+            "$(ratio "${wall[haul]}" "${wall[$other]}")" \
+            "$(ratio "${cpu[haul]}" "${cpu[$other]}")" \
+            "$(ratio "${rss[haul]}" "${rss[$other]}")"
+    else
+        printf 'haul / %-5s: n/a (one of them did not run or failed)\n' "$other"
+    fi
+done
