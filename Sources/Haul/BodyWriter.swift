@@ -29,7 +29,9 @@ final class BodyWriter: TransferHandler {
         self.plan = plan
         self.output = output
         self.url = url
-        self.nextProgress = runner.clock.now
+        // The first progress event comes after one interval: a small file finishes before it and
+        // reports its progress once, at the end.
+        self.nextProgress = runner.clock.now + .milliseconds(Int64(runner.request.progressInterval * 1000))
     }
 
     // MARK: head

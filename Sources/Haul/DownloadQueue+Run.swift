@@ -108,7 +108,7 @@ extension DownloadQueue {
             run.summary.withLock { $0.paused.append(id) }
         }
         live.withLock { $0.active(remove: id) }
-        publishAggregate(force: true)
+        publishAggregate(force: false)
         return settlement
     }
 
@@ -133,8 +133,10 @@ extension DownloadQueue {
 
     /// Every event of every download passes here (on its runner's thread).
     func observe(_ id: Int64, _ event: DownloadEvent) {
-        let listeners = live.withLock { Array($0.eventSubscribers.values) }
-        for listener in listeners { listener.yield(QueueEvent(id: id, event: event)) }
+        if eventListeners.load(ordering: .relaxed) > 0 {
+            let listeners = live.withLock { Array($0.eventSubscribers.values) }
+            for listener in listeners { listener.yield(QueueEvent(id: id, event: event)) }
+        }
         switch event {
         case .progress(let progress), .paused(let progress):
             let persist = live.withLock { state -> Bool in
@@ -155,6 +157,7 @@ extension DownloadQueue {
 
     /// `allEvents()` and `aggregateProgress()` streams end with the run that fed them.
     private func endRunStreams() {
+        eventListeners.store(0, ordering: .relaxed)
         let (events, aggregates) = live.withLock { state in
             defer {
                 state.eventSubscribers.removeAll()
@@ -167,10 +170,11 @@ extension DownloadQueue {
     }
 
     func publishAggregate(force: Bool) {
+        // Checked without the lock first: many workers report progress, few reports are due.
+        let nowNanos = Int64(DispatchTime.now().uptimeNanoseconds)
+        guard force || nowNanos - nextAggregateNanos.load(ordering: .relaxed) >= 0 else { return }
+        nextAggregateNanos.store(nowNanos + 250_000_000, ordering: .relaxed)
         let (snapshot, subscribers) = live.withLock { state -> (QueueProgress?, [AsyncStream<QueueProgress>.Continuation]) in
-            let now = ContinuousClock.now
-            guard force || now - state.lastAggregate >= .milliseconds(250) else { return (nil, []) }
-            state.lastAggregate = now
             state.aggregate.active = state.progress
             state.aggregate.bytes = state.finishedBytes + state.progress.values.reduce(0) { $0 + $1.bytes }
             state.aggregate.bytesPerSecond = state.progress.values.reduce(0) { $0 + $1.bytesPerSecond }

@@ -17,6 +17,10 @@ public final class DownloadQueue: Sendable {
     let transport: any HTTPTransport
     let owner = LeaseOwner()
     let live = Mutex(LiveState())
+    /// How many `allEvents()` streams are open, read without the lock on every event.
+    let eventListeners = Atomic<Int>(0)
+    /// When the next throttled aggregate report is due (nanoseconds on a monotonic clock).
+    let nextAggregateNanos = Atomic<Int64>(0)
 
     struct LiveState {
         var hubs: [Int64: EventHub] = [:]
@@ -29,7 +33,6 @@ public final class DownloadQueue: Sendable {
         var aggregateSubscribers: [Int: AsyncStream<QueueProgress>.Continuation] = [:]
         var eventSubscribers: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
         var nextSubscriber = 0
-        var lastAggregate = ContinuousClock.now - .seconds(1)
         var draining = false
     }
 
@@ -189,10 +192,15 @@ public final class DownloadQueue: Sendable {
             let id = state.nextSubscriber
             state.nextSubscriber += 1
             state.eventSubscribers[id] = continuation
+            eventListeners.store(state.eventSubscribers.count, ordering: .relaxed)
             return id
         }
         continuation.onTermination = { [weak self] _ in
-            self?.live.withLock { _ = $0.eventSubscribers.removeValue(forKey: id) }
+            guard let self else { return }
+            live.withLock { state in
+                state.eventSubscribers.removeValue(forKey: id)
+                eventListeners.store(state.eventSubscribers.count, ordering: .relaxed)
+            }
         }
         return stream
     }
@@ -269,7 +277,7 @@ public final class DownloadQueue: Sendable {
     }
 
     static func absolute(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.path
+        AbsolutePath.of(path)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCore
 
 /// `haul URL URL ...` and `haul -i FILE`: the downloads go into the queue store and this process
 /// runs them, `-j` at a time. An interrupted batch continues when the same command runs again
@@ -89,8 +90,8 @@ struct BatchCommand {
 
     static func destinationKey(_ request: DownloadRequest) -> String {
         switch request.destination {
-        case .file(let path): return "file:" + URL(fileURLWithPath: path).standardizedFileURL.path
-        case .directory(let path): return "dir:" + URL(fileURLWithPath: path).standardizedFileURL.path + "|" + request.url.absoluteString
+        case .file(let path): return "file:" + AbsolutePath.of(path)
+        case .directory(let path): return "dir:" + AbsolutePath.of(path) + "|" + request.url.absoluteString
         case .standardOutput: return "-"
         }
     }
@@ -104,19 +105,25 @@ struct QueueRunView {
     let total: Int
 
     func run(_ body: @Sendable () async -> QueueRunSummary) async -> QueueRunSummary {
-        let events = queue.allEvents()
-        let aggregate = queue.aggregateProgress()
         let presenter = self.presenter
         let total = self.total
+        // Quiet runs print only failures, which the summary holds: no per-event work at all.
+        let events = presenter.mode == .quiet ? nil : queue.allEvents()
+        let aggregate = presenter.mode == .normal ? queue.aggregateProgress() : nil
         let eventTask = Task {
+            guard let events else { return }
             for await tagged in events { presenter.show(tagged.event, id: tagged.id) }
         }
         let aggregateTask = Task {
+            guard let aggregate else { return }
             for await progress in aggregate { presenter.showAggregate(progress, total: total) }
         }
         let summary = await body()
         // The run ends both streams; what they buffered is shown before the summary.
         _ = await (eventTask.value, aggregateTask.value)
+        if presenter.mode == .quiet {
+            for (id, error) in summary.failed { presenter.show(.failed(error), id: id) }
+        }
         presenter.finishAggregate(summary, total: total)
         return summary
     }

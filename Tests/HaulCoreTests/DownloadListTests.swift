@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import HaulCore
 
@@ -30,5 +31,15 @@ struct DownloadListTests {
         let list = DownloadList(parsing: "\n\n# only comments\n")
         #expect(list.entries.isEmpty)
         #expect(list.problems.isEmpty)
+    }
+}
+
+@Suite("AbsolutePath")
+struct AbsolutePathTests {
+    @Test func resolvesRelativeDotsAndSlashes() {
+        #expect(AbsolutePath.of("/a//b/./c/../d") == "/a/b/d")
+        #expect(AbsolutePath.of("/..") == "/")
+        #expect(AbsolutePath.of("x/y") == AbsolutePath.of(FileManager.default.currentDirectoryPath + "/x/y"))
+        #expect(AbsolutePath.of("x/y").hasPrefix("/"))
     }
 }
