@@ -20,20 +20,28 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // OpenSSL's libcrypto: digests for --checksum.
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // Value types and pure decisions: no I/O.
         .target(name: "HaulCore"),
         // The transport protocol and its libcurl implementation.
         .target(name: "HaulEngine", dependencies: ["CCurl", "HaulCore"]),
+        // Streaming digests whose state survives a checkpoint.
+        .target(name: "HaulChecksum", dependencies: ["CCrypto", "HaulCore"]),
         // The durable resume record and its write ordering.
-        .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite"]),
+        .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "HaulChecksum"]),
         // The public API: one download, its event stream, the wiring.
-        .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore"]),
+        .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore", "HaulChecksum"]),
         // The `haul` command line tool.
         .executableTarget(name: "HaulCLI", dependencies: ["Haul"]),
         // Loopback servers for tests: a fault-injecting HTTP server and an nginx launcher.
         .target(name: "HaulTestSupport", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
-        .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulTestSupport"]),
+        .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulTestSupport", "HaulChecksum"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulEngine", "HaulStore", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore"]),
     ]

@@ -119,6 +119,7 @@ final class BodyWriter: TransferHandler {
         guard let layout = output.layout else { return }
         runner.record.bootID = BootID.current
         runner.record.syncedLength = min(runner.record.syncedLength, output.sink.length)
+        runner.record.hashState = runner.hash?.save()
         runner.record.updatedAt = Date()
         do {
             try runner.records(layout).save(runner.record)
@@ -157,6 +158,7 @@ final class BodyWriter: TransferHandler {
                 decided = .failed(DownloadError(.io, ioMessage(error)), retryable: false, retryAfter: nil)
                 return .stop
             }
+            runner.hash?.update(bytes)
             bodyBytesWritten += Int64(bytes.count)
         }
         tick()

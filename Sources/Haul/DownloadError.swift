@@ -23,6 +23,8 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
         public static let destinationExists = Category("destination-exists")
         /// The server broke HTTP in a way that makes its bytes untrustworthy.
         public static let protocolViolation = Category("protocol")
+        /// The file's digest is not the expected one (the data is kept as a partial file).
+        public static let checksum = Category("checksum")
         /// The download was cancelled through the API.
         public static let cancelled = Category("cancelled")
 

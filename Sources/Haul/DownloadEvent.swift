@@ -95,4 +95,6 @@ public struct DownloadCompletion: Sendable, Equatable {
     public let seconds: Double
     /// The URL that answered last.
     public let finalURL: URL
+    /// `algorithm:hex` of the file, when a checksum was asked for (and matched, if one was expected).
+    public let digest: String?
 }

@@ -40,6 +40,9 @@ public struct DownloadRequest: Sendable {
     public var checkpointInterval: Double
     /// How often progress events are published, in seconds.
     public var progressInterval: Double
+    /// Verify (or only compute, when `expectedHex` is nil) a digest of the file. The hash runs as
+    /// bytes arrive; its state is saved with each checkpoint, so a resume does not re-read the file.
+    public var checksum: Checksum?
 
     public init(
         url: URL,
@@ -53,7 +56,8 @@ public struct DownloadRequest: Sendable {
         transfer: TransferOptions = TransferOptions(),
         maxRedirects: Int = 10,
         checkpointInterval: Double = 10,
-        progressInterval: Double = 0.25
+        progressInterval: Double = 0.25,
+        checksum: Checksum? = nil
     ) {
         self.url = url
         self.method = method
@@ -67,5 +71,6 @@ public struct DownloadRequest: Sendable {
         self.maxRedirects = maxRedirects
         self.checkpointInterval = checkpointInterval
         self.progressInterval = progressInterval
+        self.checksum = checksum
     }
 }

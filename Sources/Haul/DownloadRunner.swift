@@ -1,4 +1,5 @@
 import Foundation
+import HaulChecksum
 import HaulCore
 import HaulEngine
 import HaulStore
@@ -32,6 +33,8 @@ final class DownloadRunner {
     var bytesTransferred: Int64 = 0
     var finalURL: URL
     var lastCheckpoint: ContinuousClock.Instant
+    /// The digest of the bytes on disk so far, when a checksum was asked for.
+    var hash: StreamingHash?
     /// Whether a record for this download exists in its store (loaded or saved by this run).
     var recordStored = false
     /// A queued download that ran before: a file at its destination may be its own finished file.
@@ -79,6 +82,7 @@ final class DownloadRunner {
         do throws(DownloadError) {
             let output = try prepare()
             self.output = output
+            try startHash(output)
             hub.publish(.started(DownloadStarted(
                 url: request.url,
                 destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
@@ -172,6 +176,8 @@ final class DownloadRunner {
         record.syncedLength = 0
         record.isAdopted = false
         record.finishedLength = nil
+        record.hashState = nil
+        hash = request.checksum.map { StreamingHash($0.algorithm) }
         hub.publish(.restarted(reason))
     }
 
@@ -196,6 +202,7 @@ final class DownloadRunner {
 
     /// Syncs the file, then moves it to its final name and forgets the record.
     private func finish(_ output: PreparedOutput) throws(DownloadError) -> DownloadCompletion {
+        let digest = try verifyDigest(output)
         let path: String
         if let layout = output.layout {
             guard let finalPath = layout.finalPath ?? record.fileName.map(layout.path(forName:)) else {
@@ -230,7 +237,8 @@ final class DownloadRunner {
             bytes: output.sink.length,
             bytesTransferred: bytesTransferred,
             seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
-            finalURL: finalURL)
+            finalURL: finalURL,
+            digest: digest)
         hub.publish(.completed(completion))
         return completion
     }
@@ -268,6 +276,7 @@ final class DownloadRunner {
         record.syncedLength = output.sink.length
         record.bootID = BootID.current
         record.updatedAt = Date()
+        record.hashState = hash?.save()
         try records(layout).save(record)
         recordStored = true
         lastCheckpoint = clock.now

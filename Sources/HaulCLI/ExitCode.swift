@@ -24,6 +24,7 @@ enum ExitCode: Int32 {
         case .io: self = .io
         case .destinationExists: self = .destinationExists
         case .protocolViolation: self = .protocolViolation
+        case .checksum: self = .checksumMismatch
         default: self = .failure
         }
     }
@@ -38,6 +39,7 @@ enum ExitCode: Int32 {
       5    the bytes on disk cannot be continued safely (they are kept)
       6    disk or I/O error, e.g. the disk is full (downloaded bytes are kept)
       7    the destination already exists (use --force or -c)
+      8    the file's checksum is not the expected one (the data is kept as a partial file)
       9    the server broke the protocol (bad redirect, more bytes than announced)
       130  interrupted by SIGINT; 143 by SIGTERM (the next run resumes)
     """

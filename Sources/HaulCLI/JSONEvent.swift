@@ -19,7 +19,7 @@ enum JSONEvent {
         case .paused(let progress):
             object = progressObject("paused", progress)
         case .completed(let done):
-            object = ["event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds, "finalURL": done.finalURL.absoluteString]
+            object = ["event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds, "finalURL": done.finalURL.absoluteString, "digest": done.digest ?? NSNull()]
         case .failed(let error):
             object = ["event": "failed", "category": error.category.name, "message": error.message, "httpStatus": error.httpStatus ?? NSNull(), "exitCode": Int(ExitCode(error).rawValue)]
         case .cancelled:

@@ -27,6 +27,7 @@ struct RequestOptions: Sendable {
         OptionSpec(short: nil, long: "limit-rate", value: "RATE", help: "cap the speed, e.g. 500k, 20M"),
         OptionSpec(short: nil, long: "insecure", value: nil, help: "do not verify TLS certificates"),
         OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)"),
+        OptionSpec(short: nil, long: "checksum", value: "ALGO=HEX", help: "verify the file: sha256=, sha512=, sha1= or md5= (one URL only)"),
     ]
 
     var method = "GET"
@@ -37,6 +38,7 @@ struct RequestOptions: Sendable {
     var retry = RetryPolicy()
     var transfer = TransferOptions()
     var maxRedirects = 10
+    var checksum: Checksum?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         if parsed.flag("force") && parsed.flag("continue") {
@@ -88,6 +90,13 @@ struct RequestOptions: Sendable {
             }
             transfer.maxBytesPerSecond = bytes
         }
+        if let text = parsed.value("checksum") {
+            do throws(ChecksumError) {
+                checksum = try Checksum(parsing: text)
+            } catch {
+                throw UsageError(message: "--checksum \(text): \(error.message)")
+            }
+        }
         transfer.verifyTLS = !parsed.flag("insecure")
         if let caFile = parsed.value("cacert") {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
@@ -101,7 +110,7 @@ struct RequestOptions: Sendable {
     func request(_ url: URL, _ destination: Destination) -> DownloadRequest {
         DownloadRequest(
             url: url, destination: destination, method: method, headers: headers, body: body, target: target,
-            existingFile: existingFile, retry: retry, transfer: transfer, maxRedirects: maxRedirects)
+            existingFile: existingFile, retry: retry, transfer: transfer, maxRedirects: maxRedirects, checksum: checksum)
     }
 
     /// The settings a queue run applies to every item.
@@ -248,6 +257,9 @@ struct CommandOptions: Sendable {
         }
         if parsed.value("output") != nil {
             throw UsageError(message: "-o names one file; for several URLs use -d DIR (and NAME in the -i list)")
+        }
+        if requestOptions.checksum != nil {
+            throw UsageError(message: "--checksum verifies one file; it cannot be used with several URLs")
         }
         let directory = parsed.value("dir") ?? "."
         let template = requestOptions

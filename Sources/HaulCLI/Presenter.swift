@@ -120,7 +120,8 @@ final class Presenter: @unchecked Sendable {
         case .completed(let done):
             if isTerminal { clearLine() }
             let speed = done.seconds > 0 ? Double(done.bytesTransferred) / done.seconds : 0
-            message("saved \(done.path) (\(Format.bytes(done.bytes)) in \(Format.seconds(done.seconds)), \(Format.bytes(Int64(speed)))/s)")
+            message("saved \(done.path) (\(Format.bytes(done.bytes)) in \(Format.seconds(done.seconds)), \(Format.bytes(Int64(speed)))/s)"
+                + (done.digest.map { ", \($0)" } ?? ""))
         case .failed(let error):
             message("haul: \(error.message)")
         case .cancelled:

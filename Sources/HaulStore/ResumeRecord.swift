@@ -1,4 +1,5 @@
 import Foundation
+import HaulChecksum
 import HaulCore
 
 /// The durable facts that let a partial download continue, days later, without splicing versions.
@@ -37,6 +38,8 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     /// between the rename and forgetting the record, a final file of exactly this length is known
     /// to be this download, complete.
     public var finishedLength: Int64?
+    /// The digest's state over the first `hashState.length` bytes, when a checksum was asked for.
+    public var hashState: SavedHashState?
     /// The file was adopted from another tool (`--continue`) and has not yet been proven against the server.
     public var isAdopted: Bool
     public var updatedAt: Date

@@ -1,0 +1,49 @@
+/// A digest algorithm Haul can verify a download with.
+public enum ChecksumAlgorithm: String, Sendable, Codable, CaseIterable {
+    case md5
+    case sha1
+    case sha256
+    case sha512
+
+    /// Hex digits in a digest.
+    public var hexLength: Int {
+        switch self {
+        case .md5: return 32
+        case .sha1: return 40
+        case .sha256: return 64
+        case .sha512: return 128
+        }
+    }
+}
+
+/// What a download is checked against: `sha256=HEX` on the command line.
+public struct Checksum: Sendable, Equatable {
+    public let algorithm: ChecksumAlgorithm
+    /// Lower-case hex; nil when the digest is only to be computed and reported.
+    public let expectedHex: String?
+
+    public init(algorithm: ChecksumAlgorithm, expectedHex: String?) {
+        self.algorithm = algorithm
+        self.expectedHex = expectedHex?.lowercased()
+    }
+
+    /// Parses `ALGORITHM=HEX` (`sha256=…`, `sha512=…`, `sha1=…`, `md5=…`).
+    public init(parsing text: String) throws(ChecksumError) {
+        guard let equals = text.firstIndex(of: "=") else {
+            throw ChecksumError(message: "expected ALGORITHM=HEX, e.g. sha256=9f86d0…")
+        }
+        let name = text[..<equals].lowercased().replacingOccurrences(of: "-", with: "")
+        guard let algorithm = ChecksumAlgorithm(rawValue: name) else {
+            throw ChecksumError(message: "unknown algorithm \"\(text[..<equals])\" (use sha256, sha512, sha1 or md5)")
+        }
+        let hex = String(text[text.index(after: equals)...]).lowercased()
+        guard hex.count == algorithm.hexLength, hex.allSatisfy({ $0.isHexDigit }) else {
+            throw ChecksumError(message: "a \(algorithm.rawValue) digest has \(algorithm.hexLength) hex digits")
+        }
+        self.init(algorithm: algorithm, expectedHex: hex)
+    }
+}
+
+public struct ChecksumError: Error, Sendable, Equatable {
+    public let message: String
+}
