@@ -18,8 +18,12 @@ public final class NginxServer: Sendable {
     /// The temporary directory holding the generated config, pid file and logs.
     public let directory: String
 
-    /// `"http://127.0.0.1:PORT"`, without a trailing slash.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// The certificate and key nginx serves HTTPS with, or `nil` when it serves plain HTTP.
+    public let tls: NginxTLS?
+
+    /// `"http://127.0.0.1:PORT"`, or `"https://127.0.0.1:PORT"` when started with ``NginxTLS``;
+    /// without a trailing slash.
+    public var baseURL: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)" }
 
     // Process is documented thread-safe in swift-corelibs-foundation (it is `@unchecked Sendable`);
     // after init this object only reads `isRunning` and signals the PID.
@@ -42,11 +46,15 @@ public final class NginxServer: Sendable {
     /// the same root at that rate. The access log records `$request_uri $status $body_bytes_sent $http_range`
     /// one line per request, unbuffered. nginx runs as the current user (`user root;` is added only for uid 0).
     ///
+    /// When `tls` is given, the port speaks HTTPS only (`listen ... ssl`, TLS 1.2 and 1.3) with that
+    /// certificate chain and key, and ``baseURL`` starts with `https://`. ``TestCertificates`` makes a
+    /// suitable throwaway CA and server certificate for 127.0.0.1.
+    ///
     /// The free port is chosen by binding port 0 first; if another process takes it before nginx does,
     /// a new port is tried (a few times). Waits until the port accepts connections, at most 10 s.
-    /// - Throws: ``TestSupportError`` when nginx is not installed, the root is missing, or nginx does not
-    ///   come up; the message includes nginx's error log.
-    public init(documentRoot: String, limitRate: String? = nil) throws {
+    /// - Throws: ``TestSupportError`` when nginx is not installed, the root or a TLS file is missing, or
+    ///   nginx does not come up; the message includes nginx's error log.
+    public init(documentRoot: String, limitRate: String? = nil, tls: NginxTLS? = nil) throws {
         let executable = try Self.findExecutable()
         let root = URL(fileURLWithPath: documentRoot).standardizedFileURL.path
         var isDirectory: ObjCBool = false
@@ -57,6 +65,7 @@ public final class NginxServer: Sendable {
         if let limitRate, limitRate.range(of: #"^[0-9]+[kKmMgG]?$"#, options: .regularExpression) == nil {
             throw TestSupportError("limitRate \"\(limitRate)\" is not an nginx size such as 512k or 2m")
         }
+        let tls = try tls.map { try $0.absolute() }
         let disabledModules = Self.disabledModules(of: executable)
 
         var lastFailure = ""
@@ -69,7 +78,7 @@ public final class NginxServer: Sendable {
                 port = try Self.freeLoopbackPort()
                 let config = Self.configuration(
                     directory: directory, root: root, port: port, limitRate: limitRate,
-                    disabledModules: disabledModules)
+                    disabledModules: disabledModules, tls: tls)
                 let configPath = directory + "/nginx.conf"
                 try config.write(toFile: configPath, atomically: true, encoding: .utf8)
                 process = try Self.launch(executable, directory: directory, configPath: configPath)
@@ -84,6 +93,7 @@ public final class NginxServer: Sendable {
                 self.process = process
                 self.pid = process.processIdentifier
                 self.port = port
+                self.tls = tls
                 self.directory = directory
                 self.accessLogPath = directory + "/access.log"
                 return
@@ -295,7 +305,8 @@ public final class NginxServer: Sendable {
     }
 
     static func configuration(
-        directory: String, root: String, port: Int, limitRate: String?, disabledModules: Set<String>
+        directory: String, root: String, port: Int, limitRate: String?, disabledModules: Set<String>,
+        tls: NginxTLS? = nil
     ) -> String {
         let rootSlash = root.hasSuffix("/") ? root : root + "/"
         let tempPaths = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
@@ -312,6 +323,18 @@ public final class NginxServer: Sendable {
                         }
                 """
             } ?? ""
+        let listen: String
+        if let tls {
+            listen = """
+                listen 127.0.0.1:\(port) ssl;
+                        ssl_certificate \(quoted(tls.certificatePath));
+                        ssl_certificate_key \(quoted(tls.keyPath));
+                        ssl_protocols TLSv1.2 TLSv1.3;
+                        ssl_session_cache off;
+                """
+        } else {
+            listen = "listen 127.0.0.1:\(port);"
+        }
         return """
             daemon off;
             master_process on;
@@ -336,7 +359,7 @@ public final class NginxServer: Sendable {
                 keepalive_timeout 65;
 
                 server {
-                    listen 127.0.0.1:\(port);
+                    \(listen)
                     server_name localhost;
                     root \(quoted(root));
                     location / {
@@ -345,6 +368,30 @@ public final class NginxServer: Sendable {
             }
 
             """
+    }
+}
+
+/// The certificate chain and private key an ``NginxServer`` serves HTTPS with.
+public struct NginxTLS: Sendable, Equatable {
+    /// A PEM file with the server certificate, optionally followed by intermediate certificates.
+    public let certificatePath: String
+    /// A PEM file with the server certificate's private key, unencrypted.
+    public let keyPath: String
+
+    /// Creates a TLS configuration from two PEM files; they are checked when the server starts.
+    public init(certificatePath: String, keyPath: String) {
+        self.certificatePath = certificatePath
+        self.keyPath = keyPath
+    }
+
+    /// The same files by absolute path (nginx resolves relative ones against its prefix, not the
+    /// test's working directory); throws when either is not a readable file.
+    func absolute() throws -> NginxTLS {
+        let paths = [certificatePath, keyPath].map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        for path in paths where !FileManager.default.isReadableFile(atPath: path) {
+            throw TestSupportError("nginx TLS file \(path) does not exist or is not readable")
+        }
+        return NginxTLS(certificatePath: paths[0], keyPath: paths[1])
     }
 }
 
