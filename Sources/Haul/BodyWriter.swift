@@ -56,6 +56,7 @@ final class BodyWriter: TransferHandler {
 
     private func accept(_ body: BodyPlan, head: ResponseHead) -> TransferControl {
         do throws(DownloadError) {
+            try checkFreeSpace(body)
             if body.writeOffset == 0 && output.sink.length > 0 && body.overlap == 0 {
                 try runner.discardBytes(output, reason: body.restartReason
                     ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0"))
@@ -93,6 +94,26 @@ final class BodyWriter: TransferHandler {
             resumedFrom: body.writeOffset + body.overlap,
             destination: destinationPath)))
         return .proceed
+    }
+
+    /// Refuses, before any body byte, a download whose announced length cannot fit with the margin.
+    private func checkFreeSpace(_ body: BodyPlan) throws(DownloadError) {
+        guard let layout = output.layout, let finalLength = body.finalLength,
+              let free = FreeSpace.available(at: layout.directory)
+        else { return }
+        let kept = body.writeOffset + body.overlap
+        // Bytes a restart truncates away come back as free space.
+        let available = free + max(0, output.sink.length - kept)
+        let margin = runner.request.minFreeSpace
+        let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept, available: available, margin: margin)
+        guard case .tooSmall(let needed, let available) = verdict else { return }
+        throw DownloadError(.io, "not enough free space in \(layout.directory): the download needs \(Self.size(needed)) "
+            + "(\(Self.size(finalLength - kept)) plus the \(Self.size(margin)) margin of --min-free-space) "
+            + "and \(Self.size(available)) are available")
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        "\(bytes) bytes (\(String(format: "%.1f", Double(bytes) / 1_048_576)) MiB)"
     }
 
     /// Picks the file name for a download into a directory and refuses to replace an existing file.

@@ -43,6 +43,9 @@ public struct DownloadRequest: Sendable {
     /// Verify (or only compute, when `expectedHex` is nil) a digest of the file. The hash runs as
     /// bytes arrive; its state is saved with each checkpoint, so a resume does not re-read the file.
     public var checksum: Checksum?
+    /// Bytes that must stay free on the destination's file system beyond the download itself; when
+    /// the server announces a length that does not fit, the download is refused before any body byte.
+    public var minFreeSpace: Int64 = 16 * 1024 * 1024
 
     public init(
         url: URL,

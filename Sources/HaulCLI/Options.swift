@@ -28,6 +28,7 @@ struct RequestOptions: Sendable {
         OptionSpec(short: nil, long: "insecure", value: nil, help: "do not verify TLS certificates"),
         OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)"),
         OptionSpec(short: nil, long: "checksum", value: "ALGO=HEX", help: "verify the file: sha256=, sha512=, sha1= or md5= (one URL only)"),
+        OptionSpec(short: nil, long: "min-free-space", value: "SIZE", help: "keep SIZE free beyond the file, e.g. 0, 500M (default 16M)"),
     ]
 
     var method = "GET"
@@ -39,6 +40,7 @@ struct RequestOptions: Sendable {
     var transfer = TransferOptions()
     var maxRedirects = 10
     var checksum: Checksum?
+    var minFreeSpace: Int64 = 16 * 1024 * 1024
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         if parsed.flag("force") && parsed.flag("continue") {
@@ -97,6 +99,12 @@ struct RequestOptions: Sendable {
                 throw UsageError(message: "--checksum \(text): \(error.message)")
             }
         }
+        if let text = parsed.value("min-free-space") {
+            guard let bytes = text == "0" ? 0 : Self.rate(text) else {
+                throw UsageError(message: "--min-free-space needs a size such as 0, 500M or 2G, got \"\(text)\"")
+            }
+            minFreeSpace = bytes
+        }
         transfer.verifyTLS = !parsed.flag("insecure")
         if let caFile = parsed.value("cacert") {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
@@ -108,9 +116,11 @@ struct RequestOptions: Sendable {
 
     /// A request for `url` into `destination` with these options.
     func request(_ url: URL, _ destination: Destination) -> DownloadRequest {
-        DownloadRequest(
+        var request = DownloadRequest(
             url: url, destination: destination, method: method, headers: headers, body: body, target: target,
             existingFile: existingFile, retry: retry, transfer: transfer, maxRedirects: maxRedirects, checksum: checksum)
+        request.minFreeSpace = minFreeSpace
+        return request
     }
 
     /// The settings a queue run applies to every item.

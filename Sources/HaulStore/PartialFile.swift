@@ -42,7 +42,15 @@ public final class PartialFile {
 
     /// Appends bytes at the end.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
-        try FileIO.pwriteAll(fd, bytes, at: length, path: path)
+        do {
+            try FileIO.pwriteAll(fd, bytes, at: length, path: path)
+        } catch {
+            // Part of the chunk may have landed before the error (a short write, then ENOSPC):
+            // the file, not this count, says how much is there.
+            var info = stat()
+            if fstat(fd, &info) == 0 { length = Int64(info.st_size) }
+            throw error
+        }
         length += Int64(bytes.count)
     }
 

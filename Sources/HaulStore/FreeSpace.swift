@@ -1,0 +1,24 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The free space of the file system holding a directory, as the kernel reports it.
+public enum FreeSpace {
+    /// The bytes an unprivileged process may still write on the file system holding `directory`
+    /// (`f_bavail * f_frsize` from `statvfs`), or nil when it cannot be measured (the path is
+    /// missing or the call fails).
+    ///
+    /// Blocks reserved for root are not counted, so the figure is what a download can rely on;
+    /// a quota may still allow less.
+    public static func available(at directory: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(directory, &info) == 0 else { return nil }
+        let blocks = UInt64(info.f_bavail)
+        let blockSize = UInt64(info.f_frsize)
+        let (bytes, overflow) = blocks.multipliedReportingOverflow(by: blockSize)
+        guard !overflow else { return Int64.max }
+        return bytes > UInt64(Int64.max) ? Int64.max : Int64(bytes)
+    }
+}
