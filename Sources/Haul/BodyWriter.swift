@@ -181,6 +181,7 @@ final class BodyWriter: TransferHandler {
             }
             runner.hash?.update(bytes)
             bodyBytesWritten += Int64(bytes.count)
+            runner.request.rateLimiter?.take(bytes.count) { runner.control.shouldStop }
         }
         tick()
         return decided == nil ? .proceed : .stop

@@ -128,6 +128,7 @@ extension DownloadQueue {
         request.retry = options.retry
         request.transfer = options.transfer
         request.maxRedirects = options.maxRedirects
+        request.rateLimiter = options.rateLimiter
         return request
     }
 

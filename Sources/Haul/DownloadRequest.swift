@@ -46,6 +46,8 @@ public struct DownloadRequest: Sendable {
     /// Bytes that must stay free on the destination's file system beyond the download itself; when
     /// the server announces a length that does not fit, the download is refused before any body byte.
     public var minFreeSpace: Int64 = 16 * 1024 * 1024
+    /// A speed limit, possibly shared with other downloads (pass the same limiter to each).
+    public var rateLimiter: RateLimiter?
 
     public init(
         url: URL,

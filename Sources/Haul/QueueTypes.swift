@@ -51,12 +51,21 @@ public struct QueueRunOptions: Sendable {
     public var retry: RetryPolicy
     public var transfer: TransferOptions
     public var maxRedirects: Int
+    /// One speed limit for the whole run, shared by every download in it.
+    public var rateLimiter: RateLimiter?
 
-    public init(maxConcurrent: Int = 4, retry: RetryPolicy = RetryPolicy(), transfer: TransferOptions = TransferOptions(), maxRedirects: Int = 10) {
+    public init(
+        maxConcurrent: Int = 4,
+        retry: RetryPolicy = RetryPolicy(),
+        transfer: TransferOptions = TransferOptions(),
+        maxRedirects: Int = 10,
+        rateLimiter: RateLimiter? = nil
+    ) {
         self.maxConcurrent = maxConcurrent
         self.retry = retry
         self.transfer = transfer
         self.maxRedirects = maxRedirects
+        self.rateLimiter = rateLimiter
     }
 }
 

@@ -41,6 +41,8 @@ struct RequestOptions: Sendable {
     var maxRedirects = 10
     var checksum: Checksum?
     var minFreeSpace: Int64 = 16 * 1024 * 1024
+    /// --limit-rate: one budget for everything this command downloads (copies share it).
+    var sharedLimiter: RateLimiter?
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         if parsed.flag("force") && parsed.flag("continue") {
@@ -90,7 +92,7 @@ struct RequestOptions: Sendable {
             guard let bytes = Self.rate(rate), bytes > 0 else {
                 throw UsageError(message: "--limit-rate needs a rate such as 500k or 20M, got \"\(rate)\"")
             }
-            transfer.maxBytesPerSecond = bytes
+            sharedLimiter = RateLimiter(bytesPerSecond: bytes)
         }
         if let text = parsed.value("checksum") {
             do throws(ChecksumError) {
@@ -120,12 +122,13 @@ struct RequestOptions: Sendable {
             url: url, destination: destination, method: method, headers: headers, body: body, target: target,
             existingFile: existingFile, retry: retry, transfer: transfer, maxRedirects: maxRedirects, checksum: checksum)
         request.minFreeSpace = minFreeSpace
+        request.rateLimiter = sharedLimiter
         return request
     }
 
     /// The settings a queue run applies to every item.
     func runOptions(jobs: Int) -> QueueRunOptions {
-        QueueRunOptions(maxConcurrent: jobs, retry: retry, transfer: transfer, maxRedirects: maxRedirects)
+        QueueRunOptions(maxConcurrent: jobs, retry: retry, transfer: transfer, maxRedirects: maxRedirects, rateLimiter: sharedLimiter)
     }
 
     static func url(_ text: String) throws(UsageError) -> URL {
@@ -302,3 +305,4 @@ struct CommandOptions: Sendable {
         return DownloadList(parsing: text)
     }
 }
+

@@ -1,0 +1,27 @@
+/// A token bucket that goes into debt: taking more than is there is allowed, and the debt is the
+/// wait. Over any long period the bytes taken never exceed `rate` per second plus one `burst`. Pure:
+/// the caller supplies the clock.
+public struct TokenBucket: Sendable, Equatable {
+    /// Bytes per second.
+    public let rate: Double
+    /// Bytes that may pass at once after an idle period.
+    public let burst: Double
+    private var tokens: Double
+    private var last: Double?
+
+    public init(rate: Double, burst: Double? = nil) {
+        self.rate = max(1, rate)
+        self.burst = burst ?? max(16 * 1024, rate / 20)
+        tokens = 0
+    }
+
+    /// Takes `bytes` at time `now` (seconds, monotonic); returns how long to wait before going on.
+    public mutating func take(_ bytes: Int, now: Double) -> Double {
+        if let last {
+            tokens = min(burst, tokens + (now - last) * rate)
+        }
+        last = now
+        tokens -= Double(bytes)
+        return tokens >= 0 ? 0 : -tokens / rate
+    }
+}
