@@ -61,7 +61,7 @@ extension DownloadRunner {
         if !headers.contains("User-Agent") {
             headers.set("User-Agent", "haul/\(HaulVersion.current)")
         }
-        return TransferRequest(url: request.url, method: request.method, headers: headers, body: request.body)
+        return TransferRequest(url: currentURL, method: request.method, headers: headers, body: request.body)
     }
 }
 

@@ -48,6 +48,11 @@ public struct DownloadRequest: Sendable {
     public var minFreeSpace: Int64 = 16 * 1024 * 1024
     /// A speed limit, possibly shared with other downloads (pass the same limiter to each).
     public var rateLimiter: RateLimiter?
+    /// Supplies a fresh URL when the server answers 401, 403 or 410 to a download in progress
+    /// (signed URLs expire). Called on the download's thread with the URL that failed and the
+    /// status; nil gives up. The resume through the new URL proceeds only if the validators still
+    /// match (`If-Range`); a changed file restarts from byte 0 as usual.
+    public var urlRefresher: (@Sendable (URL, Int) -> URL?)?
 
     public init(
         url: URL,

@@ -32,6 +32,11 @@ final class DownloadRunner {
     var meter = ProgressMeter()
     var bytesTransferred: Int64 = 0
     var finalURL: URL
+    /// The URL requests start from: the request's, until `urlRefresher` replaces an expired one.
+    var currentURL: URL
+    /// Fresh URLs taken in this run; a refresher that keeps handing out failing URLs is stopped.
+    var refreshes = 0
+    static let maxRefreshes = 3
     var lastCheckpoint: ContinuousClock.Instant
     /// The digest of the bytes on disk so far, when a checksum was asked for.
     var hash: StreamingHash?
@@ -62,6 +67,7 @@ final class DownloadRunner {
         self.startedAt = clock.now
         self.lastCheckpoint = clock.now
         self.finalURL = request.url
+        self.currentURL = request.url
         self.record = ResumeRecord(
             originalURL: request.url.absoluteString,
             finalURL: request.url.absoluteString,
@@ -132,6 +138,8 @@ final class DownloadRunner {
                     try restart(output, reason, restarts: &restarts)
                 case .stopped:
                     return try stop(output)
+                case .failed(let error, _, _) where refreshURL(after: error, output):
+                    continue
                 case .failed(let error, let retryable, let retryAfter):
                     if attempt.wroteBytes { retries = 0 }
                     guard retryable, retries < request.retry.maxRetries else { throw error }
@@ -143,6 +151,22 @@ final class DownloadRunner {
                 }
             }
         }
+    }
+
+    /// After a 401/403/410 to a download in progress, asks the hook for a fresh URL; true when the
+    /// next attempt should use it.
+    private func refreshURL(after error: DownloadError, _ output: PreparedOutput) -> Bool {
+        guard let status = error.httpStatus, [401, 403, 410].contains(status),
+              let refresher = request.urlRefresher, refreshes < Self.maxRefreshes,
+              output.sink.length > 0 || record.validators != .none,
+              let fresh = refresher(currentURL, status)
+        else { return false }
+        refreshes += 1
+        currentURL = fresh
+        hub.publish(.retrying(RetryInfo(
+            attempt: refreshes, maxRetries: Self.maxRefreshes, delay: 0,
+            reason: "\(error.message); continuing from a fresh URL")))
+        return true
     }
 
     /// Gives up the bytes on disk and starts over from byte 0.
