@@ -26,6 +26,8 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // The few system calls Swift's Glibc module does not expose (sync_file_range).
+        .target(name: "CHaulSystem"),
         // Value types and pure decisions: no I/O.
         .target(name: "HaulCore"),
         // The transport protocol and its libcurl implementation.
@@ -33,7 +35,7 @@ let package = Package(
         // Streaming digests whose state survives a checkpoint.
         .target(name: "HaulChecksum", dependencies: ["CCrypto", "HaulCore"]),
         // The durable resume record and its write ordering.
-        .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "HaulChecksum"]),
+        .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "HaulChecksum", "CHaulSystem"]),
         // The public API: one download, its event stream, the wiring.
         .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore", "HaulChecksum"]),
         // The `haul` command line tool.

@@ -1,3 +1,4 @@
+import CHaulSystem
 import Foundation
 
 /// The file a download writes into before it is complete, opened without following symlinks.
@@ -8,6 +9,11 @@ public final class PartialFile {
     private let fd: Int32
     /// The file's length as this process knows it: everything written so far.
     public private(set) var length: Int64
+    /// Where writeback was last started: every `writebackStride` bytes the kernel is asked to
+    /// start writing (without waiting), so the sync that makes the file durable at the end finds
+    /// little left to do.
+    private var writebackStart: Int64
+    static let writebackStride: Int64 = 32 << 20
 
     /// Opens or creates the partial file. A symlink or anything but a regular file is refused.
     public init(path: String) throws(StoreError) {
@@ -26,6 +32,7 @@ public final class PartialFile {
         self.path = path
         self.fd = fd
         self.length = Int64(info.st_size)
+        self.writebackStart = Int64(info.st_size)
     }
 
     deinit {
@@ -38,6 +45,7 @@ public final class PartialFile {
             throw StoreError.system("cannot truncate", path: path)
         }
         length = newLength
+        writebackStart = min(writebackStart, newLength)
     }
 
     /// Appends bytes at the end.
@@ -52,6 +60,15 @@ public final class PartialFile {
             throw error
         }
         length += Int64(bytes.count)
+        if length - writebackStart >= Self.writebackStride {
+            startWriteback()
+        }
+    }
+
+    private func startWriteback() {
+        // Best effort: an error here only means the final sync does more of the work.
+        _ = haul_start_writeback(fd, writebackStart, length - writebackStart)
+        writebackStart = length
     }
 
     /// Reads up to `count` bytes at `offset`; fewer at the end of the file.
