@@ -151,7 +151,7 @@ tools=(curl aria2)
 haul_bin=.build/release/haul
 log "building haul: swift build -c release"
 if swift build -c release >"$work/haul-build.log" 2>&1 && [[ -x "$haul_bin" ]]; then
-    tools=(haul curl aria2)
+    tools=(haul haul-sha curl aria2)
 else
     echo "warning: could not build $haul_bin; benchmarking the others only. Build output (tail):" >&2
     tail -n 30 "$work/haul-build.log" >&2
@@ -163,6 +163,8 @@ command_for() { # tool out-file
     local out=$2
     case "$1" in
     haul) cmd=("$haul_bin" -q -o "$out" "$url") ;;
+    # The same download verified with --checksum: the hash runs as the bytes arrive.
+    haul-sha) cmd=("$haul_bin" -q --checksum "sha256=$source_sha" -o "$out" "$url") ;;
     curl) cmd=(curl -s -o "$out" "$url") ;;
     aria2) cmd=(aria2c -x1 -q --allow-overwrite=true --file-allocation=none
         -d "$(dirname "$out")" -o "$(basename "$out")" "$url") ;;
@@ -206,13 +208,14 @@ done
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A wall cpu rss
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 echo
 printf 'Single file, %d MiB, %d round(s), nginx on 127.0.0.1, output written to %s\n' "$size_mb" "$rounds" "$base_tmp"
-printf '%-8s %6s %14s %14s %12s %12s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" "MiB/s"
-for tool in haul curl aria2; do
+printf '%-9s %6s %14s %14s %12s %12s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" "MiB/s"
+for tool in haul haul-sha curl aria2; do
     lines=${results[$tool]:-}
     if [[ -z "$lines" || -n "${failed[$tool]:-}" ]]; then
-        printf '%-8s %6s\n' "$tool" "failed or not run"
+        printf '%-9s %6s\n' "$tool" "failed or not run"
         continue
     fi
     runs=$(printf '%s' "$lines" | grep -c .)
@@ -220,11 +223,10 @@ for tool in haul curl aria2; do
     cpu[$tool]=$(printf '%s' "$lines" | awk '{ print $2 + $3 }' | median)
     rss[$tool]=$(printf '%s' "$lines" | awk '$4 > m { m = $4 } END { printf "%.1f", m / 1024 }')
     speed=$(awk -v s="$size_mb" -v w="${wall[$tool]}" 'BEGIN { if (w > 0) printf "%.0f", s / w; else print "inf" }')
-    printf '%-8s %6d %14.2f %14.2f %12s %12s\n' "$tool" "$runs" "${wall[$tool]}" "${cpu[$tool]}" "${rss[$tool]}" "$speed"
+    printf '%-9s %6d %14.2f %14.2f %12s %12s\n' "$tool" "$runs" "${wall[$tool]}" "${cpu[$tool]}" "${rss[$tool]}" "$speed"
 done
 
 if [[ -n "${wall[haul]:-}" && -n "${wall[curl]:-}" ]]; then
-    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
     echo
     printf 'haul / curl: wall %s, CPU %s, RSS %s\n' \
         "$(ratio "${wall[haul]}" "${wall[curl]}")" \
@@ -233,4 +235,8 @@ if [[ -n "${wall[haul]:-}" && -n "${wall[curl]:-}" ]]; then
 else
     echo
     echo "haul / curl: n/a (haul did not run or failed)"
+fi
+if [[ -n "${cpu[haul]:-}" && -n "${cpu[haul-sha]:-}" ]]; then
+    printf 'haul --checksum sha256 / haul: CPU %s, wall %s\n' \
+        "$(ratio "${cpu[haul-sha]}" "${cpu[haul]}")" "$(ratio "${wall[haul-sha]}" "${wall[haul]}")"
 fi
