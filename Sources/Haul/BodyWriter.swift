@@ -282,35 +282,13 @@ final class BodyWriter: TransferHandler {
         case .httpStatus(let status):
             let retryAfter = head.headers["Retry-After"].flatMap { RetryAfter.delay(fromHeader: $0, now: Date()) }
             return .failed(
-                DownloadError(.httpStatus, "the server answered \(status) \(HTTPStatus.reason(status))", httpStatus: status),
+                DownloadError(.httpStatus, "the server answered \(status) \(HTTPStatus.reasonPhrase(status))", httpStatus: status),
                 retryable: RetryPolicy.isRetryable(status: status),
                 retryAfter: retryAfter)
         case .cannotResume(let message):
             return .failed(DownloadError(.cannotResume, message), retryable: false, retryAfter: nil)
         case .protocolViolation(let message):
             return .failed(DownloadError(.protocolViolation, message), retryable: false, retryAfter: nil)
-        }
-    }
-}
-
-/// Reason phrases for the statuses people meet, for messages.
-enum HTTPStatus {
-    static func reason(_ status: Int) -> String {
-        switch status {
-        case 400: return "Bad Request"
-        case 401: return "Unauthorized"
-        case 403: return "Forbidden"
-        case 404: return "Not Found"
-        case 405: return "Method Not Allowed"
-        case 408: return "Request Timeout"
-        case 410: return "Gone"
-        case 416: return "Range Not Satisfiable"
-        case 429: return "Too Many Requests"
-        case 500: return "Internal Server Error"
-        case 502: return "Bad Gateway"
-        case 503: return "Service Unavailable"
-        case 504: return "Gateway Timeout"
-        default: return ""
         }
     }
 }

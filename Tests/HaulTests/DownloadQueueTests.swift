@@ -75,7 +75,7 @@ struct DownloadQueueTests {
         var kinds: [String] = []
         var paused = false
         for await event in events {
-            kinds.append(Self.kind(event))
+            kinds.append(event.kindName)
             if case .progress(let progress) = event, progress.bytes > 500_000, !paused {
                 paused = true
                 try queue.pause(id)
@@ -94,7 +94,7 @@ struct DownloadQueueTests {
         let second = await queue.run(options, only: [id])
         #expect(second.completed == [id])
         var replayed: [String] = []
-        for await event in resumed { replayed.append(Self.kind(event)) }
+        for await event in resumed { replayed.append(event.kindName) }
 
         // THEN the file is bit-exact and the events tell exactly that story
         #expect(FileManager.default.contents(atPath: directory.file("slow")).map(Array.init) == body)
@@ -124,19 +124,5 @@ struct DownloadQueueTests {
         // AND it can be removed from the queue
         try queue.remove(id)
         #expect(try queue.items().isEmpty)
-    }
-
-    static func kind(_ event: DownloadEvent) -> String {
-        switch event {
-        case .started: return "started"
-        case .response: return "response"
-        case .progress: return "progress"
-        case .restarted: return "restarted"
-        case .retrying: return "retrying"
-        case .paused: return "paused"
-        case .completed: return "completed"
-        case .failed: return "failed"
-        case .cancelled: return "cancelled"
-        }
     }
 }

@@ -86,7 +86,7 @@ struct ScriptedTransportTests {
         #expect(!FileManager.default.fileExists(atPath: destination + ".haul-partial"))
         #expect(!FileManager.default.fileExists(atPath: destination + ".haul-resume"))
         // AND the events tell the story in order
-        let kinds = seen.map(Self.kind)
+        let kinds = seen.map(\.kindName)
         #expect(kinds.first == "started")
         #expect(kinds.last == "completed")
         #expect(kinds.filter { $0 == "response" }.count == 2)
@@ -97,7 +97,7 @@ struct ScriptedTransportTests {
         }
         #expect(progressBytes == progressBytes.sorted())
         #expect(progressBytes.last == 10_000)
-        guard case .response(let second) = seen.filter({ Self.kind($0) == "response" }).last else {
+        guard case .response(let second) = seen.filter({ $0.kindName == "response" }).last else {
             Issue.record("no second response"); return
         }
         #expect(second.resumedFrom == 4000)
@@ -149,19 +149,5 @@ struct ScriptedTransportTests {
         #expect(!FileManager.default.fileExists(atPath: destination))
         #expect(!FileManager.default.fileExists(atPath: destination + ".haul-partial"))
         #expect(!FileManager.default.fileExists(atPath: destination + ".haul-resume"))
-    }
-
-    static func kind(_ event: DownloadEvent) -> String {
-        switch event {
-        case .started: return "started"
-        case .response: return "response"
-        case .progress: return "progress"
-        case .restarted: return "restarted"
-        case .retrying: return "retrying"
-        case .paused: return "paused"
-        case .completed: return "completed"
-        case .failed: return "failed"
-        case .cancelled: return "cancelled"
-        }
     }
 }
