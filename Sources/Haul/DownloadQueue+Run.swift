@@ -74,10 +74,9 @@ extension DownloadQueue {
             return .failed(error)
         }
         let store = self.store
-        let id = item.id
         let runner = DownloadRunner(
             request: request, transport: transport, hub: hub, control: control,
-            records: { _ in store.recordSlot(id) },
+            records: { _ in store.recordSlot(for: item) },
             deferDirectorySync: { directory in run.directories.withLock { _ = $0.insert(directory) } })
         // This item ran before: a file at its destination may be its own, finished just before its
         // process died. It is verified against the server (or, for a small file named by the

@@ -329,10 +329,20 @@ public final class QueueStore: Sendable {
         QueueRecordSlot(store: self, id: id)
     }
 
+    /// The record slot of an item just claimed: `load` answers from the claimed row, so starting a
+    /// download costs no second trip to the database (a runner loads its record once, at the start).
+    public func recordSlot(for item: StoredDownload) -> QueueRecordSlot {
+        QueueRecordSlot(store: self, id: item.id, claimed: item.recordText)
+    }
+
     func loadRecord(_ id: Int64) throws(StoreError) -> ResumeRecord? {
         let text: String? = try read { db in
             try db.query("SELECT record FROM downloads WHERE id = ?", [.integer(id)]).first?.string("record")
         }
+        return try Self.decodeRecord(text, id: id)
+    }
+
+    static func decodeRecord(_ text: String?, id: Int64) throws(StoreError) -> ResumeRecord? {
         guard let text else { return nil }
         do {
             return try JSONDecoder().decode(ResumeRecord.self, from: Data(text.utf8))
@@ -448,6 +458,7 @@ public final class QueueStore: Sendable {
             finalPath: row.string("final_path"),
             lastError: row.string("last_error"),
             errorCategory: row.string("error_category"),
+            recordText: row.string("record"),
             attempts: row.int("attempts") ?? 0,
             createdAt: Date(timeIntervalSince1970: row.double("created_at") ?? 0),
             updatedAt: Date(timeIntervalSince1970: row.double("updated_at") ?? 0))
@@ -469,9 +480,20 @@ public final class QueueStore: Sendable {
 public struct QueueRecordSlot: ResumeRecordStore {
     let store: QueueStore
     let id: Int64
+    /// The record column as the claim read it (`.some(nil)`: the row had none).
+    var claimed: String??
+
+    init(store: QueueStore, id: Int64, claimed: String?? = .none) {
+        self.store = store
+        self.id = id
+        self.claimed = claimed
+    }
 
     public func load() throws(StoreError) -> ResumeRecord? {
-        try store.loadRecord(id)
+        if case .some(let text) = claimed {
+            return try QueueStore.decodeRecord(text, id: id)
+        }
+        return try store.loadRecord(id)
     }
 
     public func save(_ record: ResumeRecord) throws(StoreError) {

@@ -31,6 +31,8 @@ public struct StoredDownload: Sendable, Equatable {
     public var finalPath: String?
     public var lastError: String?
     public var errorCategory: String?
+    /// The resume record column as read with the row (JSON), nil when there is none.
+    public var recordText: String?
     /// Times the item was claimed to run.
     public var attempts: Int
     public var createdAt: Date
