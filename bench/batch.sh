@@ -46,7 +46,7 @@ if ((${#need[@]} > 0)); then
     "${sudo[@]}" apt-get update
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
 fi
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+source scripts/nginx.sh
 if ! curl --help all 2>/dev/null | grep -q -- '--parallel-max'; then
     echo "error: this curl has no --parallel-max (curl 7.66 or later is needed)" >&2
     exit 1
@@ -55,23 +55,8 @@ fi
 # ---- temp dir, cleanup ------------------------------------------------------------------------
 base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}
 work=$(mktemp -d "$base_tmp/haul-bench-batch.XXXXXX")
-nginx_pid=""
-
-stop_nginx() {
-    [[ -n "$nginx_pid" ]] || return 0
-    if kill -0 "$nginx_pid" 2>/dev/null; then
-        kill -TERM "$nginx_pid" 2>/dev/null || true
-        for _ in $(seq 50); do
-            kill -0 "$nginx_pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$nginx_pid" 2>/dev/null || true
-    fi
-    wait "$nginx_pid" 2>/dev/null || true
-    nginx_pid=""
-}
 cleanup() {
-    stop_nginx
+    nginx_stop
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -99,74 +84,9 @@ done
 cat "$work/root"/f*.bin >/dev/null # warm the page cache for every tool
 
 # ---- nginx ------------------------------------------------------------------------------------
-free_port() {
-    if command -v python3 >/dev/null 2>&1; then
-        python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-    else
-        echo $((20000 + RANDOM % 40000))
-    fi
-}
-
-start_nginx() {
-    local dir="$work/nginx" port attempt user_line=""
-    if ((EUID == 0)); then user_line="user root;"; fi
-    for attempt in 1 2 3 4 5; do
-        port=$(free_port)
-        rm -f "$dir/nginx.pid" "$dir/error.log"
-        cat >"$dir/nginx.conf" <<CONF
-daemon off;
-master_process on;
-worker_processes 1;
-$user_line
-pid "$dir/nginx.pid";
-lock_file "$dir/nginx.lock";
-error_log "$dir/error.log" notice;
-events { worker_connections 1024; }
-http {
-    default_type application/octet-stream;
-    access_log off;
-    client_body_temp_path "$dir/client_body";
-    proxy_temp_path "$dir/proxy";
-    fastcgi_temp_path "$dir/fastcgi";
-    sendfile on;
-    tcp_nopush on;
-    etag on;
-    keepalive_timeout 65;
-    keepalive_requests 100000;
-    server {
-        listen 127.0.0.1:$port;
-        root "$work/root";
-        location / { }
-    }
-}
-CONF
-        "$nginx_bin" -p "$dir/" -c "$dir/nginx.conf" -e "$dir/error.log" </dev/null >"$dir/stderr.log" 2>&1 &
-        nginx_pid=$!
-        for _ in $(seq 100); do
-            if ! kill -0 "$nginx_pid" 2>/dev/null; then
-                break
-            fi
-            # Ready once nginx wrote its pid file (after binding) and the port accepts connections.
-            if [[ "$(cat "$dir/nginx.pid" 2>/dev/null)" == "$nginx_pid" ]] &&
-                (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-                nginx_port=$port
-                return 0
-            fi
-            sleep 0.1
-        done
-        stop_nginx
-        if grep -q 'Address already in use' "$dir/error.log" "$dir/stderr.log" 2>/dev/null; then
-            log "port $port was taken, retrying ($attempt)"
-            continue
-        fi
-        echo "error: nginx did not start:" >&2
-        cat "$dir/error.log" "$dir/stderr.log" >&2 2>/dev/null || true
-        return 1
-    done
-    echo "error: nginx could not bind a free port" >&2
-    return 1
-}
-start_nginx
+NGINX_DIR="$work/nginx" NGINX_ROOT="$work/root" \
+    NGINX_HTTP_EXTRA="access_log off; keepalive_timeout 65; keepalive_requests 100000;" \
+    nginx_start
 base_url="http://127.0.0.1:$nginx_port"
 log "nginx PID $nginx_pid serving $files files at $base_url/"
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The main job, end to end on this machine: build haul, serve a file from a private nginx on
+# loopback, download it, interrupt the download with Ctrl-C (SIGINT), run the same command again to
+# resume it, and check the result by SHA-256. Installs the Debian packages it needs if missing.
+#
+#   bash scripts/demo.sh            # a 200 MiB file
+#   DEMO_SIZE_MB=50 bash scripts/demo.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+size_mb=${DEMO_SIZE_MB:-200}
+log() { printf '==> %s\n' "$*"; }
+
+need=()
+for package in libcurl4-openssl-dev libsqlite3-dev libssl-dev pkg-config nginx-light; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'ok installed' || need+=("$package")
+done
+if ((${#need[@]} > 0)); then
+    sudo=()
+    ((EUID == 0)) || sudo=(sudo)
+    log "installing: ${need[*]}"
+    "${sudo[@]}" apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
+fi
+
+log "building: swift build -c release"
+swift build -c release 2>&1 | tail -n 1
+haul="$(swift build -c release --show-bin-path)/haul"
+
+source scripts/nginx.sh
+work=$(mktemp -d "${TMPDIR:-/tmp}/haul-demo.XXXXXX")
+haul_pid=""
+cleanup() {
+    [[ -z "$haul_pid" ]] || kill "$haul_pid" 2>/dev/null || true
+    nginx_stop
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir -p "$work/root" "$work/out"
+head -c "$((size_mb * 1024 * 1024))" /dev/urandom >"$work/root/file.bin"
+expected=$(sha256sum "$work/root/file.bin" | cut -d' ' -f1)
+# A location capped at 50 MiB/s per connection, so there is time to interrupt.
+NGINX_DIR="$work/nginx" NGINX_ROOT="$work/root" \
+    NGINX_SERVER_EXTRA="location /slow/ { alias \"$work/root/\"; limit_rate 50m; }" \
+    nginx_start
+url="http://127.0.0.1:$nginx_port/slow/file.bin"
+log "nginx (PID $nginx_pid) serves a $size_mb MiB file at $url"
+
+log "haul -o $work/out/file.bin $url   (interrupted after 1 s)"
+"$haul" -q -o "$work/out/file.bin" "$url" &
+haul_pid=$!
+sleep 1
+kill -INT "$haul_pid"
+status=0
+wait "$haul_pid" || status=$?
+haul_pid=""
+kept=$(stat -c %s "$work/out/file.bin.haul-partial" 2>/dev/null || echo 0)
+log "exit code $status (130: interrupted); $kept bytes kept in file.bin.haul-partial"
+
+log "the same command again: it resumes"
+"$haul" -o "$work/out/file.bin" "$url"
+actual=$(sha256sum "$work/out/file.bin" | cut -d' ' -f1)
+if [[ "$actual" == "$expected" ]]; then
+    log "sha256 matches the source: $actual"
+else
+    echo "error: sha256 $actual, expected $expected" >&2
+    exit 1
+fi

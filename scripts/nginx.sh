@@ -1,0 +1,95 @@
+# Shared by the benchmarks and the demo: start and stop a private nginx on a free loopback port.
+# Source this file, set the variables below, then call `nginx_start`; `nginx_stop` ends only the
+# nginx it started, by its PID.
+#
+#   NGINX_DIR           a directory for the config, pid file and logs (created if missing)
+#   NGINX_ROOT          the document root
+#   NGINX_HTTP_EXTRA    optional directives for the http block (access log, keep-alive, ...)
+#   NGINX_SERVER_EXTRA  optional directives for the server block (e.g. a limited location)
+# Sets nginx_pid and nginx_port.
+
+nginx_pid=""
+nginx_port=""
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+
+nginx_free_port() {
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+    else
+        echo $((20000 + RANDOM % 40000))
+    fi
+}
+
+nginx_stop() {
+    [[ -n "$nginx_pid" ]] || return 0
+    if kill -0 "$nginx_pid" 2>/dev/null; then
+        kill -TERM "$nginx_pid" 2>/dev/null || true
+        for _ in $(seq 50); do
+            kill -0 "$nginx_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$nginx_pid" 2>/dev/null || true
+    fi
+    wait "$nginx_pid" 2>/dev/null || true
+    nginx_pid=""
+}
+
+nginx_start() {
+    local dir=$NGINX_DIR port attempt user_line=""
+    mkdir -p "$dir"
+    if ((EUID == 0)); then user_line="user root;"; fi
+    for attempt in 1 2 3 4 5; do
+        port=$(nginx_free_port)
+        rm -f "$dir/nginx.pid" "$dir/error.log"
+        cat >"$dir/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 1;
+$user_line
+pid "$dir/nginx.pid";
+lock_file "$dir/nginx.lock";
+error_log "$dir/error.log" notice;
+events { worker_connections 1024; }
+http {
+    default_type application/octet-stream;
+    client_body_temp_path "$dir/client_body";
+    proxy_temp_path "$dir/proxy";
+    fastcgi_temp_path "$dir/fastcgi";
+    sendfile on;
+    tcp_nopush on;
+    etag on;
+    ${NGINX_HTTP_EXTRA:-}
+    server {
+        listen 127.0.0.1:$port;
+        root "$NGINX_ROOT";
+        location / { }
+        ${NGINX_SERVER_EXTRA:-}
+    }
+}
+CONF
+        "$nginx_bin" -p "$dir/" -c "$dir/nginx.conf" -e "$dir/error.log" </dev/null >"$dir/stderr.log" 2>&1 &
+        nginx_pid=$!
+        for _ in $(seq 100); do
+            if ! kill -0 "$nginx_pid" 2>/dev/null; then
+                break
+            fi
+            # Ready once nginx wrote its pid file (after binding) and the port accepts connections.
+            if [[ "$(cat "$dir/nginx.pid" 2>/dev/null)" == "$nginx_pid" ]] &&
+                (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+                nginx_port=$port
+                return 0
+            fi
+            sleep 0.1
+        done
+        nginx_stop
+        if grep -q 'Address already in use' "$dir/error.log" "$dir/stderr.log" 2>/dev/null; then
+            echo "==> port $port was taken, retrying ($attempt)"
+            continue
+        fi
+        echo "error: nginx did not start:" >&2
+        cat "$dir/error.log" "$dir/stderr.log" >&2 2>/dev/null || true
+        return 1
+    done
+    echo "error: nginx could not bind a free port" >&2
+    return 1
+}
