@@ -23,6 +23,8 @@ final class BodyWriter: TransferHandler {
     private var overlapLeft: Int64 = 0
     private var overlapPosition: Int64 = 0
     private var nextProgress: ContinuousClock.Instant
+    /// The sequential connection of a segmented download reached the part other connections fetch.
+    private var reachedSegments = false
 
     init(runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput, url: URL) {
         self.runner = runner
@@ -93,6 +95,7 @@ final class BodyWriter: TransferHandler {
             totalBytes: body.finalLength,
             resumedFrom: body.writeOffset + body.overlap,
             destination: destinationPath)))
+        runner.startSegmentsIfUseful(body, head, url: url, output: output)
         return .proceed
     }
 
@@ -138,6 +141,11 @@ final class BodyWriter: TransferHandler {
 
     private func saveRecord() throws(DownloadError) {
         guard let layout = output.layout else { return }
+        if let segments = runner.segments {
+            // While segments run, only their checkpoint may write the record (it knows the holes).
+            segments.checkpoint()
+            return
+        }
         runner.record.bootID = BootID.current
         runner.record.syncedLength = min(runner.record.syncedLength, output.sink.length)
         runner.record.hashState = runner.hash?.save()
@@ -166,6 +174,13 @@ final class BodyWriter: TransferHandler {
                 DownloadError(.protocolViolation, "the server sent more bytes than the \(expected) it announced; the excess was not written"),
                 retryable: true, retryAfter: nil)
         }
+        if let segments = runner.segments, overlapLeft == 0 {
+            let room = max(0, segments.mainEnd - output.sink.length)
+            if Int64(bytes.count) >= room {
+                bytes = UnsafeRawBufferPointer(rebasing: bytes[0..<Int(room)])
+                reachedSegments = true
+            }
+        }
         received += Int64(bytes.count)
         runner.bytesTransferred += Int64(bytes.count)
         if overlapLeft > 0 {
@@ -183,7 +198,9 @@ final class BodyWriter: TransferHandler {
             bodyBytesWritten += Int64(bytes.count)
             runner.request.rateLimiter?.take(bytes.count) { runner.control.shouldStop }
         }
+        runner.segments?.mainAdvanced(to: output.sink.length)
         tick()
+        if reachedSegments { return .stop }
         return decided == nil ? .proceed : .stop
     }
 
@@ -257,6 +274,7 @@ final class BodyWriter: TransferHandler {
     /// The attempt's outcome once the transport has returned.
     func finalOutcome(_ transfer: TransferOutcome) -> AttemptOutcome {
         if let decided { return decided }
+        if reachedSegments { return .bodyFinished }
         switch transfer {
         case .stoppedByHandler:
             return .stopped

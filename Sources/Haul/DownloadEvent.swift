@@ -61,6 +61,9 @@ public struct DownloadProgress: Sendable, Equatable {
     public let bytesPerSecond: Double
     /// Seconds left at the current speed; nil when unknown.
     public let secondsLeft: Double?
+    /// For a segmented download, each connection's range: `[begin, next)` on disk, up to `end`
+    /// (the first is the sequential prefix).
+    public var segments: [Segment]?
 
     public init(bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, secondsLeft: Double?) {
         self.bytes = bytes

@@ -128,6 +128,7 @@ extension DownloadQueue {
         request.transfer = options.transfer
         request.maxRedirects = options.maxRedirects
         request.rateLimiter = options.rateLimiter
+        request.connections = options.connections
         return request
     }
 

@@ -46,6 +46,10 @@ public struct DownloadRequest: Sendable {
     /// Bytes that must stay free on the destination's file system beyond the download itself; when
     /// the server announces a length that does not fit, the download is refused before any body byte.
     public var minFreeSpace: Int64 = 16 * 1024 * 1024
+    /// Connections for one file: nil adapts (starts with one, adds more while the throughput keeps
+    /// rising, up to 8); 1 forces a single connection; up to 16. Segmenting needs a server that
+    /// serves ranges of a file with a validator and a known length; otherwise one connection is used.
+    public var connections: Int?
     /// A speed limit, possibly shared with other downloads (pass the same limiter to each).
     public var rateLimiter: RateLimiter?
     /// Supplies a fresh URL when the server answers 401, 403 or 410 to a download in progress

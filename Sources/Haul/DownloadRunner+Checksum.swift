@@ -13,10 +13,16 @@ extension DownloadRunner {
             restored = StreamingHash(restoring: saved)
         }
         let hash = restored ?? StreamingHash(checksum.algorithm)
+        try feed(hash, from: output, upTo: output.sink.length)
+        self.hash = hash
+    }
+
+    /// Hashes the file's bytes from what the hash has seen up to `end`, reading them from disk.
+    func feed(_ hash: StreamingHash, from output: PreparedOutput, upTo end: Int64) throws(DownloadError) {
         var offset = hash.length
         let chunk = 1 << 20
-        while offset < output.sink.length {
-            let count = Int(min(Int64(chunk), output.sink.length - offset))
+        while offset < end {
+            let count = Int(min(Int64(chunk), end - offset))
             let bytes: [UInt8]?
             do {
                 bytes = try output.sink.read(at: offset, count: count)
@@ -24,18 +30,19 @@ extension DownloadRunner {
                 throw DownloadError(.io, error.message)
             }
             guard let bytes, bytes.count == count else {
-                throw DownloadError(.io, "cannot read back \(output.sink.path) to compute its \(checksum.algorithm.rawValue) digest")
+                throw DownloadError(.io, "cannot read back \(output.sink.path) to compute its \(hash.algorithm.rawValue) digest")
             }
             bytes.withUnsafeBytes { hash.update($0) }
             offset += Int64(count)
         }
-        self.hash = hash
     }
 
     /// The digest of the finished file, checked against the expected one. On a mismatch the data
     /// stays as a partial file (with its record) and the error names both digests.
     func verifyDigest(_ output: PreparedOutput) throws(DownloadError) -> String? {
         guard let checksum = request.checksum, let hash else { return nil }
+        // Segments fetched by other connections were not hashed as they arrived: read them now.
+        try feed(hash, from: output, upTo: output.sink.length)
         let actual = hash.finalizeHex()
         self.hash = nil
         guard let expected = checksum.expectedHex, expected != actual else {

@@ -99,6 +99,16 @@ extension DownloadRunner {
         if let loaded {
             record = loaded
             recordStored = true
+            if let trusted = loaded.trustedSegments(currentBoot: BootID.current) {
+                // A segmented partial has holes: its record says what is there, not its length.
+                file.setPrefixLength(min(trusted.prefix, file.length))
+                record.segments = trusted.segments
+                record.segmentPrefix = trusted.prefix
+                record.volatileSegments = nil
+                record.volatileSegmentPrefix = nil
+                record.originalURL = request.url.absoluteString
+                return PreparedOutput(sink: .partial(file), layout: layout)
+            }
             let trusted = loaded.trustedLength(fileLength: file.length, currentBoot: BootID.current)
             if trusted < file.length {
                 do {
@@ -110,8 +120,14 @@ extension DownloadRunner {
             // The request may carry a newer URL for the same download (a refreshed signed link).
             record.originalURL = request.url.absoluteString
         } else if file.length > 0 {
-            // Bytes without a record: trusted only once the overlap check proves them.
-            record.validators = .none
+            // Bytes without a record (lost, damaged, or a small download that never wrote one):
+            // nothing says which version they are or whether a segmented download left holes in
+            // them, so they are not trusted.
+            do {
+                try file.truncate(to: 0)
+            } catch {
+                throw DownloadError(.io, error.message)
+            }
         }
         return PreparedOutput(sink: .partial(file), layout: layout)
     }

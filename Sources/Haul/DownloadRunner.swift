@@ -38,6 +38,10 @@ final class DownloadRunner {
     var refreshes = 0
     static let maxRefreshes = 3
     var lastCheckpoint: ContinuousClock.Instant
+    /// The extra connections of a segmented download, while they run.
+    var segments: SegmentCoordinator?
+    /// Set after segment responses disagreed: the rest of this run uses one connection.
+    var segmentingDisabled = false
     /// The digest of the bytes on disk so far, when a checksum was asked for.
     var hash: StreamingHash?
     /// Whether a record for this download exists in its store (loaded or saved by this run).
@@ -96,6 +100,7 @@ final class DownloadRunner {
             if output.alreadyInPlace { return .completed(try finish(output)) }
             return try attemptLoop(output)
         } catch {
+            endSegments()
             if error.category == .cancelled {
                 hub.publish(.cancelled)
                 return .cancelled
@@ -132,6 +137,8 @@ final class DownloadRunner {
             case .send(let plan):
                 let attempt = AttemptResult.run(self, plan: plan, output: output)
                 switch attempt.outcome {
+                case .bodyFinished where segments != nil:
+                    if let ending = try joinSegments(output, restarts: &restarts) { return ending }
                 case .bodyFinished, .complete:
                     return .completed(try finish(output))
                 case .restart(let reason):
@@ -181,6 +188,10 @@ final class DownloadRunner {
     /// Truncates the output to 0 and forgets the old version. The record is reset only after the
     /// truncation, so it never vouches for bytes of another version.
     func discardBytes(_ output: PreparedOutput, reason: RestartReason) throws(DownloadError) {
+        endSegments()
+        segments = nil
+        record.segments = nil
+        record.segmentPrefix = nil
         if output.sink.length > 0 {
             let truncated: Bool
             do {
@@ -207,6 +218,7 @@ final class DownloadRunner {
 
     /// Pause or cancel, as requested through the API.
     private func stop(_ output: PreparedOutput) throws(DownloadError) -> Ending {
+        endSegments()
         switch control.current {
         case .cancelAndDelete:
             if let layout = output.layout {
@@ -225,7 +237,7 @@ final class DownloadRunner {
     }
 
     /// Syncs the file, then moves it to its final name and forgets the record.
-    private func finish(_ output: PreparedOutput) throws(DownloadError) -> DownloadCompletion {
+    func finish(_ output: PreparedOutput) throws(DownloadError) -> DownloadCompletion {
         let digest = try verifyDigest(output)
         let path: String
         if let layout = output.layout {
@@ -285,16 +297,24 @@ final class DownloadRunner {
 
     func currentProgress(_ output: PreparedOutput) -> DownloadProgress {
         let total = record.finalLength
-        let remaining = total.map { max(0, $0 - output.sink.length) }
-        return DownloadProgress(
-            bytes: output.sink.length,
+        let bytes = output.sink.length + (segments?.segmentBytes ?? 0)
+        let remaining = total.map { max(0, $0 - bytes) }
+        var progress = DownloadProgress(
+            bytes: bytes,
             totalBytes: total,
             bytesPerSecond: meter.bytesPerSecond,
             secondsLeft: meter.secondsLeft(remaining: remaining))
+        progress.segments = segments.map { [Segment(begin: 0, next: output.sink.length, end: $0.mainEnd)] + $0.segments }
+        return progress
     }
 
     /// Makes the bytes so far durable and records them: data first, then the record that claims it.
     func checkpoint() throws(StoreError) {
+        if let segments {
+            segments.checkpoint()
+            lastCheckpoint = clock.now
+            return
+        }
         guard let output, let layout = output.layout else { return }
         try output.sink.syncData()
         record.syncedLength = output.sink.length

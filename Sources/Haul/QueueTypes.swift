@@ -53,6 +53,8 @@ public struct QueueRunOptions: Sendable {
     public var maxRedirects: Int
     /// One speed limit for the whole run, shared by every download in it.
     public var rateLimiter: RateLimiter?
+    /// Connections per file (nil: adapt); see `DownloadRequest.connections`.
+    public var connections: Int?
 
     public init(
         maxConcurrent: Int = 4,

@@ -45,12 +45,16 @@ enum JSONEvent {
     }
 
     private static func progressObject(_ name: String, _ progress: DownloadProgress) -> [String: Any] {
-        [
+        var object: [String: Any] = [
             "event": name,
             "bytes": progress.bytes,
             "totalBytes": progress.totalBytes ?? NSNull(),
             "bytesPerSecond": progress.bytesPerSecond.rounded(),
             "secondsLeft": progress.secondsLeft ?? NSNull(),
         ]
+        if let segments = progress.segments {
+            object["segments"] = segments.map { ["begin": $0.begin, "next": $0.next, "end": $0.end] }
+        }
+        return object
     }
 }

@@ -25,6 +25,7 @@ struct RequestOptions: Sendable {
         OptionSpec(short: nil, long: "retry", value: "N", help: "retries after transient failures (default 5)"),
         OptionSpec(short: nil, long: "retry-wait", value: "S", help: "first wait between retries, doubled each time (default 1)"),
         OptionSpec(short: nil, long: "limit-rate", value: "RATE", help: "cap the speed, e.g. 500k, 20M"),
+        OptionSpec(short: "x", long: "connections", value: "N", help: "connections per file, 1-16 (default: adapt, up to 8)"),
         OptionSpec(short: nil, long: "insecure", value: nil, help: "do not verify TLS certificates"),
         OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)"),
         OptionSpec(short: nil, long: "checksum", value: "ALGO=HEX", help: "verify the file: sha256=, sha512=, sha1= or md5= (one URL only)"),
@@ -40,6 +41,7 @@ struct RequestOptions: Sendable {
     var transfer = TransferOptions()
     var maxRedirects = 10
     var checksum: Checksum?
+    var connections: Int?
     var minFreeSpace: Int64 = 16 * 1024 * 1024
     /// --limit-rate: one budget for everything this command downloads (copies share it).
     var sharedLimiter: RateLimiter?
@@ -101,6 +103,9 @@ struct RequestOptions: Sendable {
                 throw UsageError(message: "--checksum \(text): \(error.message)")
             }
         }
+        if parsed.value("connections") != nil {
+            connections = try Self.integer(parsed, "connections", default: 1, range: 1...16)
+        }
         if let text = parsed.value("min-free-space") {
             guard let bytes = text == "0" ? 0 : Self.rate(text) else {
                 throw UsageError(message: "--min-free-space needs a size such as 0, 500M or 2G, got \"\(text)\"")
@@ -122,13 +127,16 @@ struct RequestOptions: Sendable {
             url: url, destination: destination, method: method, headers: headers, body: body, target: target,
             existingFile: existingFile, retry: retry, transfer: transfer, maxRedirects: maxRedirects, checksum: checksum)
         request.minFreeSpace = minFreeSpace
+        request.connections = connections
         request.rateLimiter = sharedLimiter
         return request
     }
 
     /// The settings a queue run applies to every item.
     func runOptions(jobs: Int) -> QueueRunOptions {
-        QueueRunOptions(maxConcurrent: jobs, retry: retry, transfer: transfer, maxRedirects: maxRedirects, rateLimiter: sharedLimiter)
+        var options = QueueRunOptions(maxConcurrent: jobs, retry: retry, transfer: transfer, maxRedirects: maxRedirects, rateLimiter: sharedLimiter)
+        options.connections = connections
+        return options
     }
 
     static func url(_ text: String) throws(UsageError) -> URL {

@@ -4,7 +4,10 @@ import Foundation
 /// The file a download writes into before it is complete, opened without following symlinks.
 ///
 /// Bytes are appended sequentially at `length`; the owner decides when to sync and record.
-public final class PartialFile {
+/// Segments fetched over other connections are written with `write(_:at:)`, which leaves `length`
+/// alone. `@unchecked Sendable`: those connections only call `write(_:at:)` and `syncData()`,
+/// which touch no stored state (pwrite and fdatasync on one descriptor are thread-safe).
+public final class PartialFile: @unchecked Sendable {
     public let path: String
     private let fd: Int32
     /// The file's length as this process knows it: everything written so far.
@@ -69,6 +72,24 @@ public final class PartialFile {
         // Best effort: an error here only means the final sync does more of the work.
         _ = haul_start_writeback(fd, writebackStart, length - writebackStart)
         writebackStart = length
+    }
+
+    /// Writes a segment's bytes at their offset; `length` (the sequential prefix) is not changed.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StoreError) {
+        try FileIO.pwriteAll(fd, bytes, at: offset, path: path)
+    }
+
+    /// Reserves the file's full size where the file system supports it (best effort: sparse
+    /// writes work too), so segments written out of order do not fragment it or hit ENOSPC late.
+    public func preallocate(_ size: Int64) {
+        _ = posix_fallocate(fd, 0, off_t(size))
+    }
+
+    /// Declares how many leading bytes form the sequential prefix, without truncating: a segmented
+    /// download's file holds segments beyond it, and once all are in, the prefix is the whole file.
+    public func setPrefixLength(_ newLength: Int64) {
+        length = newLength
+        writebackStart = min(writebackStart, newLength)
     }
 
     /// Reads up to `count` bytes at `offset`; fewer at the end of the file.

@@ -35,6 +35,15 @@ public struct RecordFile: Sendable {
 
     /// Replaces the record atomically and durably.
     public func save(_ record: ResumeRecord) throws(StoreError) {
+        try write(record, durably: true)
+    }
+
+    /// Replaces the record atomically; the disk catches up later.
+    public func saveVolatile(_ record: ResumeRecord) throws(StoreError) {
+        try write(record, durably: false)
+    }
+
+    private func write(_ record: ResumeRecord, durably: Bool) throws(StoreError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data: Data
@@ -54,7 +63,7 @@ public struct RecordFile: Sendable {
                 failure = error
             }
         }
-        if failure == nil, fsync(fd) != 0 { failure = StoreError.system("cannot sync", path: temporary) }
+        if failure == nil, durably, fsync(fd) != 0 { failure = StoreError.system("cannot sync", path: temporary) }
         close(fd)
         if let failure {
             unlink(temporary)
@@ -65,7 +74,7 @@ public struct RecordFile: Sendable {
             unlink(temporary)
             throw error
         }
-        FileIO.syncDirectory(containing: path)
+        if durably { FileIO.syncDirectory(containing: path) }
     }
 
     /// Removes the record (and a leftover temporary). Missing files are fine.

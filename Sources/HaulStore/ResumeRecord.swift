@@ -38,6 +38,24 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     /// between the rename and forgetting the record, a final file of exactly this length is known
     /// to be this download, complete.
     public var finishedLength: Int64?
+    /// A segmented download: the bytes of each segment known to be durable, beyond the sequential
+    /// prefix of `segmentPrefix` bytes. Saved only after the file was synced, so it is trusted as is
+    /// (the file's length means nothing when segments leave holes).
+    public var segments: [Segment]?
+    public var segmentPrefix: Int64?
+    /// Fresher segment progress saved without a sync: trusted only in the boot `bootID` names.
+    public var volatileSegments: [Segment]?
+    public var volatileSegmentPrefix: Int64?
+
+    /// The segment progress to trust in the current boot: the fresher volatile one if this boot
+    /// wrote it, else the durable one.
+    public func trustedSegments(currentBoot: String?) -> (prefix: Int64, segments: [Segment])? {
+        guard let segments else { return nil }
+        if let bootID, bootID == currentBoot, let volatile = volatileSegments, let prefix = volatileSegmentPrefix {
+            return (prefix, volatile)
+        }
+        return (segmentPrefix ?? 0, segments)
+    }
     /// The digest's state over the first `hashState.length` bytes, when a checksum was asked for.
     public var hashState: SavedHashState?
     /// The file was adopted from another tool (`--continue`) and has not yet been proven against the server.

@@ -8,6 +8,15 @@ public protocol ResumeRecordStore: Sendable {
     func save(_ record: ResumeRecord) throws(StoreError)
     /// Forgets the record. Never fails: a record that cannot be removed is harmless once the file is in place.
     func remove()
+    /// Replaces the record atomically, without waiting for the disk: for progress that is only
+    /// trusted within the same boot (the page cache outlives a killed process, not a power cut).
+    func saveVolatile(_ record: ResumeRecord) throws(StoreError)
+}
+
+extension ResumeRecordStore {
+    public func saveVolatile(_ record: ResumeRecord) throws(StoreError) {
+        try save(record)
+    }
 }
 
 extension RecordFile: ResumeRecordStore {}

@@ -23,7 +23,9 @@ struct CLINginxTests {
         let uri = "/limited/big.bin"
         let work = try TemporaryDirectory(prefix: "haul-cli-out")
         let output = work.file("big.bin")
-        let arguments = ["-q", "--retry", "0", "-o", output, nginx.baseURL + uri]
+        // One connection: this is the sequential path, whose partial file grows with the download
+        // (segmented downloads have their own crash test).
+        let arguments = ["-q", "-x", "1", "--retry", "0", "-o", output, nginx.baseURL + uri]
 
         // WHEN haul is killed with SIGKILL at random moments, six times, resuming each time
         let kills = 6
@@ -77,7 +79,7 @@ struct CLINginxTests {
         let nginx = try NginxServer(documentRoot: root.path)
         let work = try TemporaryDirectory(prefix: "haul-cli-out")
         let output = work.file("huge.bin")
-        let arguments = ["-q", "--retry", "0", "-o", output, nginx.baseURL + "/huge.bin"]
+        let arguments = ["-q", "-x", "1", "--retry", "0", "-o", output, nginx.baseURL + "/huge.bin"]
 
         // WHEN haul is interrupted with SIGINT once it has some 40 MiB
         let running = try RunningHaul(arguments)

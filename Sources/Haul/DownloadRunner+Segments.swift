@@ -1,0 +1,100 @@
+import Foundation
+import HaulCore
+import HaulStore
+import Synchronization
+
+extension DownloadRunner {
+    /// Connections per file when adapting (no `connections` given).
+    static let adaptiveConnectionLimit = 8
+    static let maximumConnections = 16
+
+    /// After the first response of a download is accepted: fetch the rest over several connections
+    /// when the server can serve ranges of this exact version and the file is big enough.
+    func startSegmentsIfUseful(_ body: BodyPlan, _ head: ResponseHead, url: URL, output: PreparedOutput) {
+        let limit = min(Self.maximumConnections, request.connections ?? Self.adaptiveConnectionLimit)
+        guard segments == nil, !segmentingDisabled, limit > 1, case .whole = request.target,
+              let layout = output.layout, case .partial(let file) = output.sink,
+              body.overlap == 0, body.contentEncoding == nil, body.resourceStart == 0,
+              let total = body.totalLength, body.finalLength == total,
+              let ifRange = body.validators.ifRangeValue,
+              head.acceptsByteRanges || head.status == 206,
+              total - output.sink.length >= 4 * SegmentTable.minimumSplit || record.segments != nil,
+              let host = url.host
+        else { return }
+        var base = baseRequest()
+        base.url = url
+        let setup = SegmentCoordinator.Setup(
+            request: base, transfer: request.transfer, ifRange: ifRange, validators: body.validators, total: total,
+            host: host, maxHelpers: limit - 1, adaptive: request.connections == nil, retry: request.retry,
+            rateLimiter: request.rateLimiter)
+        let store = records(layout)
+        // The last durable segment progress, kept beside each fresher volatile one.
+        let durable = Mutex<(prefix: Int64, segments: [Segment])>((record.segmentPrefix ?? output.sink.length, record.segments ?? []))
+        let snapshot = record
+        let coordinator = SegmentCoordinator(
+            setup: setup, file: file, transport: transport, control: control,
+            mainNext: output.sink.length, resumed: record.segments,
+            saveRecord: { prefix, segments, synced in
+                var saved = snapshot
+                if synced { durable.withLock { $0 = (prefix, segments) } }
+                let last = durable.withLock { $0 }
+                saved.segments = last.segments
+                saved.segmentPrefix = last.prefix
+                saved.volatileSegments = segments
+                saved.volatileSegmentPrefix = prefix
+                saved.syncedLength = last.prefix
+                saved.bootID = BootID.current
+                saved.hashState = nil
+                saved.finishedLength = nil
+                saved.updatedAt = Date()
+                if synced {
+                    try? store.save(saved)
+                } else {
+                    try? store.saveVolatile(saved)
+                }
+            })
+        segments = coordinator
+        recordStored = true
+        coordinator.start()
+    }
+
+    /// Stops the extra connections (their progress stays with the coordinator for a checkpoint).
+    func endSegments() {
+        segments?.stopAndWait()
+    }
+
+    /// The runner's connection reached its part: wait for the others, then finish, restart, or go
+    /// on over one connection from the contiguous prefix. Nil: the attempt loop continues.
+    func joinSegments(_ output: PreparedOutput, restarts: inout Int) throws(DownloadError) -> Ending? {
+        guard let coordinator = segments, case .partial(let file) = output.sink else { return nil }
+        coordinator.waitForHelpers()
+        if control.shouldStop { return nil }
+        if case .restart(let reason) = coordinator.failure {
+            segmentingDisabled = true
+            restarts += 1
+            try discardBytes(output, reason: reason)
+            return nil
+        }
+        let table = SegmentTable(segments: coordinator.segments)
+        let reach = table.contiguousEnd(from: file.length)
+        let total = record.finalLength ?? reach
+        segments = nil
+        record.segments = nil
+        record.segmentPrefix = nil
+        if table.isComplete && reach >= total {
+            file.setPrefixLength(total)
+            return .completed(try finish(output))
+        }
+        // Some connections gave up: what lies past the contiguous prefix is dropped (the file's
+        // length must never vouch for holes) and one connection goes on from there.
+        segmentingDisabled = true
+        do {
+            try file.truncate(to: reach)
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+        if let hash { try feed(hash, from: output, upTo: reach) }
+        checkpointQuietly()
+        return nil
+    }
+}

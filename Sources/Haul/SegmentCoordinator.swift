@@ -1,0 +1,369 @@
+import Foundation
+import HaulCore
+import HaulEngine
+import HaulStore
+import Synchronization
+
+/// The extra connections of one segmented download: each fetches a byte range and writes it at its
+/// offset, while the runner's own connection keeps writing the sequential prefix. Shares out the
+/// work (an initial split, then work stealing), adds connections while they raise the throughput
+/// (or as many as asked), backs off when the server says 429/503, and checkpoints: the file is
+/// synced, then the record claims what the sync covered.
+final class SegmentCoordinator: Sendable {
+    struct Setup: Sendable {
+        let request: TransferRequest
+        let transfer: TransferOptions
+        let ifRange: String
+        let validators: Validators
+        let total: Int64
+        let host: String
+        /// Connections besides the runner's own, at most.
+        let maxHelpers: Int
+        /// Add helpers only while they raise the throughput (no `-x`).
+        let adaptive: Bool
+        let retry: RetryPolicy
+        let rateLimiter: RateLimiter?
+    }
+
+    /// Why the segmented download cannot go on.
+    enum Failure: Sendable, Equatable {
+        /// A segment response showed another version, a 200 or a wrong range: start over.
+        case restart(RestartReason)
+    }
+
+    private struct State {
+        var table: SegmentTable
+        var mainNext: Int64
+        var mainEnd: Int64
+        var helpers = 0
+        var maxHelpers: Int
+        var throttled = false
+        var failure: Failure?
+        var stopping = false
+        var threads = 0
+    }
+
+    let setup: Setup
+    let file: PartialFile
+    let transport: any HTTPTransport
+    let control: RunControl
+    private let state: Mutex<State>
+    private let finished = DispatchSemaphore(value: 0)
+    /// Saves the record with the prefix and the segments, durably (after a sync) or not.
+    private let saveRecord: @Sendable (Int64, [Segment], Bool) -> Void
+
+    init(
+        setup: Setup,
+        file: PartialFile,
+        transport: any HTTPTransport,
+        control: RunControl,
+        mainNext: Int64,
+        resumed: [Segment]?,
+        saveRecord: @escaping @Sendable (Int64, [Segment], Bool) -> Void
+    ) {
+        self.setup = setup
+        self.file = file
+        self.transport = transport
+        self.control = control
+        self.saveRecord = saveRecord
+        var table = SegmentTable(segments: resumed ?? [])
+        var mainEnd = setup.total
+        if let resumed, let first = resumed.map(\.begin).filter({ $0 >= mainNext }).min() {
+            mainEnd = first
+        } else if !setup.adaptive {
+            mainEnd = table.split(from: mainNext, to: setup.total, count: setup.maxHelpers + 1)
+        }
+        state = Mutex(State(table: table, mainNext: mainNext, mainEnd: mainEnd, maxHelpers: setup.maxHelpers))
+    }
+
+    // MARK: the runner's connection
+
+    /// Where the runner's sequential connection must stop (stealing may move it closer).
+    var mainEnd: Int64 { state.withLock { $0.mainEnd } }
+
+    /// The runner's connection has written up to `next`.
+    func mainAdvanced(to next: Int64) {
+        state.withLock { $0.mainNext = next }
+    }
+
+    var failure: Failure? { state.withLock { $0.failure } }
+
+    /// Bytes the extra connections have on disk.
+    var segmentBytes: Int64 { state.withLock { $0.table.bytesDone } }
+
+    var segments: [Segment] { state.withLock { $0.table.segments } }
+
+    var isComplete: Bool { state.withLock { $0.table.isComplete } }
+
+    // MARK: running
+
+    /// Starts the helpers (all at once, or one for the adaptive probe) and the checkpoint thread.
+    func start() {
+        // The record learns about segments before any byte lands outside the prefix: without it,
+        // a crash would leave holes that the file's length could not reveal.
+        checkpoint()
+        file.preallocate(setup.total)
+        let initial = state.withLock { state -> Int in
+            let resumedWork = state.table.segments.filter { !$0.isDone }.count
+            // Adaptive: the runner's connection alone first (plus whatever an earlier run left).
+            return setup.adaptive ? min(resumedWork, setup.maxHelpers) : state.maxHelpers
+        }
+        for _ in 0..<initial { addHelper() }
+        launch("haul-segments-monitor") { [self] in monitor() }
+    }
+
+    /// Stops every helper and waits for them (and the monitor) to end. Safe to call again.
+    func stopAndWait() {
+        let threads = state.withLock { state -> Int in
+            state.stopping = true
+            defer { state.threads = 0 }
+            return state.threads
+        }
+        for _ in 0..<threads { finished.wait() }
+    }
+
+    /// Waits for the helpers to finish their work; the monitor stops with them.
+    func waitForHelpers() {
+        while true {
+            let (helpers, failed) = state.withLock { ($0.helpers, $0.failure != nil) }
+            if helpers == 0 || failed || control.shouldStop { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        stopAndWait()
+    }
+
+    private func addHelper() {
+        let admitted = state.withLock { state -> Bool in
+            guard !state.stopping, state.failure == nil, state.helpers < state.maxHelpers,
+                  HostSlots.shared.acquire(setup.host)
+            else { return false }
+            state.helpers += 1
+            return true
+        }
+        guard admitted else { return }
+        launch("haul-segment") { [self] in
+            helperLoop()
+            HostSlots.shared.release(setup.host)
+            state.withLock { $0.helpers -= 1 }
+        }
+    }
+
+    private func launch(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.threads += 1 }
+        let thread = Thread { [self] in
+            body()
+            finished.signal()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    private var shouldStop: Bool {
+        control.shouldStop || state.withLock { $0.stopping || $0.failure != nil }
+    }
+
+    /// One extra connection: claim a segment, fetch it (retrying drops), claim the next.
+    private func helperLoop() {
+        while !shouldStop {
+            let claimed = state.withLock { state -> Int? in
+                guard let claim = state.table.claim(mainNext: state.mainNext, mainEnd: state.mainEnd) else { return nil }
+                if let newMainEnd = claim.newMainEnd { state.mainEnd = newMainEnd }
+                return claim.index
+            }
+            guard let index = claimed else { return }
+            let kept = fetch(index)
+            state.withLock { $0.table.release(index) }
+            if !kept { return }
+        }
+    }
+
+    /// Fetches one segment to its end; false when this connection should end (throttled, failing).
+    private func fetch(_ index: Int) -> Bool {
+        var retries = 0
+        while !shouldStop {
+            guard let range = state.withLock({ state -> Segment? in
+                let segment = state.table.segments[index]
+                return segment.isDone ? nil : segment
+            }) else { return true }
+            var request = setup.request
+            request.headers.set("Range", "bytes=\(range.next)-\(range.end - 1)")
+            request.headers.set("If-Range", setup.ifRange)
+            let fetcher = SegmentFetcher(coordinator: self, index: index, expected: range)
+            let outcome = transport.perform(request, options: setup.transfer, handler: fetcher)
+            switch fetcher.verdict {
+            case .mismatch(let reason):
+                state.withLock { if $0.failure == nil { $0.failure = .restart(reason) } }
+                return false
+            case .throttled:
+                // The server wants fewer connections: this one ends and no more are added.
+                state.withLock { state in
+                    state.throttled = true
+                    state.maxHelpers = max(0, state.helpers - 1)
+                }
+                return false
+            case .none:
+                break
+            }
+            if case .failed = outcome, fetcher.wroteBytes == 0 {
+                retries += 1
+                guard retries <= setup.retry.maxRetries else { return false }
+                Thread.sleep(forTimeInterval: min(2, setup.retry.delay(forRetry: retries)))
+            } else if case .failed = outcome {
+                retries = 0
+            }
+        }
+        return false
+    }
+
+    /// Bytes of one segment response: written at their offset, never past the segment's end.
+    func write(_ bytes: UnsafeRawBufferPointer, into index: Int) -> (written: Int, done: Bool) {
+        // The lock covers the write, so a steal never splits below bytes in flight and a checkpoint
+        // never claims bytes not yet written.
+        let result = state.withLock { state -> (Int, Bool) in
+            let segment = state.table.segments[index]
+            let count = Int(min(Int64(bytes.count), segment.remaining))
+            guard count > 0 else { return (0, true) }
+            do {
+                try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: segment.next)
+            } catch {
+                state.stopping = true
+                return (0, true)
+            }
+            state.table.advance(index, by: Int64(count))
+            return (count, state.table.segments[index].isDone)
+        }
+        setup.rateLimiter?.take(result.0) { shouldStop }
+        return result
+    }
+
+    // MARK: monitor: checkpoints and the adaptive connection count
+
+    private func monitor() {
+        var lastBytes = state.withLock { $0.mainNext + $0.table.bytesDone }
+        // The throughput before the last connection was added; nil before the first addition.
+        var beforeLastAddition: Double?
+        var growing = setup.adaptive
+        while true {
+            // Every 0.1 s the progress is recorded for this boot (a killed process re-fetches
+            // little); every second the file is synced and the record made durable.
+            var slept = 0.0
+            while slept < 1, !state.withLock({ $0.stopping }) {
+                Thread.sleep(forTimeInterval: 0.1)
+                slept += 0.1
+                recordProgress()
+            }
+            checkpoint()
+            if state.withLock({ $0.stopping }) { return }
+            let bytes = state.withLock { $0.mainNext + $0.table.bytesDone }
+            let rate = Double(bytes - lastBytes) / slept
+            lastBytes = bytes
+            guard growing else { continue }
+            // Near-linear gains mean a per-connection cap: add another; no real gain means stop.
+            if let before = beforeLastAddition, rate < before * 1.15 {
+                growing = false
+                continue
+            }
+            let (helpers, throttled, limit) = state.withLock { ($0.helpers, $0.throttled, $0.maxHelpers) }
+            guard !throttled, helpers < limit else {
+                growing = false
+                continue
+            }
+            beforeLastAddition = rate
+            // Doubling the connections each time finds a per-connection cap in a few seconds.
+            for _ in 0..<min(limit - helpers, helpers + 1) { addHelper() }
+        }
+    }
+
+    /// Data first, then the record that claims it.
+    func checkpoint() {
+        let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
+        guard (try? file.syncData()) != nil else { return }
+        saveRecord(prefix, segments, true)
+    }
+
+    /// The progress as written (not yet synced), trusted only within this boot.
+    private func recordProgress() {
+        let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
+        saveRecord(prefix, segments, false)
+    }
+}
+
+/// One response for one segment.
+final class SegmentFetcher: TransferHandler {
+    enum Verdict: Equatable {
+        case mismatch(RestartReason)
+        case throttled
+    }
+
+    private let coordinator: SegmentCoordinator
+    private let index: Int
+    private let expected: Segment
+    private(set) var verdict: Verdict?
+    private(set) var wroteBytes = 0
+
+    init(coordinator: SegmentCoordinator, index: Int, expected: Segment) {
+        self.coordinator = coordinator
+        self.index = index
+        self.expected = expected
+    }
+
+    func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl {
+        if head.status == 429 || head.status == 503 {
+            verdict = .throttled
+            return .stop
+        }
+        guard head.status == 206 else {
+            verdict = .mismatch(RestartReason(.serverIgnoredRange, "a segment request was answered with status \(head.status), not 206: restarting from byte 0 over one connection"))
+            return .stop
+        }
+        guard let range = head.contentRange, range.first == expected.next, range.last == expected.end - 1,
+              range.completeLength == coordinator.setup.total
+        else {
+            verdict = .mismatch(RestartReason(.unexpectedRange, "a segment response did not carry the range asked for: restarting from byte 0 over one connection"))
+            return .stop
+        }
+        if head.contentEncoding != nil || coordinator.setup.validators.conflicts(with: head.validators) {
+            verdict = .mismatch(RestartReason(.resourceChanged, "the file changed on the server during the segmented download: restarting from byte 0"))
+            return .stop
+        }
+        return .proceed
+    }
+
+    func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
+        let (written, done) = coordinator.write(chunk, into: index)
+        wroteBytes += written
+        return done ? .stop : .proceed
+    }
+
+    func transferShouldAbort() -> Bool {
+        coordinator.control.shouldStop || coordinator.failure != nil
+    }
+}
+
+/// Connections per host across the process (all downloads, all segments), so a queue of
+/// segmented downloads stays polite.
+final class HostSlots: Sendable {
+    static let shared = HostSlots(limit: 16)
+    let limit: Int
+    private let counts = Mutex<[String: Int]>([:])
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func acquire(_ host: String) -> Bool {
+        counts.withLock { counts in
+            guard counts[host, default: 0] < limit else { return false }
+            counts[host, default: 0] += 1
+            return true
+        }
+    }
+
+    func release(_ host: String) {
+        counts.withLock { counts in
+            counts[host, default: 1] -= 1
+            if counts[host] == 0 { counts.removeValue(forKey: host) }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+/// One byte range of a file being fetched over its own connection: `[begin, next)` is on disk,
+/// `[next, end)` is still to fetch.
+public struct Segment: Sendable, Equatable, Codable {
+    public var begin: Int64
+    public var next: Int64
+    public var end: Int64
+
+    public init(begin: Int64, next: Int64? = nil, end: Int64) {
+        self.begin = begin
+        self.next = next ?? begin
+        self.end = end
+    }
+
+    public var remaining: Int64 { end - next }
+    public var isDone: Bool { next >= end }
+}
+
+/// The segments of a download past its sequential prefix, and the rules for sharing them out:
+/// an initial split, and work stealing (a free connection takes the second half of the largest
+/// remaining segment). Pure: no I/O, no threads.
+public struct SegmentTable: Sendable, Equatable {
+    /// Below this, a segment is not split again: the request would cost more than it saves.
+    public static let minimumSplit: Int64 = 2 << 20
+
+    public private(set) var segments: [Segment]
+    /// Which segments a connection is working on.
+    public private(set) var owned: Set<Int>
+
+    public init(segments: [Segment] = []) {
+        self.segments = segments
+        owned = []
+    }
+
+    /// Splits `[from, to)` into `count` near-equal parts; the first stays with the caller (the
+    /// sequential connection) and is returned as its new end, the others become segments.
+    public mutating func split(from: Int64, to: Int64, count: Int) -> Int64 {
+        let parts = Int64(max(1, count))
+        let size = (to - from) / parts
+        guard parts > 1, size >= Self.minimumSplit else { return to }
+        for index in 1..<parts {
+            let begin = from + index * size
+            segments.append(Segment(begin: begin, end: index == parts - 1 ? to : begin + size))
+        }
+        return from + size
+    }
+
+    /// Claims work for a free connection: an unowned unfinished segment if there is one, else the
+    /// second half of the largest remaining one (the sequential connection's included, whose
+    /// remaining range is `mainNext..<mainEnd`). Returns the segment's index and, when the main
+    /// connection's range was split, its new end.
+    public mutating func claim(mainNext: Int64, mainEnd: Int64) -> (index: Int, newMainEnd: Int64?)? {
+        if let free = segments.indices.first(where: { !owned.contains($0) && !segments[$0].isDone }) {
+            owned.insert(free)
+            return (free, nil)
+        }
+        let largest = segments.indices.filter { !segments[$0].isDone }.max { segments[$0].remaining < segments[$1].remaining }
+        let largestRemaining = largest.map { segments[$0].remaining } ?? 0
+        let mainRemaining = mainEnd - mainNext
+        if mainRemaining >= largestRemaining, mainRemaining >= 2 * Self.minimumSplit {
+            let middle = mainNext + mainRemaining / 2
+            segments.append(Segment(begin: middle, end: mainEnd))
+            owned.insert(segments.count - 1)
+            return (segments.count - 1, middle)
+        }
+        guard let largest, largestRemaining >= 2 * Self.minimumSplit else { return nil }
+        let victim = segments[largest]
+        let middle = victim.next + victim.remaining / 2
+        segments[largest].end = middle
+        segments.append(Segment(begin: middle, end: victim.end))
+        owned.insert(segments.count - 1)
+        return (segments.count - 1, nil)
+    }
+
+    /// Records bytes written to a segment (never past its end, which stealing may have moved).
+    /// Returns how many of them belong to the segment.
+    @discardableResult
+    public mutating func advance(_ index: Int, by count: Int64) -> Int64 {
+        let accepted = max(0, min(count, segments[index].remaining))
+        segments[index].next += accepted
+        return accepted
+    }
+
+    /// A connection stops working on a segment (done, failed or refused); it can be claimed again.
+    public mutating func release(_ index: Int) {
+        owned.remove(index)
+    }
+
+    /// Bytes of the segments on disk.
+    public var bytesDone: Int64 {
+        segments.reduce(0) { $0 + ($1.next - $1.begin) }
+    }
+
+    public var isComplete: Bool { segments.allSatisfy(\.isDone) }
+
+    /// The first byte not on disk at or after `offset`, following finished segments: how far the
+    /// sequential prefix extends once it reaches the segments.
+    public func contiguousEnd(from offset: Int64) -> Int64 {
+        var end = offset
+        var advanced = true
+        while advanced {
+            advanced = false
+            for segment in segments where segment.begin <= end && segment.next > end {
+                end = segment.next
+                advanced = true
+            }
+        }
+        return end
+    }
+}
