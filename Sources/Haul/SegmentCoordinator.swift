@@ -41,6 +41,8 @@ final class SegmentCoordinator: Sendable {
         var failure: Failure?
         var stopping = false
         var threads = 0
+        /// Segments whose connection was much slower than the others: it ends, another takes over.
+        var dropped: Set<Int> = []
     }
 
     let setup: Setup
@@ -163,6 +165,11 @@ final class SegmentCoordinator: Sendable {
         control.shouldStop || state.withLock { $0.stopping || $0.failure != nil }
     }
 
+    /// Whether the connection working on `index` should give it up (stopping, or too slow).
+    func abandons(_ index: Int) -> Bool {
+        control.shouldStop || state.withLock { $0.stopping || $0.failure != nil || $0.dropped.contains(index) }
+    }
+
     /// One extra connection: claim a segment, fetch it (retrying drops), claim the next.
     private func helperLoop() {
         while !shouldStop {
@@ -173,15 +180,19 @@ final class SegmentCoordinator: Sendable {
             }
             guard let index = claimed else { return }
             let kept = fetch(index)
-            state.withLock { $0.table.release(index) }
-            if !kept { return }
+            let slow = state.withLock { state -> Bool in
+                state.table.release(index)
+                return state.dropped.remove(index) != nil
+            }
+            // A connection dropped for being slow starts over on a new one; any other failure ends it.
+            if !kept && !slow { return }
         }
     }
 
     /// Fetches one segment to its end; false when this connection should end (throttled, failing).
     private func fetch(_ index: Int) -> Bool {
         var retries = 0
-        while !shouldStop {
+        while !abandons(index) {
             guard let range = state.withLock({ state -> Segment? in
                 let segment = state.table.segments[index]
                 return segment.isDone ? nil : segment
@@ -244,6 +255,7 @@ final class SegmentCoordinator: Sendable {
         // The throughput before the last connection was added; nil before the first addition.
         var beforeLastAddition: Double?
         var growing = setup.adaptive
+        var pace = Pace()
         while true {
             // Every 0.1 s the progress is recorded for this boot (a killed process re-fetches
             // little); every second the file is synced and the record made durable.
@@ -255,6 +267,7 @@ final class SegmentCoordinator: Sendable {
             }
             checkpoint()
             if state.withLock({ $0.stopping }) { return }
+            dropSlowConnections(&pace)
             let bytes = state.withLock { $0.mainNext + $0.table.bytesDone }
             let rate = Double(bytes - lastBytes) / slept
             lastBytes = bytes
@@ -272,6 +285,34 @@ final class SegmentCoordinator: Sendable {
             beforeLastAddition = rate
             // Doubling the connections each time finds a per-connection cap in a few seconds.
             for _ in 0..<min(limit - helpers, helpers + 1) { addHelper() }
+        }
+    }
+
+    /// Per-second progress of each connection's segment, to find one far behind the others.
+    struct Pace {
+        var lastNext: [Int: Int64] = [:]
+        var slowSeconds: [Int: Int] = [:]
+    }
+
+    /// A connection at under a quarter of the median speed for three seconds in a row is dropped:
+    /// its range goes back to be claimed (or stolen from), and its thread starts a new connection.
+    private func dropSlowConnections(_ pace: inout Pace) {
+        let owned = state.withLock { state in state.table.owned.map { ($0, state.table.segments[$0]) } }
+        var rates: [Int: Int64] = [:]
+        for (index, segment) in owned where !segment.isDone {
+            if let last = pace.lastNext[index] { rates[index] = segment.next - last }
+            pace.lastNext[index] = segment.next
+        }
+        guard rates.count >= 2 else { return }
+        let sorted = rates.values.sorted()
+        let median = sorted[sorted.count / 2]
+        guard median > 0 else { return }
+        for (index, rate) in rates {
+            pace.slowSeconds[index] = rate * 4 < median ? pace.slowSeconds[index, default: 0] + 1 : 0
+            if pace.slowSeconds[index, default: 0] >= 3 {
+                pace.slowSeconds[index] = 0
+                state.withLock { _ = $0.dropped.insert(index) }
+            }
         }
     }
 
@@ -337,7 +378,7 @@ final class SegmentFetcher: TransferHandler {
     }
 
     func transferShouldAbort() -> Bool {
-        coordinator.control.shouldStop || coordinator.failure != nil
+        coordinator.abandons(index)
     }
 }
 
