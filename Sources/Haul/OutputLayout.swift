@@ -32,9 +32,11 @@ struct OutputLayout: Sendable, Equatable {
         return OutputLayout(directory: directory, finalPath: nil, partialPath: base + partialSuffix, recordPath: base + recordSuffix)
     }
 
-    /// The path for a file name chosen from a response; the name is sanitized and cannot leave `directory`.
+    /// The path for a file name chosen from a response. The name was sanitized; this checks again,
+    /// byte by byte, that it is one plain component, so nothing can ever leave `directory`.
     func path(forName name: String) -> String {
-        (directory as NSString).appendingPathComponent(name)
+        let plain = !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
+        return (directory as NSString).appendingPathComponent(plain ? name : "download")
     }
 
     /// FNV-1a, 64 bits, as 16 hex digits: stable across runs and platforms (unlike `hashValue`).

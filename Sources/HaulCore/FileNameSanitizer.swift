@@ -16,11 +16,13 @@ public enum FileNameSanitizer {
     /// limits the result to 255 UTF-8 bytes, truncating the stem but keeping a short extension,
     /// never splitting a character. Returns nil if nothing usable remains.
     public static func sanitize(_ raw: String) -> String? {
-        let components = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" })
+        // Split on scalars, not Characters: a "prepended concatenation mark" such as U+06DD joins
+        // the "/" after it into one grapheme cluster, which a Character split would not see.
+        let components = raw.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" })
         guard let last = components.last else { return nil }
 
         var cleaned = String.UnicodeScalarView()
-        for scalar in last.unicodeScalars where !isDropped(scalar) {
+        for scalar in last where !isDropped(scalar) {
             cleaned.append(isReplaced(scalar) ? "_" : scalar)
         }
         var name = trimmed(String(cleaned))

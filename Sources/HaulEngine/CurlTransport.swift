@@ -115,6 +115,11 @@ public final class CurlTransport: HTTPTransport {
         let detail = handle.errorDetail
         let summary = String(cString: curl_easy_strerror(code))
         let message = detail.isEmpty ? summary : detail
+        if code == CURLE_OUT_OF_MEMORY || (detail.contains("Rejected") && detail.contains("header")) {
+            // libcurl 7.x reports a header line over its own 100 KiB limit as out of memory
+            // (later versions say CURLE_TOO_LARGE); nothing else here can run libcurl out of memory.
+            return .failed(TransportError(.headerTooLarge, "the server sent an absurdly large response header (over libcurl's 100 KiB limit)"))
+        }
         return .failed(TransportError(Self.kind(of: code), message))
     }
 

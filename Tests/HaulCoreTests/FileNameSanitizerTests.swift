@@ -157,3 +157,16 @@ struct FileNameSanitizerTests {
         #expect(FileNameSanitizer.destinationName(contentDisposition: nil, url: url, fallback: "..") == "download")
     }
 }
+
+@Suite("FileNameSanitizer and grapheme clusters")
+struct FileNameSanitizerClusterTests {
+    @Test func prependedMarksCannotHideASeparator() {
+        // GIVEN U+06DD, which forms one Character with the "/" after it
+        let hostile = "\u{6DD}/..\u{6DD}/escaped.bin"
+        // WHEN sanitized THEN only the last component survives, with no separator in it
+        let name = FileNameSanitizer.sanitize(hostile)
+        #expect(name == "escaped.bin")
+        #expect(FileNameSanitizer.sanitize("a\u{6DD}/b") == "b")
+        #expect(!(name ?? "/").unicodeScalars.contains("/"))
+    }
+}
