@@ -31,7 +31,7 @@ extension DownloadQueue {
         leases.stop()
         // Renames of finished files are made durable once per directory, not once per file.
         for directory in runState.directories.withLock({ $0 }) {
-            FileIO.syncDirectory(containing: (directory as NSString).appendingPathComponent("."))
+            FileIO.syncDirectory(containing: directory + "/.")
         }
         publishAggregate(force: true)
         endRunStreams()

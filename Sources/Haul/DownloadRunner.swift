@@ -257,7 +257,7 @@ final class DownloadRunner {
                 }
             }
             if let deferDirectorySync {
-                deferDirectorySync((finalPath as NSString).deletingLastPathComponent)
+                deferDirectorySync(AbsolutePath.directory(of: finalPath))
             } else {
                 FileIO.syncDirectory(containing: finalPath)
             }

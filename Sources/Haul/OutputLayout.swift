@@ -16,9 +16,9 @@ struct OutputLayout: Sendable, Equatable {
 
     /// A download to an explicit path: the partial and record sit beside it.
     static func file(_ path: String) -> OutputLayout {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = AbsolutePath.directory(of: path)
         return OutputLayout(
-            directory: directory.isEmpty ? "." : directory,
+            directory: directory,
             finalPath: path,
             partialPath: path + partialSuffix,
             recordPath: path + recordSuffix)

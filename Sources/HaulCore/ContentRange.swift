@@ -54,8 +54,9 @@ public struct ContentRange: Equatable, Sendable {
               first <= last
         else { return nil }
         if let completeLength, last >= completeLength { return nil }
-        // A span whose length cannot be represented is useless to a caller counting bytes.
-        guard !(last - first).addingReportingOverflow(1).overflow else { return nil }
+        // A span whose length, or whose end offset (last + 1), cannot be represented is useless to
+        // a caller counting bytes (a fuzzed "bytes 1100-9223372036854775807/*" once trapped there).
+        guard !(last - first).addingReportingOverflow(1).overflow, last < Int64.max else { return nil }
         self.init(first: first, last: last, completeLength: completeLength)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 
 /// Small POSIX helpers shared by the store's files.
 public enum FileIO {
@@ -36,7 +37,7 @@ public enum FileIO {
 
     /// Makes a rename or unlink in this file's directory durable. Best effort: some file systems refuse.
     public static func syncDirectory(containing path: String) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = AbsolutePath.directory(of: path)
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)

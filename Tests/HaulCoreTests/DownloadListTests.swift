@@ -43,3 +43,14 @@ struct AbsolutePathTests {
         #expect(AbsolutePath.of("x/y").hasPrefix("/"))
     }
 }
+
+@Suite("AbsolutePath.directory")
+struct DirectoryOfPathTests {
+    @Test func splitsAtTheLastSlashByte() {
+        #expect(AbsolutePath.directory(of: "/d/dl/file") == "/d/dl")
+        #expect(AbsolutePath.directory(of: "/file") == "/")
+        #expect(AbsolutePath.directory(of: "file") == ".")
+        // A name starting with a combining mark must not drag the directory with it.
+        #expect(AbsolutePath.directory(of: "/d/dl/\u{301}x") == "/d/dl")
+    }
+}
