@@ -79,10 +79,11 @@ public final class PartialFile: @unchecked Sendable {
         try FileIO.pwriteAll(fd, bytes, at: offset, path: path)
     }
 
-    /// Reserves the file's full size where the file system supports it (best effort: sparse
-    /// writes work too), so segments written out of order do not fragment it or hit ENOSPC late.
+    /// Reserves the file's full size where the file system supports it, so segments written out
+    /// of order do not fragment it or hit ENOSPC late. Elsewhere nothing happens (no zeros are
+    /// written): sparse writes work as well.
     public func preallocate(_ size: Int64) {
-        _ = posix_fallocate(fd, 0, off_t(size))
+        _ = haul_preallocate(fd, size)
     }
 
     /// Declares how many leading bytes form the sequential prefix, without truncating: a segmented

@@ -7,4 +7,8 @@
    (sync_file_range with SYNC_FILE_RANGE_WRITE on Linux; nothing elsewhere). Returns 0 or -1. */
 int haul_start_writeback(int fd, int64_t offset, int64_t length);
 
+/* Reserves a file's blocks with fallocate(2) where the file system supports it. Unlike
+   posix_fallocate, never falls back to writing zeros: returns -1 (errno EOPNOTSUPP) instead. */
+int haul_preallocate(int fd, int64_t length);
+
 #endif
