@@ -34,20 +34,8 @@ done
 log() { printf '==> %s\n' "$*"; }
 
 # ---- tools ------------------------------------------------------------------------------------
-need=()
-command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || need+=(nginx-light)
-command -v aria2c >/dev/null 2>&1 || need+=(aria2)
-command -v axel >/dev/null 2>&1 || need+=(axel)
-[[ -x /usr/bin/time ]] || need+=(time)
-command -v sha256sum >/dev/null 2>&1 || need+=(coreutils)
-if ((${#need[@]} > 0)); then
-    sudo=()
-    ((EUID == 0)) || sudo=(sudo)
-    log "installing: ${need[*]}"
-    "${sudo[@]}" apt-get update
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
-fi
 source scripts/nginx.sh
+install_missing nginx-light aria2 axel time coreutils
 
 # ---- temp dir, cleanup ------------------------------------------------------------------------
 base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}

@@ -26,20 +26,8 @@ fi
 log() { printf '==> %s\n' "$*"; }
 
 # ---- tools ------------------------------------------------------------------------------------
-need=()
-command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || need+=(nginx-light)
-command -v curl >/dev/null 2>&1 || need+=(curl)
-command -v aria2c >/dev/null 2>&1 || need+=(aria2)
-[[ -x /usr/bin/time ]] || need+=(time)
-command -v sha256sum >/dev/null 2>&1 || need+=(coreutils)
-if ((${#need[@]} > 0)); then
-    sudo=()
-    ((EUID == 0)) || sudo=(sudo)
-    log "installing: ${need[*]}"
-    "${sudo[@]}" apt-get update
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
-fi
 source scripts/nginx.sh
+install_missing nginx-light curl aria2 time coreutils
 
 # ---- temp dir, cleanup ------------------------------------------------------------------------
 base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}

@@ -11,23 +11,13 @@ cd "$(dirname "$0")/.."
 size_mb=${DEMO_SIZE_MB:-200}
 log() { printf '==> %s\n' "$*"; }
 
-need=()
-for package in libcurl4-openssl-dev libsqlite3-dev libssl-dev pkg-config nginx-light; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'ok installed' || need+=("$package")
-done
-if ((${#need[@]} > 0)); then
-    sudo=()
-    ((EUID == 0)) || sudo=(sudo)
-    log "installing: ${need[*]}"
-    "${sudo[@]}" apt-get update
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
-fi
+source scripts/nginx.sh
+install_missing libcurl4-openssl-dev libsqlite3-dev libssl-dev pkg-config nginx-light
 
 log "building: swift build -c release"
 swift build -c release 2>&1 | tail -n 1
 haul="$(swift build -c release --show-bin-path)/haul"
 
-source scripts/nginx.sh
 work=$(mktemp -d "${TMPDIR:-/tmp}/haul-demo.XXXXXX")
 haul_pid=""
 cleanup() {
@@ -55,8 +45,7 @@ kill -INT "$haul_pid"
 status=0
 wait "$haul_pid" || status=$?
 haul_pid=""
-kept=$(stat -c %s "$work/out/file.bin.haul-partial" 2>/dev/null || echo 0)
-log "exit code $status (130: interrupted); $kept bytes kept in file.bin.haul-partial"
+log "exit code $status (130: interrupted); the bytes so far are kept in file.bin.haul-partial"
 
 log "the same command again: it resumes"
 "$haul" -o "$work/out/file.bin" "$url"
