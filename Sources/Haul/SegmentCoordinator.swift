@@ -256,23 +256,30 @@ final class SegmentCoordinator: Sendable {
         var beforeLastAddition: Double?
         var growing = setup.adaptive
         var pace = Pace()
+        var ticks = 0
         while true {
             // Every 0.1 s the progress is recorded for this boot (a killed process re-fetches
-            // little); every second the file is synced and the record made durable.
+            // little); every second the file is synced and the record made durable. While the
+            // connection count grows, the throughput is judged every half second.
+            let window = growing ? 0.5 : 1.0
             var slept = 0.0
-            while slept < 1, !state.withLock({ $0.stopping }) {
+            while slept < window, !state.withLock({ $0.stopping }) {
                 Thread.sleep(forTimeInterval: 0.1)
                 slept += 0.1
                 recordProgress()
             }
-            checkpoint()
-            if state.withLock({ $0.stopping }) { return }
-            dropSlowConnections(&pace)
+            ticks += 1
+            if !growing || ticks % 2 == 0 { checkpoint() }
+            if state.withLock({ $0.stopping }) {
+                checkpoint()
+                return
+            }
+            if !growing { dropSlowConnections(&pace) }
             let bytes = state.withLock { $0.mainNext + $0.table.bytesDone }
-            let rate = Double(bytes - lastBytes) / slept
+            let rate = Double(bytes - lastBytes) / max(slept, 0.1)
             lastBytes = bytes
             guard growing else { continue }
-            // Near-linear gains mean a per-connection cap: add another; no real gain means stop.
+            // Near-linear gains mean a per-connection cap: add more; no real gain means stop.
             if let before = beforeLastAddition, rate < before * 1.15 {
                 growing = false
                 continue
@@ -283,7 +290,7 @@ final class SegmentCoordinator: Sendable {
                 continue
             }
             beforeLastAddition = rate
-            // Doubling the connections each time finds a per-connection cap in a few seconds.
+            // Doubling the connections each time finds a per-connection cap in a few steps.
             for _ in 0..<min(limit - helpers, helpers + 1) { addHelper() }
         }
     }
