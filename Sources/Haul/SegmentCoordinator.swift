@@ -43,6 +43,8 @@ final class SegmentCoordinator: Sendable {
         var threads = 0
         /// Segments whose connection was much slower than the others: it ends, another takes over.
         var dropped: Set<Int> = []
+        /// Whether the runner's own connection holds one of the host's slots.
+        var holdsMainSlot = false
     }
 
     let setup: Setup
@@ -105,6 +107,8 @@ final class SegmentCoordinator: Sendable {
         // a crash would leave holes that the file's length could not reveal.
         checkpoint()
         file.preallocate(setup.total)
+        // The runner's own connection counts against the host's limit too, while segments run.
+        state.withLock { $0.holdsMainSlot = HostSlots.shared.acquire(setup.host) }
         let initial = state.withLock { state -> Int in
             let resumedWork = state.table.segments.filter { !$0.isDone }.count
             // Adaptive: the runner's connection alone first (plus whatever an earlier run left).
@@ -118,6 +122,10 @@ final class SegmentCoordinator: Sendable {
     func stopAndWait() {
         let threads = state.withLock { state -> Int in
             state.stopping = true
+            if state.holdsMainSlot {
+                state.holdsMainSlot = false
+                HostSlots.shared.release(setup.host)
+            }
             defer { state.threads = 0 }
             return state.threads
         }
@@ -389,8 +397,9 @@ final class SegmentFetcher: TransferHandler {
     }
 }
 
-/// Connections per host across the process (all downloads, all segments), so a queue of
-/// segmented downloads stays polite.
+/// Connections per host across the process (every segmented download's connections, its first
+/// one included, for all the downloads of a queue), so a queue of segmented downloads stays polite.
+/// A download that does not segment uses one connection and is bounded by the queue's `-j`.
 final class HostSlots: Sendable {
     static let shared = HostSlots(limit: 16)
     let limit: Int
