@@ -19,20 +19,22 @@ public struct EntityTag: Equatable, Sendable, Codable {
     /// servers send ETags without quotes and refusing them would make resume impossible.
     /// The weak prefix is case-sensitive, as in the RFC grammar.
     public init?(headerValue: String) {
-        var text = Substring(headerValue.trimmingCharacters(in: .whitespacesAndNewlines))
-        let isWeak = text.hasPrefix("W/")
-        if isWeak { text = text.dropFirst(2) }
+        // Work on scalars: a quote followed by a combining mark is one Character, which a
+        // Character comparison would not recognise as the closing quote.
+        var scalars = Substring(headerValue.trimmingCharacters(in: .whitespacesAndNewlines)).unicodeScalars
+        let isWeak = scalars.starts(with: "W/".unicodeScalars)
+        if isWeak { scalars = scalars.dropFirst(2) }
 
-        let inner: Substring
-        if text.first == "\"" {
-            guard text.count >= 2, text.last == "\"" else { return nil }
-            inner = text.dropFirst().dropLast()
+        let inner: Substring.UnicodeScalarView
+        if scalars.first == "\"" {
+            guard scalars.count >= 2, scalars.last == "\"" else { return nil }
+            inner = scalars.dropFirst().dropLast()
         } else {
-            guard !text.isEmpty else { return nil }
-            inner = text
+            guard !scalars.isEmpty else { return nil }
+            inner = scalars
         }
-        guard inner.unicodeScalars.allSatisfy(Self.isTagCharacter) else { return nil }
-        self.init(isWeak: isWeak, opaqueTag: "\"\(inner)\"")
+        guard inner.allSatisfy(Self.isTagCharacter) else { return nil }
+        self.init(isWeak: isWeak, opaqueTag: "\"" + String(String.UnicodeScalarView(inner)) + "\"")
     }
 
     /// The header form: W/"abc" or "abc".

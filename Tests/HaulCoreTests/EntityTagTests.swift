@@ -81,3 +81,14 @@ struct EntityTagTests {
         #expect(try JSONDecoder().decode(EntityTag.self, from: data) == tag)
     }
 }
+
+@Suite("EntityTag and combining marks")
+struct EntityTagScalarTests {
+    @Test func aQuoteFollowedByACombiningMarkStillCloses() throws {
+        // GIVEN a tag whose opening quote is followed by a combining mark
+        let tag = try #require(EntityTag(headerValue: "\"\u{301}abc\""))
+        // THEN it round-trips through its header form
+        #expect(EntityTag(headerValue: tag.headerValue) == tag)
+        #expect(tag.opaqueTag == "\"\u{301}abc\"")
+    }
+}
