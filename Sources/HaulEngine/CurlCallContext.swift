@@ -27,38 +27,62 @@ final class CurlCallContext {
     }
 
     /// One header line as libcurl delivers it, CRLF included. Returns false to abort.
-    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        headerBytes += bytes.count
-        // Strip CR and LF as bytes: in Swift "\r\n" is one Character, so hasSuffix("\n") misses it.
-        var end = bytes.count
-        while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
-        let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
-            let parts = line.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+    ///
+    /// Parsed as bytes, not Characters: "\r\n" is one Character in Swift, and a ":" or "/"
+    /// followed by a combining mark would fuse into one too.
+    func receiveHeaderLine(_ raw: UnsafeRawBufferPointer) -> Bool {
+        headerBytes += raw.count
+        var end = raw.count
+        while end > 0, raw[end - 1] == 0x0A || raw[end - 1] == 0x0D { end -= 1 }
+        let line = raw[0..<end]
+        if line.starts(with: "HTTP/".utf8) {
+            status = Self.statusCode(line)
             headers = HTTPHeaders()
-            headerBytes = bytes.count
+            headerBytes = raw.count
             return true
         }
         if headerBytes > Self.maxHeaderBytes || headers.count >= Self.maxHeaderFields {
             failure = TransportError(.headerTooLarge, "the server's response headers are too large (over \(Self.maxHeaderBytes / 1024) KiB or \(Self.maxHeaderFields) fields)")
             return false
         }
-        if line.isEmpty {
+        guard let first = line.first else {
             // 1xx heads (100 Continue, 103 Early Hints) precede the real one.
             if (100..<200).contains(status) { return true }
             return deliverHead()
         }
-        if line.first == " " || line.first == "\t", let last = headers.fields.last {
+        if first == 0x20 || first == 0x09, let last = headers.fields.last {
             // obs-fold: a continuation of the previous field.
-            headers.set(last.name, last.value + " " + line.trimmingCharacters(in: .whitespaces))
+            headers.set(last.name, last.value + " " + Self.text(Self.trimmed(line)))
             return true
         }
-        guard let colon = line.firstIndex(of: ":") else { return true }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        headers.add(name, value)
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        headers.add(Self.text(Self.trimmed(line[..<colon])), Self.text(Self.trimmed(line[(colon + 1)...])))
         return true
+    }
+
+    /// The status code of a status line ("HTTP/1.1 206 Partial Content", "HTTP/2 200"); 0 if none.
+    static func statusCode(_ line: Slice<UnsafeRawBufferPointer>) -> Int {
+        guard let space = line.firstIndex(of: 0x20) else { return 0 }
+        var code = 0
+        var digits = 0
+        for byte in line[(space + 1)...] {
+            guard byte >= 0x30, byte <= 0x39, digits < 3 else { break }
+            code = code * 10 + Int(byte - 0x30)
+            digits += 1
+        }
+        return digits == 3 ? code : 0
+    }
+
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        var slice = bytes
+        while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
+        while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
+        return slice
+    }
+
+    static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
     }
 
     private func deliverHead() -> Bool {
