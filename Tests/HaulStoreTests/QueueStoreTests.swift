@@ -802,29 +802,7 @@ extension QueueStoreTests {
 
 /// The `haul` executable that `swift build --build-tests` put beside the test bundle (or `HAUL_BINARY`).
 private func haulBinary() throws -> String {
-    if let override = ProcessInfo.processInfo.environment["HAUL_BINARY"], !override.isEmpty {
-        return override
-    }
-    var starts: [URL] = []
-    if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-        starts.append(URL(fileURLWithPath: executable))
-    }
-    if let executable = Bundle.main.executableURL { starts.append(executable) }
-    starts.append(Bundle.main.bundleURL)
-    for start in starts {
-        var directory = start.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("haul").path
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
-                FileManager.default.isExecutableFile(atPath: candidate)
-            {
-                return candidate
-            }
-            directory = directory.deletingLastPathComponent()
-        }
-    }
-    throw TestSupportError("the haul binary was not found near the test executable; build with --build-tests or set HAUL_BINARY")
+    try BuiltBinary.path("haul")
 }
 
 /// The pids of the direct children of `pid`, from /proc.
