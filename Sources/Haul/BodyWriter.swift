@@ -146,13 +146,9 @@ final class BodyWriter: TransferHandler {
             segments.checkpoint()
             return
         }
-        runner.record.bootID = BootID.current
-        runner.record.syncedLength = min(runner.record.syncedLength, output.sink.length)
-        runner.record.hashState = runner.hash?.save()
-        runner.record.updatedAt = Date()
         do {
-            try runner.records(layout).save(runner.record)
-            runner.recordStored = true
+            // Nothing new was synced: the record claims no more than before.
+            try runner.saveRecord(layout, syncedLength: min(runner.record.syncedLength, output.sink.length))
         } catch {
             throw DownloadError(.io, error.message)
         }

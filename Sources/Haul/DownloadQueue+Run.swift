@@ -140,17 +140,23 @@ extension DownloadQueue {
         }
         switch event {
         case .progress(let progress), .paused(let progress):
-            let persist = live.withLock { state -> Bool in
+            let persist = live.withLock { state -> (due: Bool, destination: String?) in
                 state.progress[id] = progress
                 let now = ContinuousClock.now
-                guard now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return false }
+                guard now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return (false, nil) }
                 state.persistedAt[id] = now
-                return true
+                return (true, state.destinations[id])
             }
-            if persist {
-                _ = try? store.updateProgress(id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond, finalPath: nil)
+            if persist.due {
+                _ = try? store.updateProgress(
+                    id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond,
+                    finalPath: persist.destination)
             }
             publishAggregate(force: false)
+        case .response(let info):
+            // Written with the next progress report, so a long download's `queue list` shows its
+            // file while it runs, at no extra cost for a short one.
+            live.withLock { $0.destinations[id] = info.destination }
         default:
             break
         }
@@ -208,6 +214,7 @@ extension DownloadQueue.LiveState {
             finishedBytes += last.bytes
         }
         persistedAt.removeValue(forKey: id)
+        destinations.removeValue(forKey: id)
     }
 }
 

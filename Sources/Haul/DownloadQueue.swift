@@ -27,6 +27,8 @@ public final class DownloadQueue: Sendable {
         var controls: [Int64: RunControl] = [:]
         var progress: [Int64: DownloadProgress] = [:]
         var persistedAt: [Int64: ContinuousClock.Instant] = [:]
+        /// Where each running download's file will land, from its response, for the store.
+        var destinations: [Int64: String] = [:]
         var aggregate = QueueProgress()
         /// Bytes of the downloads this run finished, which left `progress`.
         var finishedBytes: Int64 = 0

@@ -285,14 +285,11 @@ final class DownloadRunner {
     /// against the server, as `--continue` does.)
     private func markFinished(_ output: PreparedOutput, layout: OutputLayout) throws(DownloadError) {
         record.finishedLength = output.sink.length
-        record.syncedLength = output.sink.length
-        record.bootID = BootID.current
         do {
-            try records(layout).save(record)
+            try saveRecord(layout, syncedLength: output.sink.length)
         } catch {
             throw DownloadError(.io, error.message)
         }
-        recordStored = true
     }
 
     func currentProgress(_ output: PreparedOutput) -> DownloadProgress {
@@ -317,13 +314,19 @@ final class DownloadRunner {
         }
         guard let output, let layout = output.layout else { return }
         try output.sink.syncData()
-        record.syncedLength = output.sink.length
+        try saveRecord(layout, syncedLength: output.sink.length)
+        lastCheckpoint = clock.now
+    }
+
+    /// Stamps the record (this boot, the time, the digest's state) and saves it, claiming
+    /// `syncedLength` bytes as durable: the caller has synced at least that much.
+    func saveRecord(_ layout: OutputLayout, syncedLength: Int64) throws(StoreError) {
+        record.syncedLength = syncedLength
         record.bootID = BootID.current
         record.updatedAt = Date()
-        record.hashState = hash?.save()
+        record.hashState = hash?.save() ?? record.hashState
         try records(layout).save(record)
         recordStored = true
-        lastCheckpoint = clock.now
     }
 
     /// An adopted file that could not be proven goes back to its name, untouched, with no record.

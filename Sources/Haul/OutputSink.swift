@@ -19,11 +19,6 @@ enum OutputSink {
         }
     }
 
-    var isResumableAcrossRuns: Bool {
-        if case .partial = self { return true }
-        return false
-    }
-
     func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
         switch self {
         case .partial(let file): try file.append(bytes)

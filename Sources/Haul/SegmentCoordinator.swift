@@ -97,8 +97,6 @@ final class SegmentCoordinator: Sendable {
 
     var segments: [Segment] { state.withLock { $0.table.segments } }
 
-    var isComplete: Bool { state.withLock { $0.table.isComplete } }
-
     // MARK: running
 
     /// Starts the helpers (all at once, or one for the adaptive probe) and the checkpoint thread.

@@ -178,6 +178,41 @@ public struct ProcessResult: Sendable {
     }
 }
 
+/// Files that catch a child process's standard output and error. Files, not pipes, so a child
+/// that writes a lot cannot deadlock against a reader. Close the handles once the child started.
+public struct CapturedOutput {
+    public let stdoutPath: String
+    public let stderrPath: String
+    public let stdout: FileHandle
+    public let stderr: FileHandle
+
+    public init(in scratch: TemporaryDirectory) throws {
+        stdoutPath = scratch.file("stdout")
+        stderrPath = scratch.file("stderr")
+        guard FileManager.default.createFile(atPath: stdoutPath, contents: nil),
+            FileManager.default.createFile(atPath: stderrPath, contents: nil),
+            let stdout = FileHandle(forWritingAtPath: stdoutPath),
+            let stderr = FileHandle(forWritingAtPath: stderrPath)
+        else {
+            throw TestSupportError("cannot create output files in \(scratch.path)")
+        }
+        self.stdout = stdout
+        self.stderr = stderr
+    }
+
+    /// Points the process's standard streams at the files (standard input at /dev/null).
+    public func attach(to process: Process) {
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = stdout
+        process.standardError = stderr
+    }
+
+    public func close() {
+        try? stdout.close()
+        try? stderr.close()
+    }
+}
+
 /// Runs a process to completion, capturing its output.
 public enum ProcessRunner {
     /// Runs `executable` with `arguments` to completion, capturing stdout and stderr, with a timeout.
@@ -193,27 +228,16 @@ public enum ProcessRunner {
         timeout: Double = 60
     ) throws -> ProcessResult {
         let scratch = try TemporaryDirectory(prefix: "haul-process")
-        let stdoutPath = scratch.file("stdout")
-        let stderrPath = scratch.file("stderr")
-        guard FileManager.default.createFile(atPath: stdoutPath, contents: nil),
-            FileManager.default.createFile(atPath: stderrPath, contents: nil),
-            let stdoutHandle = FileHandle(forWritingAtPath: stdoutPath),
-            let stderrHandle = FileHandle(forWritingAtPath: stderrPath)
-        else {
-            throw TestSupportError("cannot create output files in \(scratch.path)")
-        }
-        defer {
-            try? stdoutHandle.close()
-            try? stderrHandle.close()
-        }
+        let captured = try CapturedOutput(in: scratch)
+        defer { captured.close() }
+        let stdoutPath = captured.stdoutPath
+        let stderrPath = captured.stderrPath
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
+        captured.attach(to: process)
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
         do {

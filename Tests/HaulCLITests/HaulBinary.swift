@@ -30,24 +30,11 @@ final class RunningHaul {
 
     init(_ arguments: [String]) throws {
         scratch = try TemporaryDirectory(prefix: "haul-cli-run")
-        let stdoutPath = scratch.file("stdout")
-        let stderrPath = scratch.file("stderr")
-        guard FileManager.default.createFile(atPath: stdoutPath, contents: nil),
-            FileManager.default.createFile(atPath: stderrPath, contents: nil),
-            let stdoutHandle = FileHandle(forWritingAtPath: stdoutPath),
-            let stderrHandle = FileHandle(forWritingAtPath: stderrPath)
-        else {
-            throw TestSupportError("cannot create output files in \(scratch.path)")
-        }
-        defer {
-            try? stdoutHandle.close()
-            try? stderrHandle.close()
-        }
+        let captured = try CapturedOutput(in: scratch)
+        defer { captured.close() }
         process.executableURL = URL(fileURLWithPath: try HaulBinary.path())
         process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
+        captured.attach(to: process)
         process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
     }

@@ -304,7 +304,8 @@ public final class QueueStore: Sendable {
         }
     }
 
-    /// Whether any item is queued or held by a live owner (for "run until the queue is empty").
+    /// Whether any item is queued or in a transfer state (running, pausing, cancelling), whatever
+    /// became of its owner: abandoned items count until a claim recovers them.
     public func hasPendingWork(among ids: Set<Int64>? = nil) throws(StoreError) -> Bool {
         try read { db in
             let rows = try db.query("SELECT id FROM downloads WHERE state IN ('queued', 'running', 'pausing', 'cancelling')")
