@@ -16,12 +16,15 @@ public final class StreamingHash {
         haul_hash_init(context, Self.kind(algorithm))
     }
 
-    /// Restores a saved state; nil when it was saved by another OpenSSL build or is damaged, in
-    /// which case the caller re-hashes the prefix once.
+    /// Restores a saved state; nil when it was saved by another OpenSSL build or is damaged (see
+    /// `SavedHashState.validate()`), in which case the caller re-hashes the prefix once.
     public init?(restoring saved: SavedHashState) {
-        guard saved.openSSLVersion == UInt64(haul_openssl_version()),
-              saved.context.count == haul_hash_ctx_size()
-        else { return nil }
+        // Checked in full before any byte reaches libcrypto, which trusts every field it is given.
+        do throws(HashStateDefect) {
+            try saved.validate()
+        } catch {
+            return nil
+        }
         algorithm = saved.algorithm
         context = .allocate(capacity: 1)
         length = saved.length
@@ -29,8 +32,6 @@ public final class StreamingHash {
             guard let base = bytes.baseAddress else { return }
             UnsafeMutableRawPointer(context).copyMemory(from: base, byteCount: bytes.count)
         }
-        // A state of another algorithm is refused (deinit frees the context).
-        guard context.pointee.kind == Self.kind(algorithm) else { return nil }
     }
 
     deinit {
@@ -63,7 +64,7 @@ public final class StreamingHash {
         return text
     }
 
-    private static func kind(_ algorithm: ChecksumAlgorithm) -> Int32 {
+    static func kind(_ algorithm: ChecksumAlgorithm) -> Int32 {
         switch algorithm {
         case .md5: return Int32(HAUL_MD5)
         case .sha1: return Int32(HAUL_SHA1)
