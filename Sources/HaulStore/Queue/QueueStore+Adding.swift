@@ -1,0 +1,89 @@
+import Foundation
+import HaulCore
+
+// Adding items and reading them back; a destination belongs to one unfinished item at a time.
+extension QueueStore {
+    /// Adds downloads in one transaction: all or none. A destination already used by an unfinished
+    /// item (or twice in the batch) is refused with `.conflict`.
+    @discardableResult
+    public func add(_ downloads: [NewDownload]) throws(StoreError) -> [Int64] {
+        try write { db in
+            var ids: [Int64] = []
+            var claimed: Set<String> = []
+            for new in downloads {
+                let key = Self.destinationKey(new)
+                if claimed.contains(key) {
+                    throw StoreError(.conflict, "\(Self.describe(new)) is used by two downloads in this batch")
+                }
+                if let other = try Self.activeItem(db, destinationKind: new.destinationKind, destination: new.destination, url: new.url) {
+                    throw StoreError(.conflict, "\(Self.describe(new)) is already used by queued download \(other)")
+                }
+                claimed.insert(key)
+                let now = Date().timeIntervalSince1970
+                try db.execute("""
+                    INSERT INTO downloads (url, method, headers, body, destination_kind, destination, range_spec,
+                        existing_policy, priority, state, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [
+                        .text(new.url), .text(new.method), .text(Self.encodeHeaders(new.headers)),
+                        new.body.map(SQLiteValue.blob) ?? .null, .text(new.destinationKind.rawValue), .text(new.destination),
+                        new.range.map(SQLiteValue.text) ?? .null, .text(new.existingPolicy), .integer(Int64(new.priority)),
+                        .text((new.paused ? DownloadState.paused : .queued).rawValue), .real(now), .real(now),
+                    ])
+                ids.append(db.lastInsertRowID)
+            }
+            return ids
+        }
+    }
+
+    /// The unfinished item that would write where `new` would, if any.
+    public func activeItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
+        try read { db in
+            guard let id = try Self.activeItem(db, destinationKind: new.destinationKind, destination: new.destination, url: new.url) else {
+                return nil
+            }
+            return try Self.load(db, id: id)
+        }
+    }
+
+    /// The newest completed item of the same URL that wrote where `new` would, if any: a batch run
+    /// again finds what it already finished.
+    public func completedItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
+        try read { db in
+            let rows = try db.query("""
+                SELECT id FROM downloads WHERE destination_kind = ? AND destination = ? AND url = ? AND state = 'completed'
+                ORDER BY id DESC LIMIT 1
+                """, [.text(new.destinationKind.rawValue), .text(new.destination), .text(new.url)])
+            return try rows.first?.int64("id").flatMap { try Self.load(db, id: $0) }
+        }
+    }
+
+    public func item(_ id: Int64) throws(StoreError) -> StoredDownload? {
+        try read { db in try Self.load(db, id: id) }
+    }
+
+    /// Every item, oldest first.
+    public func all() throws(StoreError) -> [StoredDownload] {
+        try read { db in try db.query("SELECT * FROM downloads ORDER BY id").map(Self.decode) }
+    }
+
+    private static func destinationKey(_ new: NewDownload) -> String {
+        new.destinationKind == .file ? "file:" + new.destination : "dir:" + new.destination + "|" + new.url
+    }
+
+    private static func describe(_ new: NewDownload) -> String {
+        new.destinationKind == .file ? "the destination \(new.destination)" : "\(new.url) into \(new.destination)"
+    }
+
+    /// The unfinished item writing to the same file (or the same URL into the same directory).
+    private static func activeItem(_ db: SQLiteConnection, destinationKind: StoredDownload.DestinationKind, destination: String, url: String) throws -> Int64? {
+        let active = "state NOT IN ('completed', 'cancelled')"
+        let rows: [Row]
+        if destinationKind == .file {
+            rows = try db.query("SELECT id FROM downloads WHERE destination_kind = 'file' AND destination = ? AND \(active) LIMIT 1", [.text(destination)])
+        } else {
+            rows = try db.query("SELECT id FROM downloads WHERE destination_kind = 'directory' AND destination = ? AND url = ? AND \(active) LIMIT 1", [.text(destination), .text(url)])
+        }
+        return rows.first?.int64("id")
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import HaulCore
+
+// Claims, lease renewal and the recovery of items whose owner died.
+extension QueueStore {
+    /// Settles the transfers `owner` just finished, returns items whose owner died to where they
+    /// meant to go (running → queued, pausing → paused, cancelling → cancelled; at most every
+    /// `recoveryInterval` per store, and on the first claim), then claims the best queued item for
+    /// `owner` — all in one transaction. `among` limits the choice to some items (a batch runs only
+    /// its own). A settlement this owner may no longer make (its lease was taken over) is skipped.
+    public func claimNext(for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [Settlement] = []) throws(StoreError) -> StoredDownload? {
+        let now = Date().timeIntervalSince1970
+        let recover = lastRecovery.withLock { last -> Bool in
+            guard now - last >= Self.recoveryInterval else { return false }
+            last = now
+            return true
+        }
+        return try write { db in
+            for settlement in settlements {
+                do {
+                    _ = try Self.apply(db, settlement, owner: owner)
+                } catch let error as StoreError where error.kind == .conflict || error.kind == .notFound {
+                    continue
+                }
+            }
+            if recover { try Self.recoverAbandoned(db) }
+            // Page through the queued items best first; a batch (`among`) usually finds its own on the first page.
+            var offset: Int64 = 0
+            while true {
+                let page = try db.query(
+                    "SELECT id FROM downloads WHERE state = 'queued' ORDER BY priority DESC, id LIMIT 64 OFFSET ?", [.integer(offset)])
+                if page.isEmpty { break }
+                offset += Int64(page.count)
+                for row in page {
+                    guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
+                    let now = Date().timeIntervalSince1970
+                    try db.execute("""
+                        UPDATE downloads SET state = 'running', lease_owner = ?, lease_expires = ?, updated_at = ?,
+                            last_error = NULL, error_category = NULL, attempts = attempts + 1
+                        WHERE id = ? AND state = 'queued'
+                        """, [.text(owner.encoded), .real(now + Self.leaseSeconds), .real(now), .integer(id)])
+                    guard db.changes == 1 else { continue }
+                    return try Self.load(db, id: id)
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Extends the leases `owner` holds and reports the state of each of its items, so a pause or
+    /// cancel requested by another process reaches the running transfer.
+    public func renewLeases(for owner: LeaseOwner) throws(StoreError) -> [Int64: DownloadState] {
+        try write { db in
+            try db.execute("UPDATE downloads SET lease_expires = ? WHERE lease_owner = ?",
+                           [.real(Date().timeIntervalSince1970 + Self.leaseSeconds), .text(owner.encoded)])
+            var states: [Int64: DownloadState] = [:]
+            for row in try db.query("SELECT id, state FROM downloads WHERE lease_owner = ?", [.text(owner.encoded)]) {
+                if let id = row.int64("id"), let state = row.string("state").flatMap(DownloadState.init(rawValue:)) {
+                    states[id] = state
+                }
+            }
+            return states
+        }
+    }
+
+    /// Whether any item is queued or in a transfer state (running, pausing, cancelling), whatever
+    /// became of its owner: abandoned items count until a claim recovers them.
+    public func hasPendingWork(among ids: Set<Int64>? = nil) throws(StoreError) -> Bool {
+        try read { db in
+            let rows = try db.query("SELECT id FROM downloads WHERE state IN ('queued', 'running', 'pausing', 'cancelling')")
+            return rows.contains { row in row.int64("id").map { ids?.contains($0) ?? true } ?? false }
+        }
+    }
+
+    private static func recoverAbandoned(_ db: SQLiteConnection) throws {
+        let now = Date().timeIntervalSince1970
+        let rows = try db.query("SELECT id, state, lease_owner, lease_expires FROM downloads WHERE state IN ('running', 'pausing', 'cancelling')")
+        for row in rows {
+            guard let id = row.int64("id"), let state = row.string("state").flatMap(DownloadState.init(rawValue:)) else { continue }
+            let owner = row.string("lease_owner").flatMap(LeaseOwner.init(encoded:))
+            let expired = (row.double("lease_expires") ?? 0) < now
+            guard expired || !(owner?.isAlive ?? false) else { continue }
+            guard case .success(let (next, _)) = DownloadLifecycle.apply(.ownerLost, to: state) else { continue }
+            try db.execute("UPDATE downloads SET state = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? WHERE id = ?",
+                           [.text(next.rawValue), .real(now), .integer(id)])
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import HaulCore
+
+// State changes of one item, each through `DownloadLifecycle`, inside a transaction.
+extension QueueStore {
+    /// Applies a lifecycle input to an item; the action says what its owner must do.
+    ///
+    /// `owner`: for the end of a transfer, the process that ran it. If its lease was taken over
+    /// (it hung past the lease and another process recovered the item), the input is refused with
+    /// `.conflict`, so a stale owner never settles an item another process is downloading.
+    /// `.start` is refused: only `claimNext` starts an item, because only it takes a lease.
+    @discardableResult
+    public func apply(
+        _ input: LifecycleInput,
+        to id: Int64,
+        error: (category: String, message: String)? = nil,
+        finished: (bytes: Int64, path: String)? = nil,
+        owner: LeaseOwner? = nil
+    ) throws(StoreError) -> (StoredDownload, LifecycleAction) {
+        try write { db in
+            try Self.apply(db, Settlement(id: id, input: input, error: error, finished: finished), owner: owner)
+        }
+    }
+
+    /// The end of one transfer, applied together with the next claim (see `claimNext`).
+    public struct Settlement: Sendable {
+        public let id: Int64
+        public let input: LifecycleInput
+        public let error: (category: String, message: String)?
+        public let finished: (bytes: Int64, path: String)?
+
+        public init(id: Int64, input: LifecycleInput, error: (category: String, message: String)? = nil, finished: (bytes: Int64, path: String)? = nil) {
+            self.id = id
+            self.input = input
+            self.error = error
+            self.finished = finished
+        }
+    }
+
+    static func apply(_ db: SQLiteConnection, _ change: Settlement, owner: LeaseOwner?) throws -> (StoredDownload, LifecycleAction) {
+        let id = change.id
+        guard var item = try load(db, id: id) else {
+            throw StoreError(.notFound, "no download \(id) in the queue")
+        }
+        if change.input == .start {
+            throw StoreError(.conflict, "download \(id): downloads are started by claiming them, which takes a lease")
+        }
+        if let owner, try leaseOwner(db, id) != owner.encoded {
+            throw StoreError(.conflict, "download \(id) is no longer leased to this process")
+        }
+        let (next, action): (DownloadState, LifecycleAction)
+        switch DownloadLifecycle.apply(change.input, to: item.state) {
+        case .success(let result): (next, action) = result
+        case .failure(let illegal): throw StoreError(.conflict, "download \(id): \(illegal.description)")
+        }
+        item.state = next
+        if let error = change.error {
+            item.errorCategory = error.category
+            item.lastError = error.message
+        } else if next == .queued || next == .running || next == .completed {
+            item.errorCategory = nil
+            item.lastError = nil
+        }
+        let releasesLease = next.isSettled || next == .queued
+        try db.execute("""
+            UPDATE downloads SET state = ?, last_error = ?, error_category = ?, updated_at = ?,
+                lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END,
+                lease_expires = CASE WHEN ? THEN NULL ELSE lease_expires END
+            WHERE id = ?
+            """, [
+                .text(next.rawValue), item.lastError.map(SQLiteValue.text) ?? .null, item.errorCategory.map(SQLiteValue.text) ?? .null,
+                .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease), .integer(id),
+            ])
+        if let finished = change.finished {
+            // A completed download: its final size and place, and no record left to resume from.
+            try db.execute("UPDATE downloads SET bytes = ?, total_bytes = ?, speed = 0, final_path = ?, record = NULL WHERE id = ?",
+                           [.integer(finished.bytes), .integer(finished.bytes), .text(finished.path), .integer(id)])
+        }
+        return (item, action)
+    }
+
+    private static func leaseOwner(_ db: SQLiteConnection, _ id: Int64) throws -> String? {
+        try db.query("SELECT lease_owner FROM downloads WHERE id = ?", [.integer(id)]).first?.string("lease_owner")
+    }
+
+    /// Removes a settled item (and its record). A running item must be cancelled first.
+    public func remove(_ id: Int64) throws(StoreError) {
+        try write { db in
+            guard let item = try Self.load(db, id: id) else {
+                throw StoreError(.notFound, "no download \(id) in the queue")
+            }
+            guard item.state.isSettled || item.state == .queued else {
+                throw StoreError(.conflict, "download \(id) is \(item.state.rawValue); cancel or pause it first")
+            }
+            try db.execute("DELETE FROM downloads WHERE id = ?", [.integer(id)])
+        }
+    }
+}

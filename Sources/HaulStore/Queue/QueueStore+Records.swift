@@ -1,0 +1,86 @@
+import Foundation
+import HaulCore
+
+// Progress figures and the resume record, both kept in the item's row.
+extension QueueStore {
+    public func updateProgress(_ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?) throws(StoreError) {
+        try write { db in
+            try db.execute("""
+                UPDATE downloads SET bytes = ?, total_bytes = ?, speed = ?, final_path = COALESCE(?, final_path), updated_at = ?
+                WHERE id = ?
+                """, [.integer(bytes), totalBytes.map(SQLiteValue.integer) ?? .null, .real(bytesPerSecond),
+                      finalPath.map(SQLiteValue.text) ?? .null, .real(Date().timeIntervalSince1970), .integer(id)])
+        }
+    }
+
+    /// The resume record of an item, kept in its row.
+    public func recordSlot(_ id: Int64) -> QueueRecordSlot {
+        QueueRecordSlot(store: self, id: id)
+    }
+
+    /// The record slot of an item just claimed: `load` answers from the claimed row, so starting a
+    /// download costs no second trip to the database (a runner loads its record once, at the start).
+    public func recordSlot(for item: StoredDownload) -> QueueRecordSlot {
+        QueueRecordSlot(store: self, id: item.id, claimed: item.recordText)
+    }
+
+    func loadRecord(_ id: Int64) throws(StoreError) -> ResumeRecord? {
+        let text: String? = try read { db in
+            try db.query("SELECT record FROM downloads WHERE id = ?", [.integer(id)]).first?.string("record")
+        }
+        return try Self.decodeRecord(text, id: id)
+    }
+
+    static func decodeRecord(_ text: String?, id: Int64) throws(StoreError) -> ResumeRecord? {
+        guard let text else { return nil }
+        do {
+            return try JSONDecoder().decode(ResumeRecord.self, from: Data(text.utf8))
+        } catch {
+            throw StoreError(.corruptRecord, "the resume record of download \(id) is damaged")
+        }
+    }
+
+    func saveRecord(_ id: Int64, _ record: ResumeRecord?) throws(StoreError) {
+        var text: SQLiteValue = .null
+        if let record {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            guard let data = try? encoder.encode(record), let string = String(data: data, encoding: .utf8) else {
+                throw StoreError(.io, "cannot encode the resume record of download \(id)")
+            }
+            text = .text(string)
+        }
+        try write { db in
+            try db.execute("UPDATE downloads SET record = ? WHERE id = ?", [text, .integer(id)])
+        }
+    }
+}
+
+/// An item's resume record in the queue store: the runner's `ResumeRecordStore` for queued downloads.
+public struct QueueRecordSlot: ResumeRecordStore {
+    let store: QueueStore
+    let id: Int64
+    /// The record column as the claim read it (`.some(nil)`: the row had none).
+    var claimed: String??
+
+    init(store: QueueStore, id: Int64, claimed: String?? = .none) {
+        self.store = store
+        self.id = id
+        self.claimed = claimed
+    }
+
+    public func load() throws(StoreError) -> ResumeRecord? {
+        if case .some(let text) = claimed {
+            return try QueueStore.decodeRecord(text, id: id)
+        }
+        return try store.loadRecord(id)
+    }
+
+    public func save(_ record: ResumeRecord) throws(StoreError) {
+        try store.saveRecord(id, record)
+    }
+
+    public func remove() {
+        try? store.saveRecord(id, nil)
+    }
+}

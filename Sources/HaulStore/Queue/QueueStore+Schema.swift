@@ -1,0 +1,43 @@
+// Schema changes are ordered named migrations, never a rewrite of the table.
+extension QueueStore {
+    /// The schema, as ordered named migrations.
+    static let migrator: Migrator = {
+        var migrator = Migrator()
+        migrator.registerMigration("v1-downloads") { db in
+            try db.execute("""
+                CREATE TABLE downloads (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    url TEXT NOT NULL,
+                    method TEXT NOT NULL,
+                    headers TEXT NOT NULL,
+                    body BLOB,
+                    destination_kind TEXT NOT NULL,
+                    destination TEXT NOT NULL,
+                    range_spec TEXT,
+                    existing_policy TEXT NOT NULL,
+                    priority INTEGER NOT NULL DEFAULT 0,
+                    state TEXT NOT NULL,
+                    bytes INTEGER NOT NULL DEFAULT 0,
+                    total_bytes INTEGER,
+                    speed REAL NOT NULL DEFAULT 0,
+                    final_path TEXT,
+                    last_error TEXT,
+                    error_category TEXT,
+                    record TEXT,
+                    lease_owner TEXT,
+                    lease_expires REAL,
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL
+                );
+                CREATE INDEX downloads_runnable ON downloads(state, priority DESC, id);
+                CREATE INDEX downloads_destination ON downloads(destination);
+                """)
+        }
+        migrator.registerMigration("v2-attempts") { db in
+            // How many times an item was claimed: a file found at the destination of an item that
+            // ran before may be that item's own finished file, to be verified, not refused.
+            try db.execute("ALTER TABLE downloads ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0")
+        }
+        return migrator
+    }()
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// The generated nginx.conf: everything nginx writes stays inside the temporary directory.
+extension NginxServer {
+    /// A double-quoted nginx string; `$` is left alone because nginx would read it as a variable anyway.
+    private static func quoted(_ value: String) -> String {
+        "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            + "\""
+    }
+
+    static func configuration(
+        directory: String, root: String, port: Int, limitRate: String?, disabledModules: Set<String>,
+        tls: NginxTLS? = nil
+    ) -> String {
+        let rootSlash = root.hasSuffix("/") ? root : root + "/"
+        let tempPaths = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
+            .filter { $0 == "client_body" || !disabledModules.contains($0) }
+            .map { "    \($0)_temp_path \(quoted(directory + "/" + $0));" }
+            .joined(separator: "\n")
+        let limited =
+            limitRate.map {
+                """
+
+                        location /limited/ {
+                            limit_rate \($0);
+                            alias \(quoted(rootSlash));
+                        }
+                """
+            } ?? ""
+        let listen: String
+        if let tls {
+            listen = """
+                listen 127.0.0.1:\(port) ssl;
+                        ssl_certificate \(quoted(tls.certificatePath));
+                        ssl_certificate_key \(quoted(tls.keyPath));
+                        ssl_protocols TLSv1.2 TLSv1.3;
+                        ssl_session_cache off;
+                """
+        } else {
+            listen = "listen 127.0.0.1:\(port);"
+        }
+        return """
+            daemon off;
+            master_process on;
+            worker_processes 1;
+            \(getuid() == 0 ? "user root;" : "")
+            pid \(quoted(directory + "/nginx.pid"));
+            lock_file \(quoted(directory + "/nginx.lock"));
+            error_log \(quoted(directory + "/error.log")) notice;
+
+            events {
+                worker_connections 1024;
+            }
+
+            http {
+                default_type application/octet-stream;
+                log_format haul_test '$request_uri $status $body_bytes_sent $http_range';
+                access_log \(quoted(directory + "/access.log")) haul_test;
+            \(tempPaths)
+                sendfile on;
+                tcp_nopush on;
+                etag on;
+                keepalive_timeout 65;
+
+                server {
+                    \(listen)
+                    server_name localhost;
+                    root \(quoted(root));
+                    location / {
+                    }\(limited)
+                }
+            }
+
+            """
+    }
+}
