@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCore
 
 /// Shows a download's events: a one-line progress bar on a terminal, plain lines otherwise,
 /// only errors with -q, one JSON object per event with --json.
@@ -161,7 +162,9 @@ final class Presenter: @unchecked Sendable {
             clearLine()
             clearBlock()
         }
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        // Messages quote what servers sent (a Location, a file name, a reason, a URL): escaped so
+        // none of it can retitle, clear or rewrite the terminal. Haul's own line breaks stay.
+        FileHandle.standardError.write(Data((TerminalText.escaped(text, keepingLineBreaks: true) + "\n").utf8))
     }
 
     private func writeStdout(_ text: String) {

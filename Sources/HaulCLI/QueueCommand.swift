@@ -139,6 +139,8 @@ enum QueueCommand {
             let speed = item.bytesPerSecond > 0 ? "\(Format.bytes(Int64(item.bytesPerSecond)))/s" : "-"
             var where_ = item.finalPath ?? item.destination
             if let error = item.lastError { where_ += "  (\(error))" }
+            // A file name or an error text the server chose: its control characters made visible.
+            where_ = TerminalText.escaped(where_)
             print(String(item.id).padding(toLength: 6, withPad: " ", startingAt: 0) + item.state.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
                   + progress.padding(toLength: 24, withPad: " ", startingAt: 0) + speed.padding(toLength: 13, withPad: " ", startingAt: 0) + where_)
         }
