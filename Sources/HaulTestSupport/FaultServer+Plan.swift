@@ -49,7 +49,7 @@ struct ResponsePlan: Sendable {
             var contentRange: String?
             let rangeHeader = request.header("Range")
             if !faults.ignoreRange, rangeHeader != nil,
-                ifRangeAllowsRange(request.header("If-Range"), resource: resource)
+                faults.ignoreIfRange || ifRangeAllowsRange(request.header("If-Range"), resource: resource)
             {
                 switch RangeRequest(header: rangeHeader, total: resource.body.count) {
                 case .ignore:
@@ -80,6 +80,10 @@ struct ResponsePlan: Sendable {
             if status != 416 {
                 headers += resource.extraHeaders
                 headers += faults.extraHeaders
+            }
+            if faults.withoutValidators {
+                // Filtered last so that no validator slips in through the extra headers either.
+                headers.removeAll { ["etag", "last-modified"].contains($0.0.lowercased()) }
             }
             bodyRange = selected
             self.headers = headers

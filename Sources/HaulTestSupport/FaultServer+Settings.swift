@@ -25,6 +25,8 @@ struct FaultSettings: Sendable {
     }
 
     var ignoreRange = false
+    var ignoreIfRange = false
+    var withoutValidators = false
     var override: Override?
     var dropAfter: Int?
     var stall: (afterBytes: Int, seconds: Double)?
@@ -46,6 +48,10 @@ struct FaultSettings: Sendable {
             break
         case .ignoreRange:
             ignoreRange = true
+        case .ignoreIfRange:
+            ignoreIfRange = true
+        case .withoutValidators:
+            withoutValidators = true
         case .status(let code, let body):
             setOverride(Override(status: code, body: body, headers: []))
         case .status416(let withContentRange):

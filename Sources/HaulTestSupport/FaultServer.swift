@@ -114,6 +114,13 @@ public enum Fault: Sendable {
     case normal
     /// Answer 200 with the whole body even if `Range` was sent.
     case ignoreRange
+    /// Honour `Range` even when `If-Range` does not match the current resource: a broken server
+    /// or cache that answers 206 with bytes of a newer version than the client holds.
+    /// Combine with ``replaceResource(body:etag:lastModified:)`` to change the file first.
+    case ignoreIfRange
+    /// Send no `ETag` and no `Last-Modified` header (the stored validators still judge `If-Range`),
+    /// like a server that cannot tell one version of the file from another.
+    case withoutValidators
     /// Reply with this status and a small HTML body (and no resource headers).
     case status(Int, body: String = "error page")
     /// Reply 416, with `Content-Range: bytes */TOTAL` or without it.
