@@ -140,10 +140,11 @@ struct RequestOptions: Sendable {
     }
 
     static func url(_ text: String) throws(UsageError) -> URL {
-        guard let url = DownloadList.httpURL(text) else {
-            throw UsageError(message: "not an http or https URL: \(text)")
+        do throws(DownloadList.URLProblem) {
+            return try DownloadList.parseHTTPURL(text)
+        } catch {
+            throw UsageError(message: "\(error.message): \(text)")
         }
-        return url
     }
 
     private static func body(_ data: String) throws(UsageError) -> [UInt8] {

@@ -28,8 +28,11 @@ public struct DownloadList: Sendable, Equatable {
             if line.isEmpty || line.hasPrefix("#") { continue }
             let fields = line.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
             let urlText = String(fields[0])
-            guard let url = Self.httpURL(urlText) else {
-                problems.append(Problem(line: index + 1, message: "not an http or https URL: \(urlText.prefix(200))"))
+            let url: URL
+            do throws(URLProblem) {
+                url = try Self.parseHTTPURL(urlText)
+            } catch {
+                problems.append(Problem(line: index + 1, message: "\(error.message): \(urlText.prefix(200))"))
                 continue
             }
             var name: String?
@@ -47,9 +50,37 @@ public struct DownloadList: Sendable, Equatable {
 
     /// An absolute http(s) URL with a host, or nil.
     public static func httpURL(_ text: String) -> URL? {
+        try? parseHTTPURL(text)
+    }
+
+    /// Why a text is not a URL Haul can download.
+    public enum URLProblem: Error, Sendable, Equatable {
+        case notHTTP
+        /// The port as written (digits, possibly too many for any integer).
+        case portOutOfRange(String)
+
+        /// What is wrong, for a message that then quotes the URL.
+        public var message: String {
+            switch self {
+            case .notHTTP: return "not an http or https URL"
+            case .portOutOfRange(let port): return "port \(port) is out of range (1-65535)"
+            }
+        }
+    }
+
+    /// An absolute http(s) URL with a host and, if it names a port, one from 1 to 65535.
+    ///
+    /// Foundation accepts any digits as a port (70000, 0, or more than an Int holds); libcurl
+    /// then refuses the URL, which would be reported as a network failure instead of a bad URL.
+    public static func parseHTTPURL(_ text: String) throws(URLProblem) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty
-        else { return nil }
+        else { throw .notHTTP }
+        // The port as written: `url.port` is nil both for no port and for one too large for an Int.
+        if let components = URLComponents(string: text), let range = components.rangeOfPort {
+            let port = String(text[range])
+            guard let number = Int(port), (1...65535).contains(number) else { throw .portOutOfRange(port) }
+        }
         return url
     }
 }
