@@ -37,7 +37,7 @@ let package = Package(
         // The durable resume record and its write ordering.
         .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "HaulChecksum", "CHaulSystem"]),
         // The public API: one download, its event stream, the wiring.
-        .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore", "HaulChecksum"]),
+        .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore", "HaulChecksum", "CHaulSystem"]),
         // The `haul` command line tool.
         .executableTarget(name: "HaulCLI", dependencies: ["Haul"]),
         // Loopback servers for tests: a fault-injecting HTTP server and an nginx launcher.

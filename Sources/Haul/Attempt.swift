@@ -24,14 +24,15 @@ struct AttemptResult {
     let wroteBytes: Bool
 
     static func run(_ runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput) -> AttemptResult {
-        var request = runner.baseRequest()
-        if let range = plan.range { request.headers.set("Range", range) }
-        if let ifRange = plan.ifRange { request.headers.set("If-Range", ifRange) }
-        let policy = RedirectPolicy(maxRedirects: runner.request.maxRedirects)
+        var request = runner.baseRequest().asking(for: plan)
+        let policy = RedirectPolicy(maxRedirects: runner.request.maxRedirects, allowsDowngrade: runner.request.allowsHTTPRedirect)
         let originalOrigin = request.origin
         var visited = [request.url]
         while true {
-            let handler = BodyWriter(runner: runner, plan: plan, output: output, url: request.url)
+            // The request that reaches the server is the final hop of the chain: every further
+            // connection (segments) is derived from it, so it carries what the policy left of the
+            // user's headers, method and body, never the originals.
+            let handler = BodyWriter(runner: runner, plan: plan, output: output, sent: request)
             let transferOutcome = runner.transport.perform(request, options: runner.request.transfer, handler: handler)
             if let redirect = handler.redirectHead {
                 do throws(RedirectError) {

@@ -9,7 +9,9 @@ final class BodyWriter: TransferHandler {
     private let runner: DownloadRunner
     private let plan: RequestPlan
     private let output: PreparedOutput
-    private let url: URL
+    /// The request this response answers (the final hop of its redirect chain).
+    private let sent: TransferRequest
+    private var url: URL { sent.url }
 
     /// A redirect to follow; the runner makes the next request.
     private(set) var redirectHead: ResponseHead?
@@ -19,6 +21,8 @@ final class BodyWriter: TransferHandler {
     /// Body bytes received (overlap included) and written.
     private var received: Int64 = 0
     private(set) var bodyBytesWritten: Int64 = 0
+    /// When `bodyBytesWritten` reaches this, the free space is checked again.
+    private var nextSpaceCheck: Int64 = 0
     /// Overlap bytes still to compare with the partial file.
     private var overlapLeft: Int64 = 0
     private var overlapPosition: Int64 = 0
@@ -26,11 +30,11 @@ final class BodyWriter: TransferHandler {
     /// The sequential connection of a segmented download reached the part other connections fetch.
     private var reachedSegments = false
 
-    init(runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput, url: URL) {
+    init(runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput, sent: TransferRequest) {
         self.runner = runner
         self.plan = plan
         self.output = output
-        self.url = url
+        self.sent = sent
         // The first progress event comes after one interval: a small file finishes before it and
         // reports its progress once, at the end.
         self.nextProgress = runner.clock.now + .milliseconds(Int64(runner.request.progressInterval * 1000))
@@ -95,12 +99,15 @@ final class BodyWriter: TransferHandler {
             totalBytes: body.finalLength,
             resumedFrom: body.writeOffset + body.overlap,
             destination: destinationPath)))
-        runner.startSegmentsIfUseful(body, head, url: url, output: output)
+        runner.startSegmentsIfUseful(body, head, sent: sent, output: output)
         return .proceed
     }
 
     /// Refuses, before any body byte, a download whose announced length cannot fit with the margin.
     private func checkFreeSpace(_ body: BodyPlan) throws(DownloadError) {
+        if let maxSize = runner.request.maxSize, let finalLength = body.finalLength, finalLength > maxSize {
+            throw DownloadError(.tooLarge, "the file is \(Self.size(finalLength)), more than --max-size \(Self.size(maxSize)); nothing more was downloaded")
+        }
         guard let layout = output.layout, let finalLength = body.finalLength,
               let free = FreeSpace.available(at: layout.directory)
         else { return }
@@ -125,8 +132,11 @@ final class BodyWriter: TransferHandler {
         let name = runner.record.fileName
             ?? FileNameSanitizer.destinationName(contentDisposition: head.headers["Content-Disposition"], url: url)
         let path = layout.path(forName: name)
+        if DestinationKind.of(path) == .symlink {
+            throw DownloadError.symlinkRefusal(path)
+        }
         if runner.record.fileName == nil, runner.request.existingFile != .overwrite, !runner.mayOwnExistingFile,
-           FileManager.default.fileExists(atPath: path) {
+           DestinationKind.of(path) != .none {
             throw DownloadError(.destinationExists, "\(path) already exists; use --force to replace it or -c to continue it")
         }
         runner.record.fileName = name
@@ -143,7 +153,11 @@ final class BodyWriter: TransferHandler {
         guard let layout = output.layout else { return }
         if let segments = runner.segments {
             // While segments run, only their checkpoint may write the record (it knows the holes).
-            segments.checkpoint()
+            do {
+                try segments.checkpoint()
+            } catch {
+                throw DownloadError(.io, error.message)
+            }
             return
         }
         do {
@@ -170,6 +184,14 @@ final class BodyWriter: TransferHandler {
                 DownloadError(.protocolViolation, "the server sent more bytes than the \(expected) it announced; the excess was not written"),
                 retryable: true, retryAfter: nil)
         }
+        if let maxSize = runner.request.maxSize, output.sink.length + Int64(bytes.count) - overlapLeft > maxSize {
+            // A body without a length stops at the limit; what came before it is kept.
+            let allowed = Int(max(0, maxSize - output.sink.length + overlapLeft))
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[0..<min(allowed, bytes.count)])
+            decided = .failed(
+                DownloadError(.tooLarge, "the file grew past --max-size \(Self.size(maxSize)); the \(Self.size(maxSize)) received are kept"),
+                retryable: false, retryAfter: nil)
+        }
         if let segments = runner.segments, overlapLeft == 0 {
             let room = max(0, segments.mainEnd - output.sink.length)
             if Int64(bytes.count) >= room {
@@ -195,6 +217,7 @@ final class BodyWriter: TransferHandler {
             runner.request.rateLimiter?.take(bytes.count) { runner.control.shouldStop }
         }
         runner.segments?.mainAdvanced(to: output.sink.length)
+        watchFreeSpace()
         tick()
         if reachedSegments { return .stop }
         return decided == nil ? .proceed : .stop
@@ -216,9 +239,11 @@ final class BodyWriter: TransferHandler {
         }
         overlapLeft -= Int64(count)
         overlapPosition += Int64(count)
-        if overlapLeft == 0 && runner.record.isAdopted {
-            // The adopted file is now proven to be a prefix of this version.
+        if overlapLeft == 0 && (runner.record.isAdopted || runner.partialNeedsProof) {
+            // The adopted file (or a partial from another URL) is now proven to be a prefix of
+            // this version.
             runner.record.isAdopted = false
+            runner.record.originalURL = runner.request.url.absoluteString
             do throws(DownloadError) {
                 try saveRecord()
             } catch {
@@ -237,12 +262,33 @@ final class BodyWriter: TransferHandler {
     }
 
     private func ioMessage(_ error: StoreError) -> String {
+        if output.layout == nil {
+            // A direct output (a device, a pipe) is never resumed: promise nothing.
+            return "\(error.message); \(output.sink.length) bytes were written to \(output.sink.path), which cannot be resumed"
+        }
         if error.kind == .noSpace, let total = runner.record.finalLength {
             let needed = max(0, total - output.sink.length)
-            return "\(error.message); \(needed) more bytes are needed. The \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
+            let kept = output.sink.length > 0
+                ? "The \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
+                : "Nothing was downloaded"
+            return "\(error.message); \(needed) more bytes are needed. \(kept)"
         }
         return error.message
     }
+
+    /// Keeps `minFreeSpace` free while the body is written, every `freeSpaceStride` bytes: a body
+    /// without a length (or a longer one than announced) must not fill the disk. The bytes written
+    /// so far are kept and the next run resumes.
+    private func watchFreeSpace() {
+        guard let layout = output.layout, bodyBytesWritten >= nextSpaceCheck else { return }
+        nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
+        guard let free = FreeSpace.available(at: layout.directory), free < runner.request.minFreeSpace else { return }
+        decided = .failed(
+            DownloadError(.io, "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(runner.request.minFreeSpace)) of --min-free-space; the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"),
+            retryable: false, retryAfter: nil)
+    }
+
+    static let freeSpaceStride: Int64 = 4 << 20
 
     /// Progress events and checkpoints, both paced by the clock.
     private func tick() {

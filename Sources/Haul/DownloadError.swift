@@ -25,6 +25,8 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
         public static let protocolViolation = Category("protocol")
         /// The file's digest is not the expected one (the data is kept as a partial file).
         public static let checksum = Category("checksum")
+        /// The file is larger than the download's `maxSize` (the bytes received so far are kept).
+        public static let tooLarge = Category("too-large")
         /// The download was cancelled through the API.
         public static let cancelled = Category("cancelled")
 

@@ -38,6 +38,16 @@ public struct DownloadStarted: Sendable, Equatable {
     public let destination: String?
     /// Bytes already on disk that this run continues from.
     public let resumingFrom: Int64
+    /// How the bytes on disk are being treated, when it is worth saying (a partial fetched from
+    /// another URL is continued only once the server's answer proves it the same file).
+    public var note: String?
+
+    public init(url: URL, destination: String?, resumingFrom: Int64, note: String? = nil) {
+        self.url = url
+        self.destination = destination
+        self.resumingFrom = resumingFrom
+        self.note = note
+    }
 }
 
 public struct ResponseInfo: Sendable, Equatable {

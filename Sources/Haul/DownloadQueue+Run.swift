@@ -129,6 +129,8 @@ extension DownloadQueue {
         request.maxRedirects = options.maxRedirects
         request.rateLimiter = options.rateLimiter
         request.connections = options.connections
+        request.allowsHTTPRedirect = options.allowsHTTPRedirect
+        request.maxSize = options.maxSize
         return request
     }
 

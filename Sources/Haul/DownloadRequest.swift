@@ -35,6 +35,9 @@ public struct DownloadRequest: Sendable {
     public var retry: RetryPolicy
     public var transfer: TransferOptions
     public var maxRedirects: Int
+    /// Follow a redirect from https to http. Off by default: the rest of the request (headers,
+    /// body) would travel unencrypted.
+    public var allowsHTTPRedirect = false
     /// Seconds between durable checkpoints (data fdatasync'ed, then the record updated).
     /// Only a reboot or power cut can lose what came after the last one.
     public var checkpointInterval: Double
@@ -46,6 +49,9 @@ public struct DownloadRequest: Sendable {
     /// Bytes that must stay free on the destination's file system beyond the download itself; when
     /// the server announces a length that does not fit, the download is refused before any body byte.
     public var minFreeSpace: Int64 = 16 * 1024 * 1024
+    /// The largest file this download may produce: a larger announced length is refused before any
+    /// body byte, and a body without a length is stopped when it grows past it (its bytes are kept).
+    public var maxSize: Int64?
     /// Connections for one file: nil adapts (starts with one, adds more while the throughput keeps
     /// rising, up to 8); 1 forces a single connection; up to 16. Segmenting needs a server that
     /// serves ranges of a file with a validator and a known length; otherwise one connection is used.

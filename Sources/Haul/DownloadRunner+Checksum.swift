@@ -48,10 +48,10 @@ extension DownloadRunner {
         guard let expected = checksum.expectedHex, expected != actual else {
             return "\(checksum.algorithm.rawValue):\(actual)"
         }
-        checkpointQuietly()
+        let failure = checkpointOnExit()
         let kept = output.layout.map { " The data is kept in \($0.partialPath)." } ?? ""
         throw DownloadError(.checksum, """
-            \(checksum.algorithm.rawValue) mismatch: expected \(expected), got \(actual).\(kept)
+            \(checksum.algorithm.rawValue) mismatch: expected \(expected), got \(actual).\(kept)\(failure.map { " (The checkpoint failed: \($0.message).)" } ?? "")
             """)
     }
 }

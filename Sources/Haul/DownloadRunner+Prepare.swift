@@ -1,3 +1,4 @@
+import CHaulSystem
 import Foundation
 import HaulCore
 import HaulStore
@@ -19,19 +20,22 @@ extension DownloadRunner {
         case .standardOutput:
             return PreparedOutput(sink: .direct(DirectOutput()), layout: nil)
         case .file(let path):
-            if let kind = Self.fileKind(path), kind != S_IFREG, kind != S_IFDIR {
+            switch DestinationKind.of(path) {
+            case .device:
                 do {
                     return PreparedOutput(sink: .direct(try DirectOutput(existing: path)), layout: nil)
                 } catch {
                     throw DownloadError(.io, error.message)
                 }
-            }
-            if Self.fileKind(path) == S_IFDIR {
+            case .directory:
                 throw DownloadError(.usage, "\(path) is a directory; use -d to download into it")
+            case .symlink:
+                throw DownloadError.symlinkRefusal(path)
+            case .none, .regular:
+                let layout = OutputLayout.file(path)
+                try Self.createDirectory(layout.directory)
+                return try prepareFile(layout)
             }
-            let layout = OutputLayout.file(path)
-            try Self.createDirectory(layout.directory)
-            return try prepareFile(layout)
         case .directory(let directory):
             try Self.createDirectory(directory)
             if request.existingFile == .continueIt {
@@ -44,87 +48,80 @@ extension DownloadRunner {
     }
 
     private func prepareFile(_ layout: OutputLayout) throws(DownloadError) -> PreparedOutput {
-        let recordFile = records(layout)
+        do {
+            destinationLock = try DestinationLock(path: layout.lockPath)
+        } catch {
+            throw DownloadError(error.kind == .conflict ? .destinationExists : .io, error.message)
+        }
+        let keeper = RecordKeeper(store: records(layout))
+        self.keeper = keeper
         var loaded: ResumeRecord?
         do {
-            loaded = try recordFile.load()
+            loaded = try keeper.load()
         } catch where error.kind == .corruptRecord {
-            // The partial's bytes are kept; without a record they are proven by the overlap check.
+            // Without a record the partial's bytes are not trusted (see below).
             loaded = nil
         } catch {
             throw DownloadError(.io, error.message)
         }
-        let partialExists = Self.fileKind(layout.partialPath) != nil
-        if let existing = loaded, existing.originalURL != record.originalURL || existing.method != record.method || existing.range != record.range {
-            // A partial from another download: not ours to continue.
+        if let existing = loaded, existing.method != record.method || existing.range != record.range {
+            // A partial of another request (method, range): not ours to continue.
             loaded = nil
-            if partialExists { unlink(layout.partialPath) }
-            recordFile.remove()
         }
-        if let loaded, let finished = loaded.finishedLength, !partialExists,
-           let finalPath = layout.finalPath ?? loaded.fileName.map(layout.path(forName:)),
-           Self.fileSize(finalPath) == finished {
-            record = loaded
-            recordStored = true
-            do {
-                // Opened only to be synced and measured; nothing is written.
-                let file = try PartialFile(path: finalPath)
-                return PreparedOutput(sink: .partial(file), layout: layout, alreadyInPlace: true)
-            } catch {
-                throw DownloadError(.io, error.message)
-            }
+        if let finished = loaded, finished.finishedLength != nil {
+            if let inPlace = try finishedFileInPlace(finished, layout: layout) { return inPlace }
+            // The finished file was changed, moved or replaced since (or --force asks for a new
+            // one): the record vouches for nothing any more.
+            loaded = nil
         }
-        let finalExists = layout.finalPath.map { Self.fileKind($0) != nil } ?? false
-        if finalExists, let finalPath = layout.finalPath {
-            switch request.existingFile {
-            case .refuse where mayOwnExistingFile && loaded == nil && !partialExists:
+        if loaded == nil { keeper.discardStale() }
+        if let finalPath = layout.finalPath, DestinationKind.of(finalPath) != .none {
+            switch (request.existingFile, DestinationKind.of(finalPath)) {
+            case (_, .symlink):
+                throw DownloadError.symlinkRefusal(finalPath)
+            case (.refuse, _) where mayOwnExistingFile && loaded == nil && DestinationKind.of(layout.partialPath) == .none:
                 return try adopt(finalPath, layout: layout)
-            case .refuse:
+            case (.refuse, _):
                 throw DownloadError(.destinationExists, "\(finalPath) already exists; use --force to replace it or -c to continue it")
-            case .overwrite:
+            case (.overwrite, _):
                 break
-            case .continueIt:
-                if loaded != nil || partialExists {
+            case (.continueIt, _):
+                if loaded != nil {
                     throw DownloadError(.destinationExists, "both \(finalPath) and an unfinished download of it (\(layout.partialPath)) exist; remove one of them")
                 }
+                unlink(layout.partialPath)
                 return try adopt(finalPath, layout: layout)
             }
         }
-        let file: PartialFile
-        do {
-            file = try PartialFile(path: layout.partialPath)
-        } catch {
-            throw DownloadError(.io, error.message)
+        guard let loaded else {
+            // Bytes without a record (lost, damaged, another request's, or a small download that
+            // never wrote one) are not trusted: the path is cleared and the partial created anew,
+            // so nothing that was there (a hard link, a planted file) is ever written through.
+            unlink(layout.partialPath)
+            return PreparedOutput(sink: .partial(try Self.openPartial(layout, createNew: true)), layout: layout)
         }
-        if let loaded {
-            record = loaded
-            recordStored = true
-            if let trusted = loaded.trustedSegments(currentBoot: BootID.current) {
-                // A segmented partial has holes: its record says what is there, not its length.
-                file.setPrefixLength(min(trusted.prefix, file.length))
-                record.segments = trusted.segments
-                record.segmentPrefix = trusted.prefix
-                record.volatileSegments = nil
-                record.volatileSegmentPrefix = nil
-                record.originalURL = request.url.absoluteString
-                return PreparedOutput(sink: .partial(file), layout: layout)
-            }
-            let trusted = loaded.trustedLength(fileLength: file.length, currentBoot: BootID.current)
-            if trusted < file.length {
-                do {
-                    try file.truncate(to: trusted)
-                } catch {
-                    throw DownloadError(.io, error.message)
-                }
-            }
-            // The request may carry a newer URL for the same download (a refreshed signed link).
-            record.originalURL = request.url.absoluteString
-        } else if file.length > 0 {
-            // Bytes without a record (lost, damaged, or a small download that never wrote one):
-            // nothing says which version they are or whether a segmented download left holes in
-            // them, so they are not trusted.
+        let file = try Self.openPartial(layout, createNew: false)
+        record = loaded
+        if loaded.originalURL != request.url.absoluteString {
+            // The URL is not the file's identity (a fresh signed link, a mirror, another port): the
+            // partial is continued if the server's answer proves it the same file, by its
+            // validators and an overlap compared byte for byte; otherwise it restarts.
+            // (`partialNeedsProof` stays true until the overlap matched.)
+            startNote = "the partial download came from another URL (\(Self.redacted(loaded.originalURL))); it is continued only if this server's file proves to be the same"
+        }
+        if let trusted = loaded.trustedSegments(currentBoot: BootID.current) {
+            // A segmented partial has holes: its record says what is there, not its length.
+            file.setPrefixLength(min(trusted.prefix, file.length))
+            record.segments = trusted.segments
+            record.segmentPrefix = trusted.prefix
+            record.volatileSegments = nil
+            record.volatileSegmentPrefix = nil
+            return PreparedOutput(sink: .partial(file), layout: layout)
+        }
+        let trusted = loaded.trustedLength(fileLength: file.length, currentBoot: BootID.current)
+        if trusted < file.length {
             do {
-                try file.truncate(to: 0)
+                try file.truncate(to: trusted)
             } catch {
                 throw DownloadError(.io, error.message)
             }
@@ -132,53 +129,99 @@ extension DownloadRunner {
         return PreparedOutput(sink: .partial(file), layout: layout)
     }
 
-    /// Takes over a file another tool left at the destination (`--continue`): it becomes the partial,
-    /// unproven until the server's bytes match its tail.
-    private func adopt(_ finalPath: String, layout: OutputLayout) throws(DownloadError) -> PreparedOutput {
-        guard Self.fileKind(finalPath) == S_IFREG else {
-            throw DownloadError(.destinationExists, "\(finalPath) is not a regular file and cannot be continued")
-        }
-        record.isAdopted = true
-        let recordFile = records(layout)
-        do throws(StoreError) {
-            // The record first: a crash right after the rename still knows the partial is adopted.
-            record.syncedLength = 0
-            try recordFile.save(record)
-            recordStored = true
-            guard rename(finalPath, layout.partialPath) == 0 else {
-                recordFile.remove()
-                throw StoreError(.io, "cannot move \(finalPath) aside to continue it: \(String(cString: strerror(errno)))")
-            }
-            let file = try PartialFile(path: layout.partialPath)
-            record.syncedLength = file.length
-            try recordFile.save(record)
-            return PreparedOutput(sink: .partial(file), layout: layout)
+    /// The finished file an earlier run put in place and did not get to forget, if it is still
+    /// exactly that file (same inode, size and modification time) and no new download is wanted.
+    private func finishedFileInPlace(_ finished: ResumeRecord, layout: OutputLayout) throws(DownloadError) -> PreparedOutput? {
+        guard request.existingFile != .overwrite, DestinationKind.of(layout.partialPath) == .none,
+              let finalPath = layout.finalPath ?? finished.fileName.map(layout.path(forName:)),
+              let identity = finished.finishedIdentity, FileIdentity.of(finalPath) == identity,
+              identity.size == finished.finishedLength
+        else { return nil }
+        record = finished
+        do {
+            // Opened only to be measured; nothing is written.
+            return PreparedOutput(sink: .partial(try PartialFile(path: finalPath)), layout: layout, alreadyInPlace: true)
         } catch {
             throw DownloadError(.io, error.message)
         }
     }
 
+    /// Takes over a file another tool left at the destination (`--continue`): it becomes the partial,
+    /// unproven until the server's bytes match its tail.
+    private func adopt(_ finalPath: String, layout: OutputLayout) throws(DownloadError) -> PreparedOutput {
+        guard DestinationKind.of(finalPath) == .regular else {
+            throw DownloadError(.destinationExists, "\(finalPath) is not a regular file and cannot be continued")
+        }
+        record.isAdopted = true
+        do throws(StoreError) {
+            // The record first: a crash right after the rename still knows the partial is adopted.
+            try keeper?.save(&record, syncedLength: 0)
+            guard haul_rename_noreplace(finalPath, layout.partialPath) == 0 else {
+                let reason = String(cString: strerror(errno))
+                keeper?.discardStale()
+                throw StoreError(.io, "cannot move \(finalPath) aside to continue it: \(reason)")
+            }
+            let file = try PartialFile(path: layout.partialPath)
+            try keeper?.save(&record, syncedLength: file.length)
+            return PreparedOutput(sink: .partial(file), layout: layout)
+        } catch {
+            throw DownloadError(error.kind == .unsafePath ? .destinationExists : .io, error.message)
+        }
+    }
+
+    private static func openPartial(_ layout: OutputLayout, createNew: Bool) throws(DownloadError) -> PartialFile {
+        do {
+            return try PartialFile(path: layout.partialPath, createNew: createNew)
+        } catch {
+            throw DownloadError(error.kind == .unsafePath ? .destinationExists : .io, error.message)
+        }
+    }
+
+    /// A URL as it may be shown: without a password.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "***"
+        return components.string ?? url
+    }
+
     /// Creates the directory a download writes into, with its parents, if it is missing.
     static func createDirectory(_ directory: String) throws(DownloadError) {
-        guard fileKind(directory) != S_IFDIR else { return }
+        guard DestinationKind.of(directory) != .directory else { return }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw DownloadError(.io, "cannot create the directory \(directory): \(error.localizedDescription)")
         }
     }
+}
 
-    /// The size of the regular file at `path`, nil if there is none.
-    static func fileSize(_ path: String) -> Int64? {
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return Int64(info.st_size)
+extension DownloadError {
+    static func symlinkRefusal(_ path: String) -> DownloadError {
+        DownloadError(.destinationExists, "\(path) is a symbolic link; Haul never writes through, moves or deletes one (name the real file instead)")
     }
+}
 
-    /// The type bits of what is at `path` (following symlinks), nil if nothing is there.
-    static func fileKind(_ path: String) -> mode_t? {
+/// What is at a destination path, looked at without following a symlink at the path itself.
+enum DestinationKind: Equatable {
+    case none
+    case regular
+    case directory
+    /// A device, FIFO or socket, or a symlink to one (`/dev/stdout`): written to directly.
+    case device
+    /// A symlink to anything else: never written through, moved or deleted.
+    case symlink
+
+    static func of(_ path: String) -> DestinationKind {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return info.st_mode & S_IFMT
+        guard lstat(path, &info) == 0 else { return .none }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .regular
+        case S_IFDIR: return .directory
+        case S_IFLNK:
+            var target = stat()
+            let kind = stat(path, &target) == 0 ? target.st_mode & S_IFMT : S_IFREG
+            return kind == S_IFCHR || kind == S_IFIFO || kind == S_IFSOCK || kind == S_IFBLK ? .device : .symlink
+        default: return .device
+        }
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import HaulCore
 import HaulStore
-import Synchronization
 
 extension DownloadRunner {
     /// Connections per file when adapting (no `connections` given).
@@ -10,51 +9,30 @@ extension DownloadRunner {
 
     /// After the first response of a download is accepted: fetch the rest over several connections
     /// when the server can serve ranges of this exact version and the file is big enough.
-    func startSegmentsIfUseful(_ body: BodyPlan, _ head: ResponseHead, url: URL, output: PreparedOutput) {
+    func startSegmentsIfUseful(_ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PreparedOutput) {
         let limit = min(Self.maximumConnections, request.connections ?? Self.adaptiveConnectionLimit)
         guard segments == nil, !segmentingDisabled, limit > 1, case .whole = request.target,
               let layout = output.layout, case .partial(let file) = output.sink,
               body.overlap == 0, body.contentEncoding == nil, body.resourceStart == 0,
               let total = body.totalLength, body.finalLength == total,
-              let ifRange = body.validators.ifRangeValue,
+              body.validators.canGuardResume,
               head.acceptsByteRanges || head.status == 206,
               total - output.sink.length >= 4 * SegmentTable.minimumSplit || record.segments != nil,
-              let host = url.host
+              let host = sent.url.host
         else { return }
-        var base = baseRequest()
-        base.url = url
         let setup = SegmentCoordinator.Setup(
-            request: base, transfer: request.transfer, ifRange: ifRange, validators: body.validators, total: total,
+            request: sent, transfer: request.transfer, validators: body.validators, total: total,
             host: host, maxHelpers: limit - 1, adaptive: request.connections == nil, retry: request.retry,
             rateLimiter: request.rateLimiter)
-        let store = records(layout)
-        // The last durable segment progress, kept beside each fresher volatile one.
-        let durable = Mutex<(prefix: Int64, segments: [Segment])>((record.segmentPrefix ?? output.sink.length, record.segments ?? []))
+        guard let keeper else { return }
         let snapshot = record
         let coordinator = SegmentCoordinator(
             setup: setup, file: file, transport: transport, control: control,
             mainNext: output.sink.length, resumed: record.segments,
-            saveRecord: { prefix, segments, synced in
-                var saved = snapshot
-                if synced { durable.withLock { $0 = (prefix, segments) } }
-                let last = durable.withLock { $0 }
-                saved.segments = last.segments
-                saved.segmentPrefix = last.prefix
-                saved.volatileSegments = segments
-                saved.volatileSegmentPrefix = prefix
-                saved.syncedLength = last.prefix
-                saved.bootID = BootID.current
-                saved.hashState = nil
-                saved.finishedLength = nil
-                saved.updatedAt = Date()
-                if synced {
-                    try? store.save(saved)
-                } else {
-                    try? store.saveVolatile(saved)
-                }
+            saveRecord: { prefix, segments, synced throws(StoreError) in
+                try keeper.saveSegments(snapshot, prefix: prefix, segments: segments, synced: synced)
             })
         segments = coordinator
-        recordStored = true
         coordinator.start()
     }
 
@@ -68,6 +46,10 @@ extension DownloadRunner {
     func joinSegments(_ output: PreparedOutput, restarts: inout Int) throws(DownloadError) -> Ending? {
         guard let coordinator = segments, case .partial(let file) = output.sink else { return nil }
         coordinator.waitForHelpers()
+        if let failure = coordinator.ioFailure {
+            segments = nil
+            throw DownloadError(.io, failure.message)
+        }
         if control.shouldStop { return nil }
         if case .restart(let reason) = coordinator.failure {
             segmentingDisabled = true
@@ -94,7 +76,7 @@ extension DownloadRunner {
             throw DownloadError(.io, error.message)
         }
         if let hash { try feed(hash, from: output, upTo: reach) }
-        checkpointQuietly()
+        try checkpointOrFail()
         return nil
     }
 }

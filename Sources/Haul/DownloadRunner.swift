@@ -3,6 +3,7 @@ import HaulChecksum
 import HaulCore
 import HaulEngine
 import HaulStore
+import CHaulSystem
 
 /// Runs one download to its end on a thread of its own: prepares the output, makes attempts,
 /// follows redirects, retries, restarts, and finishes by renaming the verified file into place.
@@ -40,12 +41,22 @@ final class DownloadRunner {
     var lastCheckpoint: ContinuousClock.Instant
     /// The extra connections of a segmented download, while they run.
     var segments: SegmentCoordinator?
+    /// The partial's bytes came from another URL and no overlap has matched yet: validators alone
+    /// do not prove them (another server may reuse an entity tag for another file).
+    var partialNeedsProof: Bool { record.originalURL != request.url.absoluteString }
+    /// Said when the run starts: how the bytes on disk are treated (e.g. from another URL).
+    var startNote: String?
     /// Set after segment responses disagreed: the rest of this run uses one connection.
     var segmentingDisabled = false
     /// The digest of the bytes on disk so far, when a checksum was asked for.
     var hash: StreamingHash?
+    /// The one owner of the resume record; nil until `prepare` opens a file output (a direct
+    /// output has no record).
+    var keeper: RecordKeeper?
     /// Whether a record for this download exists in its store (loaded or saved by this run).
-    var recordStored = false
+    var recordStored: Bool { keeper?.isStored ?? false }
+    /// The exclusive lock on the destination, held from `prepare` to the end of the run.
+    var destinationLock: DestinationLock?
     /// A queued download that ran before: a file at its destination may be its own finished file.
     /// Such a file is adopted and verified like `--continue`, or replaced, instead of refused.
     var mayOwnExistingFile = false
@@ -89,6 +100,9 @@ final class DownloadRunner {
 
     @discardableResult
     func run() -> Ending {
+        // The lock is released before the terminal event, so whoever hears it can start another
+        // run on the destination; this is the safety net for the other ways out.
+        defer { releaseDestination() }
         do throws(DownloadError) {
             let output = try prepare()
             self.output = output
@@ -96,27 +110,30 @@ final class DownloadRunner {
             hub.publish(.started(DownloadStarted(
                 url: request.url,
                 destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
-                resumingFrom: output.sink.length)))
+                resumingFrom: output.sink.length,
+                note: startNote)))
             if output.alreadyInPlace { return .completed(try finish(output)) }
             return try attemptLoop(output)
         } catch {
             endSegments()
             if error.category == .cancelled {
+                releaseDestination()
                 hub.publish(.cancelled)
                 return .cancelled
-            } else {
-                if record.isAdopted {
-                    restoreAdoptedFile()
-                } else if let output, let layout = output.layout, output.sink.length == 0 {
-                    // Nothing was downloaded: leave no empty partial behind.
-                    unlink(layout.partialPath)
-                    records(layout).remove()
-                } else {
-                    checkpointQuietly()
-                }
-                hub.publish(.failed(error))
-                return .failed(error)
             }
+            var error = error
+            if record.isAdopted {
+                restoreAdoptedFile()
+            } else if let output, let layout = output.layout, output.sink.length == 0 {
+                // Nothing was downloaded: leave no empty partial behind.
+                unlink(layout.partialPath)
+                keeper?.discardStale()
+            } else if let failure = checkpointOnExit() {
+                error = DownloadError(error.category, "\(error.message) (and the checkpoint on the way out failed: \(failure.message))", httpStatus: error.httpStatus)
+            }
+            releaseDestination()
+            hub.publish(.failed(error))
+            return .failed(error)
         }
     }
 
@@ -128,7 +145,8 @@ final class DownloadRunner {
             if control.shouldStop {
                 return try stop(output)
             }
-            let partial = output.sink.length > 0 ? record.partial(bytesOnDisk: output.sink.length) : nil
+            var partial = output.sink.length > 0 ? record.partial(bytesOnDisk: output.sink.length) : nil
+            partial?.needsOverlapProof = partialNeedsProof
             switch ResumePlanner.plan(target: request.target, partial: partial) {
             case .alreadyComplete:
                 return .completed(try finish(output))
@@ -151,7 +169,7 @@ final class DownloadRunner {
                     if attempt.wroteBytes { retries = 0 }
                     guard retryable, retries < request.retry.maxRetries else { throw error }
                     retries += 1
-                    checkpointQuietly()
+                    try checkpointOrFail()
                     let delay = request.retry.delay(forRetry: retries, retryAfter: retryAfter)
                     hub.publish(.retrying(RetryInfo(attempt: retries, maxRetries: request.retry.maxRetries, delay: delay, reason: error.message)))
                     control.sleep(seconds: delay)
@@ -203,6 +221,7 @@ final class DownloadRunner {
                 throw DownloadError(.cannotResume, "\(reason.message); the output cannot be rewound, so the download stops")
             }
         }
+        record.originalURL = request.url.absoluteString
         record.validators = .none
         record.totalLength = nil
         record.finalLength = nil
@@ -211,6 +230,7 @@ final class DownloadRunner {
         record.syncedLength = 0
         record.isAdopted = false
         record.finishedLength = nil
+        record.finishedIdentity = nil
         record.hashState = nil
         hash = request.checksum.map { StreamingHash($0.algorithm) }
         hub.publish(.restarted(reason))
@@ -223,72 +243,17 @@ final class DownloadRunner {
         case .cancelAndDelete:
             if let layout = output.layout {
                 unlink(layout.partialPath)
-                records(layout).remove()
+                keeper?.discardStale()
             }
             throw DownloadError(.cancelled, "the download was cancelled and its partial data deleted")
         case .cancel:
-            checkpointQuietly()
+            try checkpointOrFail()
             throw DownloadError(.cancelled, "the download was cancelled; its partial data is kept")
         case .pause, .none:
-            checkpointQuietly()
+            try checkpointOrFail()
+            releaseDestination()
             hub.publish(.paused(currentProgress(output)))
             return .paused
-        }
-    }
-
-    /// Syncs the file, then moves it to its final name and forgets the record.
-    func finish(_ output: PreparedOutput) throws(DownloadError) -> DownloadCompletion {
-        let digest = try verifyDigest(output)
-        let path: String
-        if let layout = output.layout {
-            guard let finalPath = layout.finalPath ?? record.fileName.map(layout.path(forName:)) else {
-                throw DownloadError(.protocolViolation, "the download finished without a file name")
-            }
-            do {
-                try output.sink.syncData()
-            } catch {
-                throw DownloadError(.io, error.message)
-            }
-            if !output.alreadyInPlace {
-                if recordStored { try markFinished(output, layout: layout) }
-                guard rename(layout.partialPath, finalPath) == 0 else {
-                    let reason = String(cString: strerror(errno))
-                    throw DownloadError(.io, "cannot move the finished download into place at \(finalPath): \(reason); the data is kept in \(layout.partialPath)")
-                }
-            }
-            if let deferDirectorySync {
-                deferDirectorySync(AbsolutePath.directory(of: finalPath))
-            } else {
-                FileIO.syncDirectory(containing: finalPath)
-            }
-            if recordStored { records(layout).remove() }
-            path = finalPath
-        } else {
-            path = output.sink.path
-        }
-        let elapsed = clock.now - startedAt
-        hub.publish(.progress(currentProgress(output)))
-        let completion = DownloadCompletion(
-            path: path,
-            bytes: output.sink.length,
-            bytesTransferred: bytesTransferred,
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
-            finalURL: finalURL,
-            digest: digest)
-        hub.publish(.completed(completion))
-        return completion
-    }
-
-    /// Tells the record, before the rename, that the file is complete: a run that dies between the
-    /// rename and forgetting the record is then recognised as finished, not as a foreign file.
-    /// (A download that never stored a record has nothing to mark; a queue re-verifies such a file
-    /// against the server, as `--continue` does.)
-    private func markFinished(_ output: PreparedOutput, layout: OutputLayout) throws(DownloadError) {
-        record.finishedLength = output.sink.length
-        do {
-            try saveRecord(layout, syncedLength: output.sink.length)
-        } catch {
-            throw DownloadError(.io, error.message)
         }
     }
 
@@ -308,7 +273,7 @@ final class DownloadRunner {
     /// Makes the bytes so far durable and records them: data first, then the record that claims it.
     func checkpoint() throws(StoreError) {
         if let segments {
-            segments.checkpoint()
+            try segments.checkpoint()
             lastCheckpoint = clock.now
             return
         }
@@ -318,29 +283,45 @@ final class DownloadRunner {
         lastCheckpoint = clock.now
     }
 
-    /// Stamps the record (this boot, the time, the digest's state) and saves it, claiming
-    /// `syncedLength` bytes as durable: the caller has synced at least that much.
+    /// Saves the record through the keeper, claiming `syncedLength` bytes as durable: the caller
+    /// has synced at least that much.
     func saveRecord(_ layout: OutputLayout, syncedLength: Int64) throws(StoreError) {
-        record.syncedLength = syncedLength
-        record.bootID = BootID.current
-        record.updatedAt = Date()
-        record.hashState = hash?.save() ?? record.hashState
-        try records(layout).save(record)
-        recordStored = true
+        guard let keeper else { return }
+        try keeper.save(&record, syncedLength: syncedLength, hash: hash)
+    }
+
+    /// Gives up the destination's lock (removing the lock file). Safe to call again.
+    func releaseDestination() {
+        destinationLock?.release()
+        destinationLock = nil
+    }
+
+    /// A checkpoint that must succeed (a pause, a retry): its failure ends the run.
+    func checkpointOrFail() throws(DownloadError) {
+        do {
+            try checkpoint()
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+    }
+
+    /// A checkpoint on the way out of a failure; its own failure is returned so the message can
+    /// carry both, and the first error is never hidden.
+    func checkpointOnExit() -> StoreError? {
+        do {
+            try checkpoint()
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// An adopted file that could not be proven goes back to its name, untouched, with no record.
-    private func restoreAdoptedFile() {
+    func restoreAdoptedFile() {
         guard record.isAdopted, let layout = output?.layout, let finalPath = layout.finalPath,
-              !FileManager.default.fileExists(atPath: finalPath),
-              rename(layout.partialPath, finalPath) == 0
+              haul_rename_noreplace(layout.partialPath, finalPath) == 0
         else { return }
-        records(layout).remove()
-    }
-
-    /// A checkpoint on the way out of a failure: a failing disk must not hide the first error.
-    func checkpointQuietly() {
-        try? checkpoint()
+        keeper?.discardStale()
     }
 }
 

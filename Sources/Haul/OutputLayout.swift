@@ -6,6 +6,7 @@ struct OutputLayout: Sendable, Equatable {
     /// Suffixes of the files kept beside the destination while a download is incomplete.
     static let partialSuffix = ".haul-partial"
     static let recordSuffix = ".haul-resume"
+    static let lockSuffix = ".haul-lock"
 
     /// The directory everything lives in.
     let directory: String
@@ -13,6 +14,10 @@ struct OutputLayout: Sendable, Equatable {
     var finalPath: String?
     let partialPath: String
     let recordPath: String
+    /// The lock that gives one run at a time the right to write the partial.
+    var lockPath: String {
+        String(partialPath.dropLast(Self.partialSuffix.count)) + Self.lockSuffix
+    }
 
     /// A download to an explicit path: the partial and record sit beside it.
     static func file(_ path: String) -> OutputLayout {

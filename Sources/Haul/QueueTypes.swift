@@ -55,6 +55,10 @@ public struct QueueRunOptions: Sendable {
     public var rateLimiter: RateLimiter?
     /// Connections per file (nil: adapt); see `DownloadRequest.connections`.
     public var connections: Int?
+    /// See `DownloadRequest.allowsHTTPRedirect`.
+    public var allowsHTTPRedirect = false
+    /// See `DownloadRequest.maxSize`.
+    public var maxSize: Int64?
 
     public init(
         maxConcurrent: Int = 4,

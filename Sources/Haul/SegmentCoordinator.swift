@@ -11,9 +11,10 @@ import Synchronization
 /// synced, then the record claims what the sync covered.
 final class SegmentCoordinator: Sendable {
     struct Setup: Sendable {
+        /// The request that got the download's first response, after its redirects: segment
+        /// requests differ from it only in their range.
         let request: TransferRequest
         let transfer: TransferOptions
-        let ifRange: String
         let validators: Validators
         let total: Int64
         let host: String
@@ -39,6 +40,8 @@ final class SegmentCoordinator: Sendable {
         var maxHelpers: Int
         var throttled = false
         var failure: Failure?
+        /// A write, sync or record save failed: the download stops with this error.
+        var ioFailure: StoreError?
         var stopping = false
         var threads = 0
         /// Segments whose connection was much slower than the others: it ends, another takes over.
@@ -54,7 +57,7 @@ final class SegmentCoordinator: Sendable {
     private let state: Mutex<State>
     private let finished = DispatchSemaphore(value: 0)
     /// Saves the record with the prefix and the segments, durably (after a sync) or not.
-    private let saveRecord: @Sendable (Int64, [Segment], Bool) -> Void
+    private let saveRecord: @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
 
     init(
         setup: Setup,
@@ -63,7 +66,7 @@ final class SegmentCoordinator: Sendable {
         control: RunControl,
         mainNext: Int64,
         resumed: [Segment]?,
-        saveRecord: @escaping @Sendable (Int64, [Segment], Bool) -> Void
+        saveRecord: @escaping @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
     ) {
         self.setup = setup
         self.file = file
@@ -92,6 +95,9 @@ final class SegmentCoordinator: Sendable {
 
     var failure: Failure? { state.withLock { $0.failure } }
 
+    /// The first write, sync or record save that failed; the segmented download stopped there.
+    var ioFailure: StoreError? { state.withLock { $0.ioFailure } }
+
     /// Bytes the extra connections have on disk.
     var segmentBytes: Int64 { state.withLock { $0.table.bytesDone } }
 
@@ -102,8 +108,10 @@ final class SegmentCoordinator: Sendable {
     /// Starts the helpers (all at once, or one for the adaptive probe) and the checkpoint thread.
     func start() {
         // The record learns about segments before any byte lands outside the prefix: without it,
-        // a crash would leave holes that the file's length could not reveal.
-        checkpoint()
+        // a crash would leave holes that the file's length could not reveal. If it cannot be
+        // saved, no helper starts.
+        checkpointRecordingFailure()
+        guard ioFailure == nil else { return }
         file.preallocate(setup.total)
         // The runner's own connection counts against the host's limit too, while segments run.
         state.withLock { $0.holdsMainSlot = HostSlots.shared.acquire(setup.host) }
@@ -203,11 +211,9 @@ final class SegmentCoordinator: Sendable {
                 let segment = state.table.segments[index]
                 return segment.isDone ? nil : segment
             }) else { return true }
-            var request = setup.request
-            request.headers.set("Range", "bytes=\(range.next)-\(range.end - 1)")
-            request.headers.set("If-Range", setup.ifRange)
-            let fetcher = SegmentFetcher(coordinator: self, index: index, expected: range)
-            let outcome = transport.perform(request, options: setup.transfer, handler: fetcher)
+            let plan = ResumePlanner.segmentPlan(begin: range.next, end: range.end, validators: setup.validators, total: setup.total)
+            let fetcher = SegmentFetcher(coordinator: self, index: index, plan: plan)
+            let outcome = transport.perform(setup.request.asking(for: plan), options: setup.transfer, handler: fetcher)
             switch fetcher.verdict {
             case .mismatch(let reason):
                 state.withLock { if $0.failure == nil { $0.failure = .restart(reason) } }
@@ -219,13 +225,14 @@ final class SegmentCoordinator: Sendable {
                     state.maxHelpers = max(0, state.helpers - 1)
                 }
                 return false
-            case .none:
+            case .write, .none:
                 break
             }
             if case .failed = outcome, fetcher.wroteBytes == 0 {
                 retries += 1
                 guard retries <= setup.retry.maxRetries else { return false }
-                Thread.sleep(forTimeInterval: min(2, setup.retry.delay(forRetry: retries)))
+                // The same interruptible wait as the runner's retries: a pause ends it at once.
+                control.sleep(seconds: min(2, setup.retry.delay(forRetry: retries)))
             } else if case .failed = outcome {
                 retries = 0
             }
@@ -241,10 +248,11 @@ final class SegmentCoordinator: Sendable {
             let segment = state.table.segments[index]
             let count = Int(min(Int64(bytes.count), segment.remaining))
             guard count > 0 else { return (0, true) }
-            do {
+            do throws(StoreError) {
                 try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: segment.next)
             } catch {
                 state.stopping = true
+                if state.ioFailure == nil { state.ioFailure = error }
                 return (0, true)
             }
             state.table.advance(index, by: Int64(count))
@@ -275,9 +283,9 @@ final class SegmentCoordinator: Sendable {
                 recordProgress()
             }
             ticks += 1
-            if !growing || ticks % 2 == 0 { checkpoint() }
+            if !growing || ticks % 2 == 0 { checkpointRecordingFailure() }
             if state.withLock({ $0.stopping }) {
-                checkpoint()
+                checkpointRecordingFailure()
                 return
             }
             if !growing { dropSlowConnections(&pace) }
@@ -330,58 +338,57 @@ final class SegmentCoordinator: Sendable {
     }
 
     /// Data first, then the record that claims it.
-    func checkpoint() {
+    func checkpoint() throws(StoreError) {
         let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
-        guard (try? file.syncData()) != nil else { return }
-        saveRecord(prefix, segments, true)
+        try file.syncData()
+        try saveRecord(prefix, segments, true)
+    }
+
+    /// A checkpoint from the monitor: a failure stops every connection and is reported by the
+    /// runner when it joins them.
+    private func checkpointRecordingFailure() {
+        do {
+            try checkpoint()
+        } catch {
+            state.withLock { state in
+                state.stopping = true
+                if state.ioFailure == nil { state.ioFailure = error }
+            }
+        }
     }
 
     /// The progress as written (not yet synced), trusted only within this boot.
     private func recordProgress() {
         let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
-        saveRecord(prefix, segments, false)
+        do {
+            try saveRecord(prefix, segments, false)
+        } catch {
+            state.withLock { state in
+                state.stopping = true
+                if state.ioFailure == nil { state.ioFailure = error }
+            }
+        }
     }
 }
 
-/// One response for one segment.
+/// One response for one segment, judged by `SegmentVerdict` (the download's own verdict).
 final class SegmentFetcher: TransferHandler {
-    enum Verdict: Equatable {
-        case mismatch(RestartReason)
-        case throttled
-    }
-
     private let coordinator: SegmentCoordinator
     private let index: Int
-    private let expected: Segment
-    private(set) var verdict: Verdict?
+    private let plan: RequestPlan
+    private(set) var verdict: SegmentVerdict?
     private(set) var wroteBytes = 0
 
-    init(coordinator: SegmentCoordinator, index: Int, expected: Segment) {
+    init(coordinator: SegmentCoordinator, index: Int, plan: RequestPlan) {
         self.coordinator = coordinator
         self.index = index
-        self.expected = expected
+        self.plan = plan
     }
 
     func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl {
-        if head.status == 429 || head.status == 503 {
-            verdict = .throttled
-            return .stop
-        }
-        guard head.status == 206 else {
-            verdict = .mismatch(RestartReason(.serverIgnoredRange, "a segment request was answered with status \(head.status), not 206: restarting from byte 0 over one connection"))
-            return .stop
-        }
-        guard let range = head.contentRange, range.first == expected.next, range.last == expected.end - 1,
-              range.completeLength == coordinator.setup.total
-        else {
-            verdict = .mismatch(RestartReason(.unexpectedRange, "a segment response did not carry the range asked for: restarting from byte 0 over one connection"))
-            return .stop
-        }
-        if head.contentEncoding != nil || coordinator.setup.validators.conflicts(with: head.validators) {
-            verdict = .mismatch(RestartReason(.resourceChanged, "the file changed on the server during the segmented download: restarting from byte 0"))
-            return .stop
-        }
-        return .proceed
+        let verdict = SegmentVerdict.evaluate(head, for: plan)
+        self.verdict = verdict
+        return verdict == .write ? .proceed : .stop
     }
 
     func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {

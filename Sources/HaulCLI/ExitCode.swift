@@ -12,6 +12,7 @@ enum ExitCode: Int32 {
     case destinationExists = 7
     case checksumMismatch = 8
     case protocolViolation = 9
+    case tooLarge = 10
     case interrupted = 130
     case terminated = 143
 
@@ -25,6 +26,7 @@ enum ExitCode: Int32 {
         case .destinationExists: self = .destinationExists
         case .protocolViolation: self = .protocolViolation
         case .checksum: self = .checksumMismatch
+        case .tooLarge: self = .tooLarge
         default: self = .failure
         }
     }
@@ -40,7 +42,9 @@ enum ExitCode: Int32 {
       6    disk or I/O error, e.g. the disk is full (downloaded bytes are kept)
       7    the destination already exists (use --force or -c)
       8    the file's checksum is not the expected one (the data is kept as a partial file)
-      9    the server broke the protocol (bad redirect, more bytes than announced)
+      9    the server broke the protocol (bad redirect, more bytes than announced,
+           a redirect from https to http without --allow-http-redirect)
+      10   the file is larger than --max-size (bytes received are kept)
       130  interrupted by SIGINT; 143 by SIGTERM (the next run resumes)
     """
 }

@@ -20,6 +20,7 @@ struct RequestOptions: Sendable {
         OptionSpec(short: "H", long: "header", value: "LINE", help: "add a header \"Name: value\" (repeatable)", repeatable: true),
         OptionSpec(short: nil, long: "data", value: "DATA", help: "request body; @FILE reads it from FILE"),
         OptionSpec(short: nil, long: "max-redirects", value: "N", help: "redirects to follow (default 10)"),
+        OptionSpec(short: nil, long: "allow-http-redirect", value: nil, help: "follow a redirect from https to http (refused by default)"),
         OptionSpec(short: nil, long: "connect-timeout", value: "S", help: "seconds to connect (default 30)"),
         OptionSpec(short: nil, long: "stall-timeout", value: "S", help: "seconds without data before retrying (default 30)"),
         OptionSpec(short: nil, long: "retry", value: "N", help: "retries after transient failures (default 5)"),
@@ -30,6 +31,7 @@ struct RequestOptions: Sendable {
         OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)"),
         OptionSpec(short: nil, long: "checksum", value: "ALGO=HEX", help: "verify the file: sha256=, sha512=, sha1= or md5= (one URL only)"),
         OptionSpec(short: nil, long: "min-free-space", value: "SIZE", help: "keep SIZE free beyond the file, e.g. 0, 500M (default 16M)"),
+        OptionSpec(short: nil, long: "max-size", value: "SIZE", help: "refuse or stop a download larger than SIZE, e.g. 2G (bytes kept)"),
     ]
 
     var method = "GET"
@@ -40,6 +42,8 @@ struct RequestOptions: Sendable {
     var retry = RetryPolicy()
     var transfer = TransferOptions()
     var maxRedirects = 10
+    var allowsHTTPRedirect = false
+    var maxSize: Int64?
     var checksum: Checksum?
     var connections: Int?
     var minFreeSpace: Int64 = 16 * 1024 * 1024
@@ -112,6 +116,13 @@ struct RequestOptions: Sendable {
             }
             minFreeSpace = bytes
         }
+        if let text = parsed.value("max-size") {
+            guard let bytes = Self.rate(text) else {
+                throw UsageError(message: "--max-size needs a size such as 500M or 2G, got \"\(text)\"")
+            }
+            maxSize = bytes
+        }
+        allowsHTTPRedirect = parsed.flag("allow-http-redirect")
         transfer.verifyTLS = !parsed.flag("insecure")
         if let caFile = parsed.value("cacert") {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
@@ -127,6 +138,8 @@ struct RequestOptions: Sendable {
             url: url, destination: destination, method: method, headers: headers, body: body, target: target,
             existingFile: existingFile, retry: retry, transfer: transfer, maxRedirects: maxRedirects, checksum: checksum)
         request.minFreeSpace = minFreeSpace
+        request.maxSize = maxSize
+        request.allowsHTTPRedirect = allowsHTTPRedirect
         request.connections = connections
         request.rateLimiter = sharedLimiter
         return request
@@ -136,6 +149,8 @@ struct RequestOptions: Sendable {
     func runOptions(jobs: Int) -> QueueRunOptions {
         var options = QueueRunOptions(maxConcurrent: jobs, retry: retry, transfer: transfer, maxRedirects: maxRedirects, rateLimiter: sharedLimiter)
         options.connections = connections
+        options.allowsHTTPRedirect = allowsHTTPRedirect
+        options.maxSize = maxSize
         return options
     }
 

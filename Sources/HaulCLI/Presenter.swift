@@ -108,6 +108,7 @@ final class Presenter: @unchecked Sendable {
             if started.resumingFrom > 0 {
                 message("resuming \(started.url.absoluteString) from \(Format.bytes(started.resumingFrom))")
             }
+            if let note = started.note { message("haul: \(note)") }
         case .response:
             break
         case .progress(let progress):

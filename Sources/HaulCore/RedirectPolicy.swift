@@ -12,11 +12,15 @@ public struct RedirectError: Error, Sendable, Equatable {
 /// credentials (`Authorization`, `Cookie`, `Proxy-Authorization`) sent to another origin.
 public struct RedirectPolicy: Sendable {
     public var maxRedirects: Int
+    /// Whether a redirect from https to http may be followed. Off by default: everything after it,
+    /// headers and body included, would travel unencrypted.
+    public var allowsDowngrade: Bool
     /// Headers that carry credentials and are dropped once a redirect leaves the original origin.
     public static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
-    public init(maxRedirects: Int = 10) {
+    public init(maxRedirects: Int = 10, allowsDowngrade: Bool = false) {
         self.maxRedirects = maxRedirects
+        self.allowsDowngrade = allowsDowngrade
     }
 
     /// The request to send next.
@@ -42,6 +46,9 @@ public struct RedirectPolicy: Sendable {
         }
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil else {
             throw RedirectError(message: "redirect to an unsupported location: \(location)")
+        }
+        if !allowsDowngrade, request.url.scheme?.lowercased() == "https", scheme == "http" {
+            throw RedirectError(message: "refused a redirect from https to http (\(target.absoluteString)): the request would continue unencrypted; allow it with --allow-http-redirect")
         }
         let normalized = Self.withoutFragment(target)
         if visited.contains(where: { Self.withoutFragment($0) == normalized }) {

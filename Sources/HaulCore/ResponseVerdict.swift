@@ -145,6 +145,11 @@ public enum ResponseVerdict: Sendable, Equatable {
         if partial.validators.conflicts(with: head.validators) {
             return giveUp(plan, RestartReason(.resourceChanged, "the file changed on the server since the partial download (new validator): restarting from byte 0"))
         }
+        if plan.ifRange != nil, plan.overlap == 0, !partial.validators.isShown(by: head.validators) {
+            // Only the validator If-Range named proves the server checked it; without it (and no
+            // overlap to compare) these bytes may belong to another version.
+            return giveUp(plan, RestartReason(.validatorMissing, "the server's partial response does not show the validator the resume was guarded by, so it cannot be proven to be the same file: restarting from byte 0"))
+        }
         let finalLength: Int64?
         if plan.requestedLast != nil || total != nil {
             finalLength = last + 1 - partial.resourceStart

@@ -19,6 +19,10 @@ public struct LocalPartial: Sendable, Equatable {
     /// A file Haul did not write (`--continue` adopting another tool's file): it must be proven
     /// against the server before a byte is appended, and is never discarded.
     public var isAdopted: Bool
+    /// The validators alone do not prove the bytes on disk (they were fetched from another URL, whose
+    /// server may reuse an entity tag for another file): the resume re-fetches and compares an
+    /// overlap as well, and still sends `If-Range`.
+    public var needsOverlapProof: Bool = false
 
     public init(
         bytesOnDisk: Int64,
@@ -48,6 +52,7 @@ public struct RestartReason: Sendable, Equatable, CustomStringConvertible {
         case overlapMismatch
         case rangeNotSatisfiable
         case noUsableContentRange
+        case validatorMissing
     }
 
     public let code: Code
@@ -113,17 +118,32 @@ public enum ResumePlanner {
             if let last, next > last { return .alreadyComplete }
         }
         let guarded = !partial.isAdopted && partial.validators.canGuardResume
-        let overlap = guarded ? 0 : min(overlapCheckLength, partial.bytesOnDisk)
+        let proven = guarded && !partial.needsOverlapProof
+        let overlap = proven ? 0 : min(overlapCheckLength, partial.bytesOnDisk)
         let first = next - overlap
-        let range = "bytes=\(first)-" + (last.map(String.init) ?? "")
+        let spec: ByteRangeSpec = last.map { .closed(first: first, last: $0) } ?? .from(first: first)
         return .send(RequestPlan(
-            range: range,
+            range: spec.headerValue,
             ifRange: guarded ? partial.validators.ifRangeValue : nil,
             requestedFirst: first,
             requestedLast: last,
             overlap: overlap,
             partial: partial,
             target: target))
+    }
+
+    /// The request for one segment of a segmented download: bytes `begin..<end` of the version
+    /// `validators` names, whose complete length is `total`. Its response is judged by
+    /// `ResponseVerdict` like any other, as a resume of a partial that ends at `begin`.
+    public static func segmentPlan(begin: Int64, end: Int64, validators: Validators, total: Int64) -> RequestPlan {
+        RequestPlan(
+            range: ByteRangeSpec.closed(first: begin, last: end - 1).headerValue,
+            ifRange: validators.ifRangeValue,
+            requestedFirst: begin,
+            requestedLast: end - 1,
+            overlap: 0,
+            partial: LocalPartial(bytesOnDisk: begin, validators: validators, totalLength: total),
+            target: .whole)
     }
 
     static func freshPlan(_ target: DownloadTarget) -> RequestPlan {

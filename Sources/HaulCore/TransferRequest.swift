@@ -31,3 +31,17 @@ public struct Origin: Sendable, Hashable {
         self.port = url.port ?? (scheme == "https" ? 443 : 80)
     }
 }
+
+extension TransferRequest {
+    /// This request asking for what `plan` wants: the one place `Range` and `If-Range` are set.
+    /// Any range header already present (a user's, or an earlier plan's) is replaced or removed,
+    /// since a range Haul did not plan would defeat the verification of the response.
+    public func asking(for plan: RequestPlan) -> TransferRequest {
+        var request = self
+        request.headers.remove("Range")
+        request.headers.remove("If-Range")
+        if let range = plan.range { request.headers.set("Range", range) }
+        if let ifRange = plan.ifRange { request.headers.set("If-Range", ifRange) }
+        return request
+    }
+}

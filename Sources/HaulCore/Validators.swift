@@ -23,6 +23,21 @@ public struct Validators: Sendable, Equatable, Codable {
     /// Whether a resumed request can rely on `If-Range` to keep versions apart.
     public var canGuardResume: Bool { ifRangeValue != nil }
 
+    /// Whether a response shows the validator that `ifRangeValue` sent: only then does a 206 prove
+    /// that the server evaluated `If-Range` against this version. A server (or a cache) that ignores
+    /// `If-Range` and leaves its validators out could otherwise splice another version's bytes.
+    public func isShown(by response: Validators) -> Bool {
+        if let etag, !etag.isWeak {
+            guard let theirs = response.etag else { return false }
+            return etag.stronglyMatches(theirs)
+        }
+        if let lastModified, let mine = HTTPDate.parse(lastModified) {
+            guard let theirs = response.lastModified.flatMap(HTTPDate.parse) else { return false }
+            return mine == theirs
+        }
+        return false
+    }
+
     /// Whether a response's validators show a different version than these.
     /// A validator the response leaves out is not evidence of change; one that differs is.
     public func conflicts(with response: Validators) -> Bool {

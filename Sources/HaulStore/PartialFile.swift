@@ -18,9 +18,12 @@ public final class PartialFile: @unchecked Sendable {
     private var writebackStart: Int64
     static let writebackStride: Int64 = 32 << 20
 
-    /// Opens or creates the partial file. A symlink or anything but a regular file is refused.
-    public init(path: String) throws(StoreError) {
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    /// Opens the partial file, or creates it (`createNew`: it must not exist; nothing that was at
+    /// the path before is ever written through). A symlink, anything but a regular file, and a
+    /// file with other hard links (writing would change the linked file too) are refused.
+    public init(path: String, createNew: Bool = false) throws(StoreError) {
+        let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (createNew ? O_CREAT | O_EXCL : 0)
+        let fd = open(path, flags, 0o644)
         guard fd >= 0 else { throw StoreError.system("cannot open the partial file", path: path) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -31,6 +34,10 @@ public final class PartialFile: @unchecked Sendable {
         guard info.st_mode & S_IFMT == S_IFREG else {
             close(fd)
             throw StoreError(.unsafePath, "\(path) exists and is not a regular file; Haul will not write through it")
+        }
+        guard info.st_nlink <= 1 else {
+            close(fd)
+            throw StoreError(.unsafePath, "\(path) has \(info.st_nlink) hard links; writing to it would change the other files too, so Haul will not")
         }
         self.path = path
         self.fd = fd
@@ -66,6 +73,7 @@ public final class PartialFile: @unchecked Sendable {
         if length - writebackStart >= Self.writebackStride {
             startWriteback()
         }
+        CrashPoint.reach(.afterBodyWrite)
     }
 
     private func startWriteback() {
@@ -77,6 +85,7 @@ public final class PartialFile: @unchecked Sendable {
     /// Writes a segment's bytes at their offset; `length` (the sequential prefix) is not changed.
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StoreError) {
         try FileIO.pwriteAll(fd, bytes, at: offset, path: path)
+        CrashPoint.reach(.afterBodyWrite)
     }
 
     /// Reserves the file's full size where the file system supports it, so segments written out
@@ -117,6 +126,20 @@ public final class PartialFile: @unchecked Sendable {
         guard fdatasync(fd) == 0 else {
             throw StoreError.system("cannot sync", path: path)
         }
+        CrashPoint.reach(.afterDataSync)
+    }
+
+    /// Which file this is (inode, size, modification time), for the record of a finished download.
+    public func identity() throws(StoreError) -> FileIdentity {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.system("cannot inspect", path: path) }
+        return FileIdentity(info)
+    }
+
+    /// Sets the permission bits (those of a file this one replaces). Best effort: a file system
+    /// without permissions keeps its own.
+    public func setPermissions(_ mode: mode_t) {
+        _ = fchmod(fd, mode)
     }
 }
 

@@ -38,6 +38,9 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     /// between the rename and forgetting the record, a final file of exactly this length is known
     /// to be this download, complete.
     public var finishedLength: Int64?
+    /// Which file the finished download is (saved with `finishedLength`): a file at the final path
+    /// is taken as this download's own, complete, only while all of this still matches.
+    public var finishedIdentity: FileIdentity?
     /// A segmented download: the bytes of each segment known to be durable, beyond the sequential
     /// prefix of `segmentPrefix` bytes. Saved only after the file was synced, so it is trusted as is
     /// (the file's length means nothing when segments leave holes).
@@ -115,5 +118,30 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
             totalLength: totalLength,
             contentEncoding: contentEncoding,
             isAdopted: isAdopted)
+    }
+}
+
+/// What tells one file from another at the same path: its inode and device, size and modification
+/// time. A rename keeps all four; a user's edit, a copy or a new file changes at least one.
+public struct FileIdentity: Codable, Sendable, Equatable {
+    public var device: UInt64
+    public var inode: UInt64
+    public var size: Int64
+    public var modifiedSeconds: Int64
+    public var modifiedNanoseconds: Int64
+
+    public init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modifiedSeconds = Int64(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
+    }
+
+    /// The identity of the regular file at `path` (not following a symlink), nil if there is none.
+    public static func of(_ path: String) -> FileIdentity? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return FileIdentity(info)
     }
 }

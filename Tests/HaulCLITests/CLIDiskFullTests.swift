@@ -16,6 +16,28 @@ struct CLIDiskFullTests {
 
     // MARK: A: ENOSPC while writing
 
+    @Test func bodyWithoutLengthStopsAtTheFreeSpaceMarginAndKeepsItsBytes() throws {
+        // GIVEN a 6 MiB resource served chunked (no length to check up front) and an 8 MiB file system
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 6 * Self.mebibyte, seed: 62)
+        server.setResource("/big.bin", body: body)
+        server.enqueueFaults("/big.bin", [.chunked])
+        let small = try SmallFileSystem(sizeBytes: 8 * Self.mebibyte)
+        defer { small.unmount() }
+        let output = small.file("f")
+
+        // WHEN haul downloads onto it keeping 4 MiB free
+        let result = try HaulBinary.run(["-q", "--retry", "0", "--min-free-space", "4M", "-o", output, server.url("/big.bin")])
+
+        // THEN it stops with exit 6 before the margin is eaten, keeping a correct prefix to resume from
+        #expect(result.status == 6, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("--min-free-space"), "stderr: \(result.stderr)")
+        let partialSize = try #require(Disk.size(output + ".haul-partial"), "stderr: \(result.stderr)")
+        #expect(partialSize > 0 && partialSize < Int64(body.count))
+        #expect(Disk.difference(output + ".haul-partial", Array(body[0..<Int(partialSize)])) == nil)
+        #expect(Disk.exists(output + ".haul-resume"))
+    }
+
     @Test func fullDiskMidBodyKeepsThePartialAndResumesOnABiggerDisk() throws {
         // GIVEN a 3 MiB resource served chunked (no Content-Length, so no pre-check can refuse it)
         // and a 2 MiB file system
@@ -27,8 +49,8 @@ struct CLIDiskFullTests {
         defer { small.unmount() }
         let output = small.file("f")
 
-        // WHEN haul downloads onto it
-        let first = try HaulBinary.run(["-q", "--retry", "0", "-o", output, server.url("/big.bin")])
+        // WHEN haul downloads onto it (no margin: the disk itself runs out)
+        let first = try HaulBinary.run(["-q", "--retry", "0", "--min-free-space", "0", "-o", output, server.url("/big.bin")])
 
         // THEN it exits 6 saying the disk is full
         #expect(first.status == 6, "stderr: \(first.stderr)")

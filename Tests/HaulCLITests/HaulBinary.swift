@@ -17,8 +17,9 @@ enum HaulBinary {
     }
 
     /// Runs `haul` with `arguments` to completion (stdin is /dev/null), killing it after `timeout` seconds.
-    static func run(_ arguments: [String], timeout: Double = 60) throws -> ProcessResult {
-        try ProcessRunner.run(try path(), arguments, timeout: timeout)
+    static func run(_ arguments: [String], environment: [String: String]? = nil, timeout: Double = 60) throws -> ProcessResult {
+        let merged = environment.map { ProcessInfo.processInfo.environment.merging($0) { $1 } }
+        return try ProcessRunner.run(try path(), arguments, environment: merged, timeout: timeout)
     }
 }
 

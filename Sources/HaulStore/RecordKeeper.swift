@@ -1,0 +1,109 @@
+import Foundation
+import HaulChecksum
+import HaulCore
+
+/// The one owner of a download's resume record: it alone stamps, saves (durably or for this boot
+/// only) and removes it, for single downloads, segmented ones and adopted files alike.
+///
+/// The order of durable writes is the caller's promise and this type's contract: a record that
+/// claims `syncedLength` bytes (or segments) is saved only after the data it claims was synced.
+/// `@unchecked Sendable`: the runner's thread and a segmented download's monitor both save through
+/// it; `lock` serialises them and guards the stored state.
+public final class RecordKeeper: @unchecked Sendable {
+    private let store: any ResumeRecordStore
+    private let lock = NSLock()
+    private var stored = false
+    /// The last segment progress saved durably; a volatile save keeps it beside the fresher one.
+    private var durableSegments: (prefix: Int64, segments: [Segment])?
+
+    public init(store: any ResumeRecordStore) {
+        self.store = store
+    }
+
+    /// Whether a record exists in the store (loaded or saved by this run).
+    public var isStored: Bool { lock.withLock { stored } }
+
+    /// The stored record, nil when there is none; `.corruptRecord` when it cannot be understood.
+    public func load() throws(StoreError) -> ResumeRecord? {
+        let record = try store.load()
+        lock.withLock {
+            stored = record != nil
+            if let record, let segments = record.segments {
+                durableSegments = (record.segmentPrefix ?? 0, segments)
+            }
+        }
+        return record
+    }
+
+    /// Stamps `record` (this boot, the time, `syncedLength`, the digest state) and saves it
+    /// durably. The caller has synced at least `syncedLength` bytes of the partial file.
+    public func save(_ record: inout ResumeRecord, syncedLength: Int64, hash: StreamingHash? = nil) throws(StoreError) {
+        record.syncedLength = syncedLength
+        record.bootID = BootID.current
+        record.updatedAt = Date()
+        record.hashState = hash?.save() ?? record.hashState
+        let saved = record
+        try locked { () throws(StoreError) in
+            try store.save(saved)
+            stored = true
+            if let segments = saved.segments {
+                durableSegments = (saved.segmentPrefix ?? 0, segments)
+            }
+        }
+        CrashPoint.reach(.afterRecordSave)
+    }
+
+    /// Saves a segmented download's progress: `prefix` sequential bytes and `segments`. Durable
+    /// (`synced`: the caller synced the file first) or trusted only within this boot. The durable
+    /// part is what the last synced save claimed, so a reboot never trusts unsynced bytes.
+    public func saveSegments(_ base: ResumeRecord, prefix: Int64, segments: [Segment], synced: Bool) throws(StoreError) {
+        try locked { () throws(StoreError) in
+            if synced { durableSegments = (prefix, segments) }
+            let durable = durableSegments ?? (prefix: base.segmentPrefix ?? 0, segments: base.segments ?? [])
+            var record = base
+            record.segments = durable.segments
+            record.segmentPrefix = durable.prefix
+            record.volatileSegments = segments
+            record.volatileSegmentPrefix = prefix
+            record.syncedLength = durable.prefix
+            record.bootID = BootID.current
+            record.hashState = nil
+            record.finishedLength = nil
+            record.updatedAt = Date()
+            if synced {
+                try store.save(record)
+            } else {
+                try store.saveVolatile(record)
+            }
+            stored = true
+        }
+        CrashPoint.reach(.afterRecordSave)
+    }
+
+    /// Runs `body` holding the lock; typed throws pass through (NSLock.withLock erases them).
+    private func locked(_ body: () throws(StoreError) -> Void) throws(StoreError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try body()
+    }
+
+    /// Forgets the record (after the finished file is in place, or when its bytes are given up).
+    public func remove() {
+        lock.withLock {
+            guard stored else { return }
+            CrashPoint.reach(.beforeRecordRemove)
+            store.remove()
+            stored = false
+            durableSegments = nil
+        }
+    }
+
+    /// Forgets a record this run never loaded (one from another download of the same layout).
+    public func discardStale() {
+        lock.withLock {
+            store.remove()
+            stored = false
+            durableSegments = nil
+        }
+    }
+}
