@@ -6,29 +6,29 @@ import HaulStore
 /// Receives one response for a runner: judges its head, proves the overlap, writes the body,
 /// publishes progress and takes checkpoints. Runs on the runner's thread, inside the transport.
 final class BodyWriter: TransferHandler {
-    private let runner: DownloadRunner
-    private let plan: RequestPlan
-    private let output: PreparedOutput
+    let runner: DownloadRunner
+    let plan: RequestPlan
+    let output: PreparedOutput
     /// The request this response answers (the final hop of its redirect chain).
-    private let sent: TransferRequest
-    private var url: URL { sent.url }
+    let sent: TransferRequest
+    var url: URL { sent.url }
 
     /// A redirect to follow; the runner makes the next request.
     private(set) var redirectHead: ResponseHead?
     /// An outcome the head or the body already decided.
-    private var decided: AttemptOutcome?
-    private var body: BodyPlan?
+    var decided: AttemptOutcome?
+    var body: BodyPlan?
     /// Body bytes received (overlap included) and written.
     private var received: Int64 = 0
     private(set) var bodyBytesWritten: Int64 = 0
     /// When `bodyBytesWritten` reaches this, the free space is checked again.
-    private var nextSpaceCheck: Int64 = 0
+    var nextSpaceCheck: Int64 = 0
     /// Overlap bytes still to compare with the partial file.
-    private var overlapLeft: Int64 = 0
+    var overlapLeft: Int64 = 0
     private var overlapPosition: Int64 = 0
     private var nextProgress: ContinuousClock.Instant
     /// The sequential connection of a segmented download reached the part other connections fetch.
-    private var reachedSegments = false
+    var reachedSegments = false
 
     init(runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput, sent: TransferRequest) {
         self.runner = runner
@@ -101,29 +101,6 @@ final class BodyWriter: TransferHandler {
             destination: destinationPath)))
         runner.startSegmentsIfUseful(body, head, sent: sent, output: output)
         return .proceed
-    }
-
-    /// Refuses, before any body byte, a download whose announced length cannot fit with the margin.
-    private func checkFreeSpace(_ body: BodyPlan) throws(DownloadError) {
-        if let maxSize = runner.request.maxSize, let finalLength = body.finalLength, finalLength > maxSize {
-            throw DownloadError(.tooLarge, "the file is \(Self.size(finalLength)), more than --max-size \(Self.size(maxSize)); nothing more was downloaded")
-        }
-        guard let layout = output.layout, let finalLength = body.finalLength,
-              let free = FreeSpace.available(at: layout.directory)
-        else { return }
-        let kept = body.writeOffset + body.overlap
-        // Bytes a restart truncates away come back as free space.
-        let available = free + max(0, output.sink.length - kept)
-        let margin = runner.request.minFreeSpace
-        let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept, available: available, margin: margin)
-        guard case .tooSmall(let needed, let available) = verdict else { return }
-        throw DownloadError(.io, "not enough free space in \(layout.directory): the download needs \(Self.size(needed)) "
-            + "(\(Self.size(finalLength - kept)) plus the \(Self.size(margin)) margin of --min-free-space) "
-            + "and \(Self.size(available)) are available")
-    }
-
-    static func size(_ bytes: Int64) -> String {
-        "\(bytes) bytes (\(String(format: "%.1f", Double(bytes) / 1_048_576)) MiB)"
     }
 
     /// Picks the file name for a download into a directory and refuses to replace an existing file.
@@ -254,41 +231,12 @@ final class BodyWriter: TransferHandler {
         return UnsafeRawBufferPointer(rebasing: bytes[count...])
     }
 
-    private func overlapMismatch() -> AttemptOutcome {
+    func overlapMismatch() -> AttemptOutcome {
         if runner.record.isAdopted {
-            return .failed(DownloadError(.cannotResume, "the existing file does not match the server's file, so it cannot be continued; it was left unchanged"), retryable: false, retryAfter: nil)
+            return .restart(RestartReason(.overlapMismatch, "the existing file does not match the server's file: it is left as it is until the new download, started from byte 0 beside it, is complete"))
         }
         return .restart(RestartReason(.overlapMismatch, "the bytes on disk do not match the server's file (no validator to check it by): restarting from byte 0"))
     }
-
-    private func ioMessage(_ error: StoreError) -> String {
-        if output.layout == nil {
-            // A direct output (a device, a pipe) is never resumed: promise nothing.
-            return "\(error.message); \(output.sink.length) bytes were written to \(output.sink.path), which cannot be resumed"
-        }
-        if error.kind == .noSpace, let total = runner.record.finalLength {
-            let needed = max(0, total - output.sink.length)
-            let kept = output.sink.length > 0
-                ? "The \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
-                : "Nothing was downloaded"
-            return "\(error.message); \(needed) more bytes are needed. \(kept)"
-        }
-        return error.message
-    }
-
-    /// Keeps `minFreeSpace` free while the body is written, every `freeSpaceStride` bytes: a body
-    /// without a length (or a longer one than announced) must not fill the disk. The bytes written
-    /// so far are kept and the next run resumes.
-    private func watchFreeSpace() {
-        guard let layout = output.layout, bodyBytesWritten >= nextSpaceCheck else { return }
-        nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
-        guard let free = FreeSpace.available(at: layout.directory), free < runner.request.minFreeSpace else { return }
-        decided = .failed(
-            DownloadError(.io, "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(runner.request.minFreeSpace)) of --min-free-space; the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"),
-            retryable: false, retryAfter: nil)
-    }
-
-    static let freeSpaceStride: Int64 = 4 << 20
 
     /// Progress events and checkpoints, both paced by the clock.
     private func tick() {
@@ -309,46 +257,5 @@ final class BodyWriter: TransferHandler {
 
     func transferShouldAbort() -> Bool {
         runner.control.shouldStop
-    }
-
-    // MARK: end
-
-    /// The attempt's outcome once the transport has returned.
-    func finalOutcome(_ transfer: TransferOutcome) -> AttemptOutcome {
-        if let decided { return decided }
-        if reachedSegments { return .bodyFinished }
-        switch transfer {
-        case .stoppedByHandler:
-            return .stopped
-        case .failed(let error):
-            let category: DownloadError.Category = error.kind == .headerTooLarge || error.kind == .protocolViolation ? .protocolViolation : .network
-            return .failed(DownloadError(category, "\(error.message) (\(url.absoluteString))"), retryable: error.isRetryable, retryAfter: nil)
-        case .completed:
-            guard let body else {
-                return .failed(DownloadError(.protocolViolation, "the response ended without a body to write"), retryable: true, retryAfter: nil)
-            }
-            if overlapLeft > 0 { return overlapMismatch() }
-            if let finalLength = body.finalLength, output.sink.length != finalLength {
-                return .failed(
-                    DownloadError(.network, "the connection ended after \(output.sink.length) of \(finalLength) bytes"),
-                    retryable: true, retryAfter: nil)
-            }
-            return .bodyFinished
-        }
-    }
-
-    static func outcome(for failure: VerdictFailure, head: ResponseHead) -> AttemptOutcome {
-        switch failure {
-        case .httpStatus(let status):
-            let retryAfter = head.headers["Retry-After"].flatMap { RetryAfter.delay(fromHeader: $0, now: Date()) }
-            return .failed(
-                DownloadError(.httpStatus, "the server answered \(status) \(HTTPStatus.reasonPhrase(status))", httpStatus: status),
-                retryable: RetryPolicy.isRetryable(status: status),
-                retryAfter: retryAfter)
-        case .cannotResume(let message):
-            return .failed(DownloadError(.cannotResume, message), retryable: false, retryAfter: nil)
-        case .protocolViolation(let message):
-            return .failed(DownloadError(.protocolViolation, message), retryable: false, retryAfter: nil)
-        }
     }
 }

@@ -66,7 +66,7 @@ extension DownloadRunner {
     /// download is never replaced: the data stays in the partial (with its record) and the run
     /// stops with `destinationExists`. With `--force` the replaced file's permission bits are kept.
     private func moveIntoPlace(_ output: PreparedOutput, layout: OutputLayout, finalPath: String) throws(DownloadError) {
-        if request.existingFile == .overwrite {
+        if request.existingFile == .overwrite || record.replacesExistingFile == true {
             var existing = stat()
             if lstat(finalPath, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG, case .partial(let file) = output.sink {
                 file.setPermissions(existing.st_mode & 0o7777)

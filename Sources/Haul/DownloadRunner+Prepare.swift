@@ -68,6 +68,10 @@ extension DownloadRunner {
             // A partial of another request (method, range): not ours to continue.
             loaded = nil
         }
+        if loaded?.isAdopted == true, DestinationKind.of(layout.partialPath) == .none {
+            // An adoption whose file was put back under its name before the process died.
+            loaded = nil
+        }
         if let finished = loaded, finished.finishedLength != nil {
             if let inPlace = try finishedFileInPlace(finished, layout: layout) { return inPlace }
             // The finished file was changed, moved or replaced since (or --force asks for a new
@@ -84,6 +88,9 @@ extension DownloadRunner {
             case (.refuse, _):
                 throw DownloadError(.destinationExists, "\(finalPath) already exists; use --force to replace it or -c to continue it")
             case (.overwrite, _):
+                break
+            case (.continueIt, _) where loaded?.replacesExistingFile == true:
+                // An earlier -c found the file did not match and began a new download beside it.
                 break
             case (.continueIt, _):
                 if loaded != nil {

@@ -203,39 +203,6 @@ final class DownloadRunner {
         try discardBytes(output, reason: reason)
     }
 
-    /// Truncates the output to 0 and forgets the old version. The record is reset only after the
-    /// truncation, so it never vouches for bytes of another version.
-    func discardBytes(_ output: PreparedOutput, reason: RestartReason) throws(DownloadError) {
-        endSegments()
-        segments = nil
-        record.segments = nil
-        record.segmentPrefix = nil
-        if output.sink.length > 0 {
-            let truncated: Bool
-            do {
-                truncated = try output.sink.truncate(to: 0)
-            } catch {
-                throw DownloadError(.io, error.message)
-            }
-            guard truncated else {
-                throw DownloadError(.cannotResume, "\(reason.message); the output cannot be rewound, so the download stops")
-            }
-        }
-        record.originalURL = request.url.absoluteString
-        record.validators = .none
-        record.totalLength = nil
-        record.finalLength = nil
-        record.contentEncoding = nil
-        record.resourceStart = 0
-        record.syncedLength = 0
-        record.isAdopted = false
-        record.finishedLength = nil
-        record.finishedIdentity = nil
-        record.hashState = nil
-        hash = request.checksum.map { StreamingHash($0.algorithm) }
-        hub.publish(.restarted(reason))
-    }
-
     /// Pause or cancel, as requested through the API.
     private func stop(_ output: PreparedOutput) throws(DownloadError) -> Ending {
         endSegments()
@@ -268,52 +235,6 @@ final class DownloadRunner {
             secondsLeft: meter.secondsLeft(remaining: remaining))
         progress.segments = segments.map { [Segment(begin: 0, next: output.sink.length, end: $0.mainEnd)] + $0.segments }
         return progress
-    }
-
-    /// Makes the bytes so far durable and records them: data first, then the record that claims it.
-    func checkpoint() throws(StoreError) {
-        if let segments {
-            try segments.checkpoint()
-            lastCheckpoint = clock.now
-            return
-        }
-        guard let output, let layout = output.layout else { return }
-        try output.sink.syncData()
-        try saveRecord(layout, syncedLength: output.sink.length)
-        lastCheckpoint = clock.now
-    }
-
-    /// Saves the record through the keeper, claiming `syncedLength` bytes as durable: the caller
-    /// has synced at least that much.
-    func saveRecord(_ layout: OutputLayout, syncedLength: Int64) throws(StoreError) {
-        guard let keeper else { return }
-        try keeper.save(&record, syncedLength: syncedLength, hash: hash)
-    }
-
-    /// Gives up the destination's lock (removing the lock file). Safe to call again.
-    func releaseDestination() {
-        destinationLock?.release()
-        destinationLock = nil
-    }
-
-    /// A checkpoint that must succeed (a pause, a retry): its failure ends the run.
-    func checkpointOrFail() throws(DownloadError) {
-        do {
-            try checkpoint()
-        } catch {
-            throw DownloadError(.io, error.message)
-        }
-    }
-
-    /// A checkpoint on the way out of a failure; its own failure is returned so the message can
-    /// carry both, and the first error is never hidden.
-    func checkpointOnExit() -> StoreError? {
-        do {
-            try checkpoint()
-            return nil
-        } catch {
-            return error
-        }
     }
 
     /// An adopted file that could not be proven goes back to its name, untouched, with no record.

@@ -32,7 +32,7 @@ final class SegmentCoordinator: Sendable {
         case restart(RestartReason)
     }
 
-    private struct State {
+    struct State {
         var table: SegmentTable
         var mainNext: Int64
         var mainEnd: Int64
@@ -54,10 +54,10 @@ final class SegmentCoordinator: Sendable {
     let file: PartialFile
     let transport: any HTTPTransport
     let control: RunControl
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let finished = DispatchSemaphore(value: 0)
     /// Saves the record with the prefix and the segments, durably (after a sync) or not.
-    private let saveRecord: @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
+    let saveRecord: @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
 
     init(
         setup: Setup,
@@ -148,7 +148,7 @@ final class SegmentCoordinator: Sendable {
         stopAndWait()
     }
 
-    private func addHelper() {
+    func addHelper() {
         let admitted = state.withLock { state -> Bool in
             guard !state.stopping, state.failure == nil, state.helpers < state.maxHelpers,
                   HostSlots.shared.acquire(setup.host)
@@ -260,172 +260,5 @@ final class SegmentCoordinator: Sendable {
         }
         setup.rateLimiter?.take(result.0) { shouldStop }
         return result
-    }
-
-    // MARK: monitor: checkpoints and the adaptive connection count
-
-    private func monitor() {
-        var lastBytes = state.withLock { $0.mainNext + $0.table.bytesDone }
-        // The throughput before the last connection was added; nil before the first addition.
-        var beforeLastAddition: Double?
-        var growing = setup.adaptive
-        var pace = Pace()
-        var ticks = 0
-        while true {
-            // Every 0.1 s the progress is recorded for this boot (a killed process re-fetches
-            // little); every second the file is synced and the record made durable. While the
-            // connection count grows, the throughput is judged every half second.
-            let window = growing ? 0.5 : 1.0
-            var slept = 0.0
-            while slept < window, !state.withLock({ $0.stopping }) {
-                Thread.sleep(forTimeInterval: 0.1)
-                slept += 0.1
-                recordProgress()
-            }
-            ticks += 1
-            if !growing || ticks % 2 == 0 { checkpointRecordingFailure() }
-            if state.withLock({ $0.stopping }) {
-                checkpointRecordingFailure()
-                return
-            }
-            if !growing { dropSlowConnections(&pace) }
-            let bytes = state.withLock { $0.mainNext + $0.table.bytesDone }
-            let rate = Double(bytes - lastBytes) / max(slept, 0.1)
-            lastBytes = bytes
-            guard growing else { continue }
-            // Near-linear gains mean a per-connection cap: add more; no real gain means stop.
-            if let before = beforeLastAddition, rate < before * 1.15 {
-                growing = false
-                continue
-            }
-            let (helpers, throttled, limit) = state.withLock { ($0.helpers, $0.throttled, $0.maxHelpers) }
-            guard !throttled, helpers < limit else {
-                growing = false
-                continue
-            }
-            beforeLastAddition = rate
-            // Doubling the connections each time finds a per-connection cap in a few steps.
-            for _ in 0..<min(limit - helpers, helpers + 1) { addHelper() }
-        }
-    }
-
-    /// Per-second progress of each connection's segment, to find one far behind the others.
-    struct Pace {
-        var lastNext: [Int: Int64] = [:]
-        var slowSeconds: [Int: Int] = [:]
-    }
-
-    /// A connection at under a quarter of the median speed for three seconds in a row is dropped:
-    /// its range goes back to be claimed (or stolen from), and its thread starts a new connection.
-    private func dropSlowConnections(_ pace: inout Pace) {
-        let owned = state.withLock { state in state.table.owned.map { ($0, state.table.segments[$0]) } }
-        var rates: [Int: Int64] = [:]
-        for (index, segment) in owned where !segment.isDone {
-            if let last = pace.lastNext[index] { rates[index] = segment.next - last }
-            pace.lastNext[index] = segment.next
-        }
-        guard rates.count >= 2 else { return }
-        let sorted = rates.values.sorted()
-        let median = sorted[sorted.count / 2]
-        guard median > 0 else { return }
-        for (index, rate) in rates {
-            pace.slowSeconds[index] = rate * 4 < median ? pace.slowSeconds[index, default: 0] + 1 : 0
-            if pace.slowSeconds[index, default: 0] >= 3 {
-                pace.slowSeconds[index] = 0
-                state.withLock { _ = $0.dropped.insert(index) }
-            }
-        }
-    }
-
-    /// Data first, then the record that claims it.
-    func checkpoint() throws(StoreError) {
-        let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
-        try file.syncData()
-        try saveRecord(prefix, segments, true)
-    }
-
-    /// A checkpoint from the monitor: a failure stops every connection and is reported by the
-    /// runner when it joins them.
-    private func checkpointRecordingFailure() {
-        do {
-            try checkpoint()
-        } catch {
-            state.withLock { state in
-                state.stopping = true
-                if state.ioFailure == nil { state.ioFailure = error }
-            }
-        }
-    }
-
-    /// The progress as written (not yet synced), trusted only within this boot.
-    private func recordProgress() {
-        let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
-        do {
-            try saveRecord(prefix, segments, false)
-        } catch {
-            state.withLock { state in
-                state.stopping = true
-                if state.ioFailure == nil { state.ioFailure = error }
-            }
-        }
-    }
-}
-
-/// One response for one segment, judged by `SegmentVerdict` (the download's own verdict).
-final class SegmentFetcher: TransferHandler {
-    private let coordinator: SegmentCoordinator
-    private let index: Int
-    private let plan: RequestPlan
-    private(set) var verdict: SegmentVerdict?
-    private(set) var wroteBytes = 0
-
-    init(coordinator: SegmentCoordinator, index: Int, plan: RequestPlan) {
-        self.coordinator = coordinator
-        self.index = index
-        self.plan = plan
-    }
-
-    func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl {
-        let verdict = SegmentVerdict.evaluate(head, for: plan)
-        self.verdict = verdict
-        return verdict == .write ? .proceed : .stop
-    }
-
-    func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
-        let (written, done) = coordinator.write(chunk, into: index)
-        wroteBytes += written
-        return done ? .stop : .proceed
-    }
-
-    func transferShouldAbort() -> Bool {
-        coordinator.abandons(index)
-    }
-}
-
-/// Connections per host across the process (every segmented download's connections, its first
-/// one included, for all the downloads of a queue), so a queue of segmented downloads stays polite.
-/// A download that does not segment uses one connection and is bounded by the queue's `-j`.
-final class HostSlots: Sendable {
-    static let shared = HostSlots(limit: 16)
-    let limit: Int
-    private let counts = Mutex<[String: Int]>([:])
-
-    init(limit: Int) {
-        self.limit = limit
-    }
-
-    func acquire(_ host: String) -> Bool {
-        counts.withLock { counts in
-            guard counts[host, default: 0] < limit else { return false }
-            counts[host, default: 0] += 1
-            return true
-        }
-    }
-
-    func release(_ host: String) {
-        counts.withLock { counts in
-            counts[host, default: 1] -= 1
-            if counts[host] == 0 { counts.removeValue(forKey: host) }
-        }
     }
 }

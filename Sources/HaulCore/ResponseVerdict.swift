@@ -55,12 +55,10 @@ public enum ResponseVerdict: Sendable, Equatable {
         }
     }
 
-    /// Restart for a partial Haul wrote itself; refuse for an adopted file, which is never thrown away.
+    /// The bytes on disk cannot be continued: restart. (For an adopted file the runner puts the
+    /// file back under its name and downloads anew beside it; it is never thrown away.)
     static func giveUp(_ plan: RequestPlan, _ reason: RestartReason) -> ResponseVerdict {
-        if plan.partial?.isAdopted == true {
-            return .fail(.cannotResume("the existing file cannot be continued: \(reason.message)"))
-        }
-        return .restart(reason)
+        .restart(reason)
     }
 
     static func evaluateFull(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {
@@ -74,7 +72,7 @@ public enum ResponseVerdict: Sendable, Equatable {
         var restartReason: RestartReason?
         if let partial = plan.partial {
             if partial.isAdopted {
-                return .fail(.cannotResume("the server does not support byte ranges (it answered 200), so the existing file cannot be checked or continued"))
+                return evaluateWholeForAdopted(head, partial)
             }
             let changed = partial.validators.conflicts(with: head.validators)
                 || (partial.totalLength != nil && head.contentLength != nil && partial.totalLength != head.contentLength)
@@ -93,6 +91,29 @@ public enum ResponseVerdict: Sendable, Equatable {
             validators: head.validators,
             contentEncoding: head.contentEncoding,
             restartReason: restartReason,
+            acceptsRanges: head.acceptsByteRanges))
+    }
+
+    /// A 200 to `--continue`: the whole body is compared with the existing file as it streams
+    /// (the file's length is the overlap), and only what lies beyond it is written. A body that
+    /// cannot match (shorter, compressed) restarts at once.
+    static func evaluateWholeForAdopted(_ head: ResponseHead, _ partial: LocalPartial) -> ResponseVerdict {
+        if head.contentEncoding != nil {
+            return .restart(RestartReason(.compressedPartial, "the server sent the whole file compressed (\(head.contentEncoding ?? "")), so the existing file cannot be compared with it: downloading it anew beside the existing file"))
+        }
+        if let length = head.contentLength, length < partial.bytesOnDisk {
+            return .restart(RestartReason(.lengthChanged, "the server's file (\(length) bytes) is shorter than the existing file (\(partial.bytesOnDisk) bytes): downloading it anew beside the existing file"))
+        }
+        return .write(BodyPlan(
+            writeOffset: 0,
+            overlap: partial.bytesOnDisk,
+            expectedBodyLength: head.contentLength,
+            resourceStart: 0,
+            totalLength: head.contentLength,
+            finalLength: head.contentLength,
+            validators: head.validators,
+            contentEncoding: nil,
+            restartReason: nil,
             acceptsRanges: head.acceptsByteRanges))
     }
 

@@ -6,10 +6,11 @@ import Foundation
 /// Bytes are appended sequentially at `length`; the owner decides when to sync and record.
 /// Segments fetched over other connections are written with `write(_:at:)`, which leaves `length`
 /// alone. `@unchecked Sendable`: those connections only call `write(_:at:)` and `syncData()`,
-/// which touch no stored state (pwrite and fdatasync on one descriptor are thread-safe).
+/// which touch no stored state (pwrite and fdatasync on one descriptor are thread-safe); the
+/// descriptor is replaced (`startOverAsNewFile`) only after those connections have ended.
 public final class PartialFile: @unchecked Sendable {
     public let path: String
-    private let fd: Int32
+    private var fd: Int32
     /// The file's length as this process knows it: everything written so far.
     public private(set) var length: Int64
     /// Where writeback was last started: every `writebackStride` bytes the kernel is asked to
@@ -47,6 +48,17 @@ public final class PartialFile: @unchecked Sendable {
 
     deinit {
         close(fd)
+    }
+
+    /// Continues with a new, empty file at the same path, which must be free (the old file was
+    /// moved away, e.g. an adopted file put back under its own name).
+    public func startOverAsNewFile() throws(StoreError) {
+        let fresh = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o644)
+        guard fresh >= 0 else { throw StoreError.system("cannot create the partial file", path: path) }
+        close(fd)
+        fd = fresh
+        length = 0
+        writebackStart = 0
     }
 
     /// Cuts the file to `newLength` bytes (bytes past what can be trusted, or everything for a restart).

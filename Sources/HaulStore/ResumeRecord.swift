@@ -63,6 +63,9 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     public var hashState: SavedHashState?
     /// The file was adopted from another tool (`--continue`) and has not yet been proven against the server.
     public var isAdopted: Bool
+    /// A `--continue` whose existing file did not match the server's: the file stays under its
+    /// name and this download, once complete, replaces it.
+    public var replacesExistingFile: Bool?
     public var updatedAt: Date
 
     public init(

@@ -100,7 +100,7 @@ struct CLIExitCodeTests {
         #expect(server.bodyBytesSent("/c.bin") < body.count)
     }
 
-    @Test func continueOnAWrongPrefixExitsFiveAndLeavesTheFile() throws {
+    @Test func continueOnAWrongPrefixDownloadsAnewAndReplacesTheFileOnceComplete() throws {
         // GIVEN a file at the destination that is NOT a prefix of the resource
         let server = try FaultServer()
         let body = TestData.bytes(count: 500_000, seed: 4)
@@ -111,9 +111,10 @@ struct CLIExitCodeTests {
         try Disk.write(local, to: output)
         // WHEN haul -c tries to continue it
         let result = try HaulBinary.run(["-q", "-c", "--retry", "0", "-o", output, server.url("/w.bin")])
-        // THEN it exits 5 and the file is exactly as it was, with no partial or record left
-        #expect(result.status == 5, "stderr: \(result.stderr)")
-        #expect(Disk.difference(output, local) == nil)
+        // THEN (as wget and curl do) it downloads the file anew beside it and replaces it: exit 0,
+        // the server's bytes, no partial, record or lock left
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Disk.difference(output, body) == nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["w.bin"])
     }
 

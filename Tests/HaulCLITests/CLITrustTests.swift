@@ -302,3 +302,90 @@ struct CLITrustTests {
         #expect(result.stderr.contains("cannot be resumed"), "stderr: \(result.stderr)")
     }
 }
+
+/// `--continue` cases taken from peers' own test suites (curl, wget, aria2).
+@Suite("haul continue")
+struct CLIContinueTests {
+    @Test func fileWhoseTailDiffersIsReplacedByAFreshDownloadOnlyOnceComplete() throws {
+        // GIVEN an existing 1 MiB file whose last 64 KiB differ from the server's 3 MiB file
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 3 << 20, seed: 97)
+        server.setResource("/f.bin", body: body)
+        let directory = try TemporaryDirectory()
+        let output = directory.file("f.bin")
+        var existing = Array(body[0..<(1 << 20)])
+        for index in (existing.count - 1000)..<existing.count { existing[index] ^= 0x5A }
+        try Disk.write(existing, to: output)
+
+        // WHEN haul continues it
+        let result = try HaulBinary.run(["-c", "-x", "1", "--retry", "0", "-o", output, server.url("/f.bin")])
+
+        // THEN it says so, downloads anew from byte 0 and replaces the file with the server's, exit 0
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("does not match"), "stderr: \(result.stderr)")
+        #expect(Disk.difference(output, body) == nil)
+        #expect(server.requests.last?.header("Range") == nil)
+        #expect(!Disk.exists(output + ".haul-partial"))
+    }
+
+    @Test func userFileStaysInPlaceUntilTheFreshDownloadCompletes() throws {
+        // GIVEN an existing file that does not match, and a fresh download that is cut
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 3 << 20, seed: 98)
+        server.setResource("/f.bin", body: body)
+        let directory = try TemporaryDirectory()
+        let output = directory.file("f.bin")
+        let existing = Array(repeating: UInt8(9), count: 500_000)
+        try Disk.write(existing, to: output)
+        // the overlap check's answer, then the fresh download cut after 1 MB
+        server.enqueueFaults("/f.bin", [.normal, .dropAfter(bytes: 1_000_000)])
+
+        // WHEN haul continues it and the fresh download is cut
+        let first = try HaulBinary.run(["-q", "-c", "-x", "1", "--retry", "0", "-o", output, server.url("/f.bin")])
+
+        // THEN the user's file is still there, untouched
+        #expect(first.status == 3, "stderr: \(first.stderr)")
+        #expect(Disk.bytes(output) == existing)
+        // AND running the same command again finishes the fresh download and replaces the file
+        let second = try HaulBinary.run(["-q", "-c", "-x", "1", "--retry", "0", "-o", output, server.url("/f.bin")])
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        #expect(Disk.difference(output, body) == nil)
+    }
+
+    @Test func completeFileAndAServerThatIgnoresRangeEndsWithExitZero() throws {
+        // GIVEN the complete file already at the destination, and a server that ignores Range
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 2 << 20, seed: 99)
+        server.setResource("/f.bin", body: body)
+        server.setPersistentFaults("/f.bin", [.ignoreRange])
+        let directory = try TemporaryDirectory()
+        let output = directory.file("f.bin")
+        try Disk.write(body, to: output)
+
+        // WHEN haul continues it
+        let result = try HaulBinary.run(["-q", "-c", "-o", output, server.url("/f.bin")])
+
+        // THEN the streamed body is compared with the file, which is identical: exit 0, file unchanged
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Disk.difference(output, body) == nil)
+    }
+
+    @Test func prefixFileAndAServerThatIgnoresRangeIsCompletedFromTheStream() throws {
+        // GIVEN the first 1 MiB of the file at the destination, and a server that ignores Range
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 2 << 20, seed: 100)
+        server.setResource("/f.bin", body: body)
+        server.setPersistentFaults("/f.bin", [.ignoreRange])
+        let directory = try TemporaryDirectory()
+        let output = directory.file("f.bin")
+        try Disk.write(Array(body[0..<(1 << 20)]), to: output)
+
+        // WHEN haul continues it
+        let result = try HaulBinary.run(["-q", "-c", "-o", output, server.url("/f.bin")])
+
+        // THEN the matching prefix is kept and the rest appended from the same response
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Disk.difference(output, body) == nil)
+        #expect(server.requests.count == 1)
+    }
+}

@@ -132,14 +132,25 @@ struct ResponseVerdictTests {
         #expect(body.overlap == 65536)
     }
 
-    @Test func adoptedFileIsNeverDiscarded() {
-        // GIVEN a file another tool left WHEN the server ignores Range THEN refuse, never restart
+    @Test func adoptedFileIsComparedWithAWholeBody() {
+        // GIVEN a file another tool left WHEN the server ignores Range THEN the whole body is
+        // compared with the file (its length is the overlap) and only the rest is written
         let plan = resumePlan(bytes: 100_000, total: nil, validators: .none, adopted: true)
-        guard case .fail(.cannotResume) = ResponseVerdict.evaluate(head(200, [("Content-Length", "200000")]), for: plan) else {
-            Issue.record("expected cannotResume"); return
+        guard case .write(let body) = ResponseVerdict.evaluate(head(200, [("Content-Length", "200000")]), for: plan) else {
+            Issue.record("expected write"); return
         }
-        guard case .fail(.cannotResume) = ResponseVerdict.evaluate(head(416, [("Content-Range", "bytes */50000")]), for: plan) else {
-            Issue.record("expected cannotResume"); return
+        #expect(body.writeOffset == 0)
+        #expect(body.overlap == 100_000)
+        #expect(body.finalLength == 200_000)
+        // AND a body shorter than the file, or compressed, restarts (the runner keeps the file)
+        guard case .restart = ResponseVerdict.evaluate(head(200, [("Content-Length", "50000")]), for: plan) else {
+            Issue.record("expected restart"); return
+        }
+        guard case .restart = ResponseVerdict.evaluate(head(200, [("Content-Length", "200000"), ("Content-Encoding", "gzip")]), for: plan) else {
+            Issue.record("expected restart"); return
+        }
+        guard case .restart = ResponseVerdict.evaluate(head(416, [("Content-Range", "bytes */50000")]), for: plan) else {
+            Issue.record("expected restart"); return
         }
     }
 

@@ -71,7 +71,7 @@ extension DownloadFaultTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["continued.bin"])
     }
 
-    @Test("continuing a file that is not a prefix fails and leaves the file unchanged under its name")
+    @Test("continuing a file that is not a prefix downloads anew beside it and replaces it once complete")
     func continueWrongPrefix() async throws {
         // GIVEN 1,500,000 bytes of something else at the destination
         let server = try FaultServer()
@@ -85,12 +85,13 @@ extension DownloadFaultTests {
         let watched = try await FaultHarness.run(
             FaultHarness.request(server, to: .file(destination), existingFile: .continueIt))
 
-        // THEN it cannot be resumed, nothing was appended or discarded, and no partial or record remains
-        #expect(watched.error?.category == .cannotResume)
-        #expect(watched.restartCodes.isEmpty)
-        FaultHarness.expectFile(destination, equals: foreign)
+        // THEN the overlap did not match, the download restarted from byte 0 (a second request),
+        // and the finished file replaced the foreign one; no partial or record remains
+        #expect(watched.error == nil)
+        #expect(watched.restartCodes == [.overlapMismatch])
+        FaultHarness.expectFile(destination, equals: TestData.bytes(count: 2 << 20, seed: 56))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["foreign.bin"])
-        #expect(FaultHarness.requests(server).count == 1)
+        #expect(FaultHarness.requests(server).count == 2)
     }
 
     @Test(

@@ -1,0 +1,46 @@
+import Foundation
+import HaulCore
+import HaulEngine
+
+extension BodyWriter {
+    // MARK: end
+
+    /// The attempt's outcome once the transport has returned.
+    func finalOutcome(_ transfer: TransferOutcome) -> AttemptOutcome {
+        if let decided { return decided }
+        if reachedSegments { return .bodyFinished }
+        switch transfer {
+        case .stoppedByHandler:
+            return .stopped
+        case .failed(let error):
+            let category: DownloadError.Category = error.kind == .headerTooLarge || error.kind == .protocolViolation ? .protocolViolation : .network
+            return .failed(DownloadError(category, "\(error.message) (\(url.absoluteString))"), retryable: error.isRetryable, retryAfter: nil)
+        case .completed:
+            guard let body else {
+                return .failed(DownloadError(.protocolViolation, "the response ended without a body to write"), retryable: true, retryAfter: nil)
+            }
+            if overlapLeft > 0 { return overlapMismatch() }
+            if let finalLength = body.finalLength, output.sink.length != finalLength {
+                return .failed(
+                    DownloadError(.network, "the connection ended after \(output.sink.length) of \(finalLength) bytes"),
+                    retryable: true, retryAfter: nil)
+            }
+            return .bodyFinished
+        }
+    }
+
+    static func outcome(for failure: VerdictFailure, head: ResponseHead) -> AttemptOutcome {
+        switch failure {
+        case .httpStatus(let status):
+            let retryAfter = head.headers["Retry-After"].flatMap { RetryAfter.delay(fromHeader: $0, now: Date()) }
+            return .failed(
+                DownloadError(.httpStatus, "the server answered \(status) \(HTTPStatus.reasonPhrase(status))", httpStatus: status),
+                retryable: RetryPolicy.isRetryable(status: status),
+                retryAfter: retryAfter)
+        case .cannotResume(let message):
+            return .failed(DownloadError(.cannotResume, message), retryable: false, retryAfter: nil)
+        case .protocolViolation(let message):
+            return .failed(DownloadError(.protocolViolation, message), retryable: false, retryAfter: nil)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import HaulCore
+import HaulStore
+
+/// Room on disk: the size limit and the free-space margin, before and during the body, and what
+/// an I/O failure says about the bytes kept.
+extension BodyWriter {
+    /// Refuses, before any body byte, a download whose announced length cannot fit with the margin.
+    func checkFreeSpace(_ body: BodyPlan) throws(DownloadError) {
+        if let maxSize = runner.request.maxSize, let finalLength = body.finalLength, finalLength > maxSize {
+            throw DownloadError(.tooLarge, "the file is \(Self.size(finalLength)), more than --max-size \(Self.size(maxSize)); nothing more was downloaded")
+        }
+        guard let layout = output.layout, let finalLength = body.finalLength,
+              let free = FreeSpace.available(at: layout.directory)
+        else { return }
+        let kept = body.writeOffset + body.overlap
+        // Bytes a restart truncates away come back as free space.
+        let available = free + max(0, output.sink.length - kept)
+        let margin = runner.request.minFreeSpace
+        let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept, available: available, margin: margin)
+        guard case .tooSmall(let needed, let available) = verdict else { return }
+        throw DownloadError(.io, "not enough free space in \(layout.directory): the download needs \(Self.size(needed)) "
+            + "(\(Self.size(finalLength - kept)) plus the \(Self.size(margin)) margin of --min-free-space) "
+            + "and \(Self.size(available)) are available")
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        "\(bytes) bytes (\(String(format: "%.1f", Double(bytes) / 1_048_576)) MiB)"
+    }
+
+    func ioMessage(_ error: StoreError) -> String {
+        if output.layout == nil {
+            // A direct output (a device, a pipe) is never resumed: promise nothing.
+            return "\(error.message); \(output.sink.length) bytes were written to \(output.sink.path), which cannot be resumed"
+        }
+        if error.kind == .noSpace, let total = runner.record.finalLength {
+            let needed = max(0, total - output.sink.length)
+            let kept = output.sink.length > 0
+                ? "The \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
+                : "Nothing was downloaded"
+            return "\(error.message); \(needed) more bytes are needed. \(kept)"
+        }
+        return error.message
+    }
+
+    /// Keeps `minFreeSpace` free while the body is written, every `freeSpaceStride` bytes: a body
+    /// without a length (or a longer one than announced) must not fill the disk. The bytes written
+    /// so far are kept and the next run resumes.
+    func watchFreeSpace() {
+        guard let layout = output.layout, bodyBytesWritten >= nextSpaceCheck else { return }
+        nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
+        guard let free = FreeSpace.available(at: layout.directory), free < runner.request.minFreeSpace else { return }
+        decided = .failed(
+            DownloadError(.io, "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(runner.request.minFreeSpace)) of --min-free-space; the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"),
+            retryable: false, retryAfter: nil)
+    }
+
+    static let freeSpaceStride: Int64 = 4 << 20
+}

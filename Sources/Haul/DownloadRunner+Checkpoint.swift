@@ -1,0 +1,51 @@
+import Foundation
+import HaulStore
+
+/// The durable checkpoint (data synced, then the record that claims it) and the destination lock.
+extension DownloadRunner {
+    /// Makes the bytes so far durable and records them: data first, then the record that claims it.
+    func checkpoint() throws(StoreError) {
+        if let segments {
+            try segments.checkpoint()
+            lastCheckpoint = clock.now
+            return
+        }
+        guard let output, let layout = output.layout else { return }
+        try output.sink.syncData()
+        try saveRecord(layout, syncedLength: output.sink.length)
+        lastCheckpoint = clock.now
+    }
+
+    /// Saves the record through the keeper, claiming `syncedLength` bytes as durable: the caller
+    /// has synced at least that much.
+    func saveRecord(_ layout: OutputLayout, syncedLength: Int64) throws(StoreError) {
+        guard let keeper else { return }
+        try keeper.save(&record, syncedLength: syncedLength, hash: hash)
+    }
+
+    /// Gives up the destination's lock (removing the lock file). Safe to call again.
+    func releaseDestination() {
+        destinationLock?.release()
+        destinationLock = nil
+    }
+
+    /// A checkpoint that must succeed (a pause, a retry): its failure ends the run.
+    func checkpointOrFail() throws(DownloadError) {
+        do {
+            try checkpoint()
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+    }
+
+    /// A checkpoint on the way out of a failure; its own failure is returned so the message can
+    /// carry both, and the first error is never hidden.
+    func checkpointOnExit() -> StoreError? {
+        do {
+            try checkpoint()
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
