@@ -91,10 +91,7 @@ extension SegmentCoordinator {
         do {
             try checkpoint()
         } catch {
-            state.withLock { state in
-                state.stopping = true
-                if state.ioFailure == nil { state.ioFailure = error }
-            }
+            stop(failing: error)
         }
     }
 
@@ -104,10 +101,16 @@ extension SegmentCoordinator {
         do {
             try saveRecord(prefix, segments, false)
         } catch {
-            state.withLock { state in
-                state.stopping = true
-                if state.ioFailure == nil { state.ioFailure = error }
-            }
+            stop(failing: error)
+        }
+    }
+
+    /// Stops every connection because a write, sync or record save failed; the first failure is
+    /// the one the runner reports.
+    func stop(failing error: StoreError) {
+        state.withLock { state in
+            state.stopping = true
+            if state.ioFailure == nil { state.ioFailure = error }
         }
     }
 }

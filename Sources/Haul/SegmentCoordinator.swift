@@ -251,6 +251,7 @@ final class SegmentCoordinator: Sendable {
             do throws(StoreError) {
                 try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: segment.next)
             } catch {
+                // Inside the lock already: the same as `stop(failing:)`.
                 state.stopping = true
                 if state.ioFailure == nil { state.ioFailure = error }
                 return (0, true)
