@@ -781,6 +781,41 @@ extension QueueStoreTests {
             #expect(try slot.load() == nil)
         }
 
+        @Test("GIVEN a claimed item's finished record WHEN its slot removes it THEN it stays until the completed settlement forgets it")
+        func finishedRecordIsForgottenByTheCompletingCommit() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let id = try #require(try store.add([fileDownload(directory, "a")]).first)
+            let owner = LeaseOwner()
+            let claimed = try #require(try store.claimNext(for: owner))
+            let slot = store.recordSlot(for: claimed)
+            var finished = Self.sampleRecord()
+            finished.finishedLength = 100
+            try slot.save(finished)
+
+            slot.remove()
+
+            // A process dying here leaves a running item whose record still names its finished file.
+            #expect(try store.recordSlot(id).load() == finished)
+            _ = try store.claimNext(for: owner, settling: [.init(id: id, input: .transferCompleted, finished: (100, "/done/a"))])
+            #expect(try store.recordSlot(id).load() == nil)
+            #expect(try store.item(id)?.state == .completed)
+        }
+
+        @Test("GIVEN a claimed item's unfinished record WHEN its slot removes it THEN it is gone at once")
+        func unfinishedRecordIsRemovedAtOnce() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let id = try #require(try store.add([fileDownload(directory, "a")]).first)
+            let claimed = try #require(try store.claimNext(for: LeaseOwner()))
+            let slot = store.recordSlot(for: claimed)
+            try slot.save(Self.sampleRecord())
+
+            slot.remove()
+
+            #expect(try store.recordSlot(id).load() == nil)
+        }
+
         @Test("GIVEN a record whose JSON is damaged WHEN the slot loads it THEN .corruptRecord")
         func damagedRecordIsCorrupt() throws {
             let directory = try TemporaryDirectory(prefix: "haul-queue")

@@ -72,7 +72,8 @@ extension QueueStore {
                 .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease), .integer(id),
             ])
         if let finished = change.finished {
-            // A completed download: its final size and place, and no record left to resume from.
+            // A completed download: its final size and place, and no record left to resume from (its
+            // finished record is forgotten here, in the commit that completes it: see `recordSlot(for:)`).
             try db.execute("UPDATE downloads SET bytes = ?, total_bytes = ?, speed = 0, final_path = ?, record = NULL WHERE id = ?",
                            [.integer(finished.bytes), .integer(finished.bytes), .text(finished.path), .integer(id)])
         }

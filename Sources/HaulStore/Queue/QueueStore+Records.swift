@@ -20,8 +20,14 @@ extension QueueStore {
 
     /// The record slot of an item just claimed: `load` answers from the claimed row, so starting a
     /// download costs no second trip to the database (a runner loads its record once, at the start).
+    ///
+    /// Its `remove` leaves a finished record (one with `finishedLength`) in place: the settlement
+    /// that marks the item completed forgets it in the same commit (see `apply`). Forgotten one
+    /// commit earlier, a process that died between the two would leave an item still `running`
+    /// whose file is in place but no longer recognised as its own, and the next run would
+    /// download it again only to refuse to replace it.
     public func recordSlot(for item: StoredDownload) -> QueueRecordSlot {
-        QueueRecordSlot(store: self, id: item.id, claimed: item.recordText)
+        QueueRecordSlot(store: self, id: item.id, claimed: item.recordText, keepsFinishedRecord: true)
     }
 
     func loadRecord(_ id: Int64) throws(StoreError) -> ResumeRecord? {
@@ -62,11 +68,14 @@ public struct QueueRecordSlot: ResumeRecordStore {
     let id: Int64
     /// The record column as the claim read it (`.some(nil)`: the row had none).
     var claimed: String??
+    /// A finished record outlives `remove` until the item's completed settlement clears it.
+    let keepsFinishedRecord: Bool
 
-    init(store: QueueStore, id: Int64, claimed: String?? = .none) {
+    init(store: QueueStore, id: Int64, claimed: String?? = .none, keepsFinishedRecord: Bool = false) {
         self.store = store
         self.id = id
         self.claimed = claimed
+        self.keepsFinishedRecord = keepsFinishedRecord
     }
 
     public func load() throws(StoreError) -> ResumeRecord? {
@@ -81,6 +90,9 @@ public struct QueueRecordSlot: ResumeRecordStore {
     }
 
     public func remove() {
+        if keepsFinishedRecord, let record = try? store.loadRecord(id), record.finishedLength != nil {
+            return
+        }
         try? store.saveRecord(id, nil)
     }
 }

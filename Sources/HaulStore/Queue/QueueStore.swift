@@ -50,12 +50,17 @@ public final class QueueStore: Sendable {
         }
     }
 
+    /// Every change of the store passes here, one committed transaction per call.
     func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
+        let result: T
         do {
-            return try database.write(body)
+            result = try database.write(body)
         } catch {
             throw Self.storeError(error, path: path)
         }
+        // Only after a commit: a transaction that threw was rolled back and left nothing to recover.
+        CrashPoint.reach(.betweenQueueCommits)
+        return result
     }
 
     static func storeError(_ error: any Error, path: String) -> StoreError {
