@@ -22,6 +22,28 @@ struct AttemptResult {
     let outcome: AttemptOutcome
     /// Whether any body byte reached the disk, so the retry budget can start afresh.
     let wroteBytes: Bool
+    /// Whether other connections fetch the rest (the body finished at their part).
+    var segmentsRunning = false
+
+    /// How the attempt ended, for the download's state machine.
+    var end: DownloadMachine.AttemptEnd {
+        switch outcome {
+        case .bodyFinished: return .bodyFinished(segmentsRunning: segmentsRunning)
+        case .complete: return .complete
+        case .restart(let reason): return .restart(reason)
+        case .stopped: return .stopped
+        case .failed(let error, let retryable, let retryAfter):
+            return .failed(
+                DownloadMachine.Failure(retryable: retryable, retryAfter: retryAfter, httpStatus: error.httpStatus, message: error.message),
+                wroteBytes: wroteBytes)
+        }
+    }
+
+    /// The attempt's own error, when it failed.
+    var error: DownloadError? {
+        if case .failed(let error, _, _) = outcome { return error }
+        return nil
+    }
 
     static func run(_ runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput) -> AttemptResult {
         var request = runner.baseRequest().asking(for: plan)
@@ -43,7 +65,9 @@ struct AttemptResult {
                 visited.append(request.url)
                 continue
             }
-            return AttemptResult(outcome: handler.finalOutcome(transferOutcome), wroteBytes: handler.bodyBytesWritten > 0)
+            return AttemptResult(
+                outcome: handler.finalOutcome(transferOutcome), wroteBytes: handler.bodyBytesWritten > 0,
+                segmentsRunning: runner.segments != nil)
         }
     }
 }

@@ -19,7 +19,7 @@ extension BodyWriter {
             guard let body else {
                 return .failed(DownloadError(.protocolViolation, "the response ended without a body to write"), retryable: true, retryAfter: nil)
             }
-            if overlapLeft > 0 { return overlapMismatch() }
+            if cursor?.overlapDone == false { return overlapMismatch() }
             if let finalLength = body.finalLength, output.sink.length != finalLength {
                 return .failed(
                     DownloadError(.network, "the connection ended after \(output.sink.length) of \(finalLength) bytes"),

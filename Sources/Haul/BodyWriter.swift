@@ -18,15 +18,11 @@ final class BodyWriter: TransferHandler {
     /// An outcome the head or the body already decided.
     var decided: AttemptOutcome?
     var body: BodyPlan?
-    /// Body bytes received (overlap included) and written.
-    private var received: Int64 = 0
+    /// Where each body byte goes (compared, written, refused); set when the head is accepted.
+    var cursor: BodyCursor?
     private(set) var bodyBytesWritten: Int64 = 0
     /// When `bodyBytesWritten` reaches this, the free space is checked again.
     var nextSpaceCheck: Int64 = 0
-    /// Overlap bytes still to compare with the partial file.
-    var overlapLeft: Int64 = 0
-    private var overlapPosition: Int64 = 0
-    private var nextProgress: ContinuousClock.Instant
     /// The sequential connection of a segmented download reached the part other connections fetch.
     var reachedSegments = false
 
@@ -35,9 +31,6 @@ final class BodyWriter: TransferHandler {
         self.plan = plan
         self.output = output
         self.sent = sent
-        // The first progress event comes after one interval: a small file finishes before it and
-        // reports its progress once, at the end.
-        self.nextProgress = runner.clock.now + .milliseconds(Int64(runner.request.progressInterval * 1000))
     }
 
     // MARK: head
@@ -91,8 +84,7 @@ final class BodyWriter: TransferHandler {
             return .stop
         }
         self.body = body
-        overlapLeft = body.overlap
-        overlapPosition = body.writeOffset
+        cursor = BodyCursor(plan: body, fileLength: output.sink.length, maxSize: runner.request.maxSize)
         runner.hub.publish(.response(ResponseInfo(
             status: head.status,
             finalURL: url,
@@ -148,41 +140,18 @@ final class BodyWriter: TransferHandler {
     // MARK: body
 
     func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
-        guard let body else {
+        guard var cursor else {
             decided = .failed(DownloadError(.protocolViolation, "the server sent a body before a usable head"), retryable: true, retryAfter: nil)
             return .stop
         }
-        var bytes = chunk
-        if let expected = body.expectedBodyLength, received + Int64(bytes.count) > expected {
-            // Never write what the server did not announce.
-            let allowed = Int(max(0, expected - received))
-            bytes = UnsafeRawBufferPointer(rebasing: chunk[0..<allowed])
-            decided = .failed(
-                DownloadError(.protocolViolation, "the server sent more bytes than the \(expected) it announced; the excess was not written"),
-                retryable: true, retryAfter: nil)
+        let step = cursor.take(chunk.count, segmentBoundary: runner.segments?.mainEnd)
+        self.cursor = cursor
+        runner.bytesTransferred += Int64(step.write.upperBound)
+        if !step.compare.isEmpty {
+            guard verifyOverlap(UnsafeRawBufferPointer(rebasing: chunk[step.compare]), at: step.compareAt, done: cursor.overlapDone) else { return .stop }
         }
-        if let maxSize = runner.request.maxSize, output.sink.length + Int64(bytes.count) - overlapLeft > maxSize {
-            // A body without a length stops at the limit; what came before it is kept.
-            let allowed = Int(max(0, maxSize - output.sink.length + overlapLeft))
-            bytes = UnsafeRawBufferPointer(rebasing: bytes[0..<min(allowed, bytes.count)])
-            decided = .failed(
-                DownloadError(.tooLarge, "the file grew past --max-size \(Self.size(maxSize)); the \(Self.size(maxSize)) received are kept"),
-                retryable: false, retryAfter: nil)
-        }
-        if let segments = runner.segments, overlapLeft == 0 {
-            let room = max(0, segments.mainEnd - output.sink.length)
-            if Int64(bytes.count) >= room {
-                bytes = UnsafeRawBufferPointer(rebasing: bytes[0..<Int(room)])
-                reachedSegments = true
-            }
-        }
-        received += Int64(bytes.count)
-        runner.bytesTransferred += Int64(bytes.count)
-        if overlapLeft > 0 {
-            guard let rest = verifyOverlap(bytes) else { return .stop }
-            bytes = rest
-        }
-        if !bytes.isEmpty {
+        if !step.write.isEmpty {
+            let bytes = UnsafeRawBufferPointer(rebasing: chunk[step.write])
             do {
                 try output.sink.append(bytes)
             } catch {
@@ -193,42 +162,54 @@ final class BodyWriter: TransferHandler {
             bodyBytesWritten += Int64(bytes.count)
             runner.request.rateLimiter?.take(bytes.count) { runner.control.shouldStop }
         }
+        switch step.stop {
+        case .moreThanAnnounced(let expected):
+            // Never write what the server did not announce.
+            decided = .failed(
+                DownloadError(.protocolViolation, "the server sent more bytes than the \(expected) it announced; the excess was not written"),
+                retryable: true, retryAfter: nil)
+        case .maxSize(let maxSize):
+            // A body without a length stops at the limit; what came before it is kept.
+            decided = .failed(
+                DownloadError(.tooLarge, "the file grew past --max-size \(Self.size(maxSize)); the \(Self.size(maxSize)) received are kept"),
+                retryable: false, retryAfter: nil)
+        case .reachedSegments:
+            reachedSegments = true
+        case nil:
+            break
+        }
         runner.segments?.mainAdvanced(to: output.sink.length)
         watchFreeSpace()
         tick()
-        if reachedSegments { return .stop }
-        return decided == nil ? .proceed : .stop
+        return decided == nil && !reachedSegments ? .proceed : .stop
     }
 
-    /// Compares the leading body bytes with the file; returns the bytes after the overlap, or nil on a mismatch.
-    private func verifyOverlap(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        let count = Int(min(Int64(bytes.count), overlapLeft))
+    /// Compares body bytes with the file at `offset`; false (with the outcome decided) on a
+    /// mismatch. Once the whole overlap matched, an adopted file (or a partial from another URL)
+    /// is proven to be a prefix of this version.
+    private func verifyOverlap(_ bytes: UnsafeRawBufferPointer, at offset: Int64, done: Bool) -> Bool {
         let onDisk: [UInt8]?
         do {
-            onDisk = try output.sink.read(at: overlapPosition, count: count)
+            onDisk = try output.sink.read(at: offset, count: bytes.count)
         } catch {
             decided = .failed(DownloadError(.io, error.message), retryable: false, retryAfter: nil)
-            return nil
+            return false
         }
-        guard let onDisk, onDisk.count == count, onDisk.elementsEqual(bytes[0..<count]) else {
+        guard let onDisk, onDisk.count == bytes.count, onDisk.elementsEqual(bytes) else {
             decided = overlapMismatch()
-            return nil
+            return false
         }
-        overlapLeft -= Int64(count)
-        overlapPosition += Int64(count)
-        if overlapLeft == 0 && (runner.record.isAdopted || runner.partialNeedsProof) {
-            // The adopted file (or a partial from another URL) is now proven to be a prefix of
-            // this version.
+        if done && (runner.record.isAdopted || runner.partialNeedsProof) {
             runner.record.isAdopted = false
             runner.record.originalURL = runner.request.url.absoluteString
             do throws(DownloadError) {
                 try saveRecord()
             } catch {
                 decided = .failed(error, retryable: false, retryAfter: nil)
-                return nil
+                return false
             }
         }
-        return UnsafeRawBufferPointer(rebasing: bytes[count...])
+        return true
     }
 
     func overlapMismatch() -> AttemptOutcome {
@@ -238,20 +219,18 @@ final class BodyWriter: TransferHandler {
         return .restart(RestartReason(.overlapMismatch, "the bytes on disk do not match the server's file (no validator to check it by): restarting from byte 0"))
     }
 
-    /// Progress events and checkpoints, both paced by the clock.
+    /// Progress events and checkpoints, as the pacer says.
     private func tick() {
-        let now = runner.clock.now
-        guard now >= nextProgress else { return }
-        nextProgress = now + .milliseconds(Int64(runner.request.progressInterval * 1000))
-        let elapsed = now - runner.startedAt
-        runner.meter.record(bytes: runner.bytesTransferred, at: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let now = runner.elapsedSeconds()
+        let due = runner.pacer.tick(now: now)
+        guard due.progress else { return }
+        runner.meter.record(bytes: runner.bytesTransferred, at: now)
         runner.hub.publish(.progress(runner.currentProgress(output)))
-        if now - runner.lastCheckpoint >= .milliseconds(Int64(runner.request.checkpointInterval * 1000)) {
-            do {
-                try runner.checkpoint()
-            } catch {
-                decided = .failed(DownloadError(.io, ioMessage(error)), retryable: false, retryAfter: nil)
-            }
+        guard due.checkpoint else { return }
+        do {
+            try runner.checkpoint()
+        } catch {
+            decided = .failed(DownloadError(.io, ioMessage(error)), retryable: false, retryAfter: nil)
         }
     }
 

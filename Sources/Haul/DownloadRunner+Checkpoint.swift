@@ -7,13 +7,13 @@ extension DownloadRunner {
     func checkpoint() throws(StoreError) {
         if let segments {
             try segments.checkpoint()
-            lastCheckpoint = clock.now
+            pacer.checkpointed(at: elapsedSeconds())
             return
         }
         guard let output, let layout = output.layout else { return }
         try output.sink.syncData()
         try saveRecord(layout, syncedLength: output.sink.length)
-        lastCheckpoint = clock.now
+        pacer.checkpointed(at: elapsedSeconds())
     }
 
     /// Saves the record through the keeper, claiming `syncedLength` bytes as durable: the caller

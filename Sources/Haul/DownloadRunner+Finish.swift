@@ -35,13 +35,12 @@ extension DownloadRunner {
         } else {
             path = output.sink.path
         }
-        let elapsed = clock.now - startedAt
         hub.publish(.progress(currentProgress(output)))
         let completion = DownloadCompletion(
             path: path,
             bytes: output.sink.length,
             bytesTransferred: bytesTransferred,
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18,
+            seconds: elapsedSeconds(),
             finalURL: finalURL,
             digest: digest)
         hub.publish(.completed(completion))

@@ -41,21 +41,21 @@ extension DownloadRunner {
         segments?.stopAndWait()
     }
 
-    /// The runner's connection reached its part: wait for the others, then finish, restart, or go
-    /// on over one connection from the contiguous prefix. Nil: the attempt loop continues.
-    func joinSegments(_ output: PreparedOutput, restarts: inout Int) throws(DownloadError) -> Ending? {
-        guard let coordinator = segments, case .partial(let file) = output.sink else { return nil }
+    /// The runner's connection reached its part: wait for the others and say how they ended. A
+    /// segmented download that cannot complete is cut back to its contiguous prefix (the file's
+    /// length must never vouch for holes) and goes on over one connection.
+    func joinSegments(_ output: PreparedOutput) throws(DownloadError) -> DownloadMachine.SegmentsEnd {
+        guard let coordinator = segments, case .partial(let file) = output.sink else { return .incomplete }
         coordinator.waitForHelpers()
         if let failure = coordinator.ioFailure {
             segments = nil
             throw DownloadError(.io, failure.message)
         }
-        if control.shouldStop { return nil }
+        // A pause or cancel: the segments stay, so the stop's checkpoint records them.
+        if control.shouldStop { return .incomplete }
         if case .restart(let reason) = coordinator.failure {
             segmentingDisabled = true
-            restarts += 1
-            try discardBytes(output, reason: reason)
-            return nil
+            return .restart(reason)
         }
         let table = SegmentTable(segments: coordinator.segments)
         let reach = table.contiguousEnd(from: file.length)
@@ -65,10 +65,8 @@ extension DownloadRunner {
         record.segmentPrefix = nil
         if table.isComplete && reach >= total {
             file.setPrefixLength(total)
-            return .completed(try finish(output))
+            return .complete
         }
-        // Some connections gave up: what lies past the contiguous prefix is dropped (the file's
-        // length must never vouch for holes) and one connection goes on from there.
         segmentingDisabled = true
         do {
             try file.truncate(to: reach)
@@ -77,6 +75,6 @@ extension DownloadRunner {
         }
         if let hash { try feed(hash, from: output, upTo: reach) }
         try checkpointOrFail()
-        return nil
+        return .incomplete
     }
 }

@@ -35,10 +35,10 @@ final class DownloadRunner {
     var finalURL: URL
     /// The URL requests start from: the request's, until `urlRefresher` replaces an expired one.
     var currentURL: URL
-    /// Fresh URLs taken in this run; a refresher that keeps handing out failing URLs is stopped.
-    var refreshes = 0
+    /// Fresh URLs taken in one run at most; a refresher that keeps handing out failing URLs is stopped.
     static let maxRefreshes = 3
-    var lastCheckpoint: ContinuousClock.Instant
+    /// When progress is published and checkpoints are taken.
+    var pacer: CheckpointPacer
     /// The extra connections of a segmented download, while they run.
     var segments: SegmentCoordinator?
     /// The partial's bytes came from another URL and no overlap has matched yet: validators alone
@@ -80,7 +80,7 @@ final class DownloadRunner {
         self.hub = hub
         self.control = control
         self.startedAt = clock.now
-        self.lastCheckpoint = clock.now
+        self.pacer = CheckpointPacer(progressInterval: request.progressInterval, checkpointInterval: request.checkpointInterval, start: 0)
         self.finalURL = request.url
         self.currentURL = request.url
         self.record = ResumeRecord(
@@ -137,76 +137,82 @@ final class DownloadRunner {
         }
     }
 
-    /// Makes attempts until the download completes, stops or fails for good.
+    /// Makes attempts until the download completes, stops or fails for good: carries out what the
+    /// `DownloadMachine` decides, and tells it what happened.
     private func attemptLoop(_ output: PreparedOutput) throws(DownloadError) -> Ending {
-        var retries = 0
-        var restarts = 0
+        var machine = DownloadMachine(limits: DownloadMachine.Limits(
+            retry: request.retry, maxRestarts: Self.maxRestarts, maxRefreshes: Self.maxRefreshes))
+        var lastError: DownloadError?
+        var action = nextAction(&machine, output)
         while true {
-            if control.shouldStop {
-                return try stop(output)
-            }
-            var partial = output.sink.length > 0 ? record.partial(bytesOnDisk: output.sink.length) : nil
-            partial?.needsOverlapProof = partialNeedsProof
-            switch ResumePlanner.plan(target: request.target, partial: partial) {
-            case .alreadyComplete:
-                return .completed(try finish(output))
-            case .discardPartial(let reason):
-                try restart(output, reason, restarts: &restarts)
+            switch action {
             case .send(let plan):
                 let attempt = AttemptResult.run(self, plan: plan, output: output)
-                switch attempt.outcome {
-                case .bodyFinished where segments != nil:
-                    if let ending = try joinSegments(output, restarts: &restarts) { return ending }
-                case .bodyFinished, .complete:
-                    return .completed(try finish(output))
-                case .restart(let reason):
-                    try restart(output, reason, restarts: &restarts)
-                case .stopped:
-                    return try stop(output)
-                case .failed(let error, _, _) where refreshURL(after: error, output):
+                lastError = attempt.error
+                noteStopRequest(&machine)
+                action = machine.attemptEnded(attempt.end, canRefresh: canRefresh(output))
+                continue
+            case .joinSegments:
+                let joined = try joinSegments(output)
+                noteStopRequest(&machine)
+                if let then = machine.segmentsJoined(joined) {
+                    action = then
                     continue
-                case .failed(let error, let retryable, let retryAfter):
-                    if attempt.wroteBytes { retries = 0 }
-                    guard retryable, retries < request.retry.maxRetries else { throw error }
-                    retries += 1
-                    try checkpointOrFail()
-                    let delay = request.retry.delay(forRetry: retries, retryAfter: retryAfter)
-                    hub.publish(.retrying(RetryInfo(attempt: retries, maxRetries: request.retry.maxRetries, delay: delay, reason: error.message)))
-                    control.sleep(seconds: delay)
                 }
+            case .finish:
+                return .completed(try finish(output))
+            case .restartFromZero(let reason):
+                try discardBytes(output, reason: reason)
+            case .retry(let attempt, let maxRetries, let delay):
+                try checkpointOrFail()
+                hub.publish(.retrying(RetryInfo(attempt: attempt, maxRetries: maxRetries, delay: delay, reason: lastError?.message ?? "retrying")))
+                control.sleep(seconds: delay)
+            case .refreshURL(let status, let attempt, let maxRefreshes):
+                let fresh = request.urlRefresher?(currentURL, status)
+                if let fresh {
+                    currentURL = fresh
+                    hub.publish(.retrying(RetryInfo(
+                        attempt: attempt, maxRetries: maxRefreshes, delay: 0,
+                        reason: "\(lastError?.message ?? "HTTP \(status)"); continuing from a fresh URL")))
+                }
+                if let then = machine.refreshed(fresh != nil) {
+                    action = then
+                    continue
+                }
+            case .stop(let stop):
+                return try self.stop(output, stop)
+            case .giveUp(.lastFailure):
+                throw lastError ?? DownloadError(.network, "the download failed")
+            case .giveUp(.tooManyRestarts(let reason)):
+                throw DownloadError(.protocolViolation, "gave up after \(Self.maxRestarts) restarts: \(reason.message)")
             }
+            action = nextAction(&machine, output)
         }
     }
 
-    /// After a 401/403/410 to a download in progress, asks the hook for a fresh URL; true when the
-    /// next attempt should use it.
-    private func refreshURL(after error: DownloadError, _ output: PreparedOutput) -> Bool {
-        guard let status = error.httpStatus, [401, 403, 410].contains(status),
-              let refresher = request.urlRefresher, refreshes < Self.maxRefreshes,
-              output.sink.length > 0 || record.validators != .none,
-              let fresh = refresher(currentURL, status)
-        else { return false }
-        refreshes += 1
-        currentURL = fresh
-        hub.publish(.retrying(RetryInfo(
-            attempt: refreshes, maxRetries: Self.maxRefreshes, delay: 0,
-            reason: "\(error.message); continuing from a fresh URL")))
-        return true
+    /// The machine's decision before an attempt, from the bytes on disk and their record.
+    private func nextAction(_ machine: inout DownloadMachine, _ output: PreparedOutput) -> DownloadMachine.Action {
+        noteStopRequest(&machine)
+        var partial = output.sink.length > 0 ? record.partial(bytesOnDisk: output.sink.length) : nil
+        partial?.needsOverlapProof = partialNeedsProof
+        return machine.next(target: request.target, partial: partial)
     }
 
-    /// Gives up the bytes on disk and starts over from byte 0.
-    private func restart(_ output: PreparedOutput, _ reason: RestartReason, restarts: inout Int) throws(DownloadError) {
-        restarts += 1
-        guard restarts <= Self.maxRestarts else {
-            throw DownloadError(.protocolViolation, "gave up after \(Self.maxRestarts) restarts: \(reason.message)")
-        }
-        try discardBytes(output, reason: reason)
+    /// Passes a pause or cancel from the API on to the machine.
+    private func noteStopRequest(_ machine: inout DownloadMachine) {
+        if let stop = control.stopRequest { machine.requestStop(stop) }
+    }
+
+    /// Whether a 401/403/410 may be answered with a fresh URL: a refresher exists and there is a
+    /// download in progress to continue.
+    private func canRefresh(_ output: PreparedOutput) -> Bool {
+        request.urlRefresher != nil && (output.sink.length > 0 || record.validators != .none)
     }
 
     /// Pause or cancel, as requested through the API.
-    private func stop(_ output: PreparedOutput) throws(DownloadError) -> Ending {
+    private func stop(_ output: PreparedOutput, _ stop: DownloadMachine.Stop) throws(DownloadError) -> Ending {
         endSegments()
-        switch control.current {
+        switch stop {
         case .cancelAndDelete:
             if let layout = output.layout {
                 unlink(layout.partialPath)
@@ -216,12 +222,18 @@ final class DownloadRunner {
         case .cancel:
             try checkpointOrFail()
             throw DownloadError(.cancelled, "the download was cancelled; its partial data is kept")
-        case .pause, .none:
+        case .pause:
             try checkpointOrFail()
             releaseDestination()
             hub.publish(.paused(currentProgress(output)))
             return .paused
         }
+    }
+
+    /// Seconds since the run started, for the meter and the pacer.
+    func elapsedSeconds() -> Double {
+        let elapsed = clock.now - startedAt
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     func currentProgress(_ output: PreparedOutput) -> DownloadProgress {

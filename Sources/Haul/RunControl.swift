@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 import Synchronization
 
 /// Requests from the API to a runner thread: pause, cancel. Polled by the transfer, and wakes a
@@ -34,6 +35,16 @@ final class RunControl: Sendable {
     }
 
     var shouldStop: Bool { current != .none }
+
+    /// The stop asked for, as the download's state machine knows it; nil while none is.
+    var stopRequest: DownloadMachine.Stop? {
+        switch current {
+        case .none: return nil
+        case .pause: return .pause
+        case .cancel: return .cancel
+        case .cancelAndDelete: return .cancelAndDelete
+        }
+    }
 
     /// Sleeps up to `seconds`, returning early when a request arrives.
     func sleep(seconds: Double) {

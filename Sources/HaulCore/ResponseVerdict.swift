@@ -101,6 +101,9 @@ public enum ResponseVerdict: Sendable, Equatable {
         if head.contentEncoding != nil {
             return .restart(RestartReason(.compressedPartial, "the server sent the whole file compressed (\(head.contentEncoding ?? "")), so the existing file cannot be compared with it: downloading it anew beside the existing file"))
         }
+        if partial.resourceStart != 0 {
+            return .restart(RestartReason(.serverIgnoredRange, "the server sent the whole file, which does not line up with the existing file's first byte: downloading it anew beside the existing file"))
+        }
         if let length = head.contentLength, length < partial.bytesOnDisk {
             return .restart(RestartReason(.lengthChanged, "the server's file (\(length) bytes) is shorter than the existing file (\(partial.bytesOnDisk) bytes): downloading it anew beside the existing file"))
         }

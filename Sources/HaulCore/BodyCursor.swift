@@ -1,0 +1,80 @@
+/// Where each byte of one accepted response goes: compared with the bytes already on disk (the
+/// overlap of a resume without validators, or of an adopted file), written, or refused. Pure: the
+/// writer feeds it chunk lengths and carries out the returned step.
+public struct BodyCursor: Sendable, Equatable {
+    /// Why the body must stop early (its bytes up to the step's end are still handled).
+    public enum Stop: Sendable, Equatable {
+        /// The server sent more than it announced: the excess is never written.
+        case moreThanAnnounced(Int64)
+        /// The file reached the download's size limit.
+        case maxSize(Int64)
+        /// The sequential connection reached the part other connections fetch.
+        case reachedSegments
+    }
+
+    /// What to do with one chunk: `compare` (offsets in the chunk) against the file at
+    /// `compareAt`, then append `write`; then stop if `stop` is set.
+    public struct Step: Sendable, Equatable {
+        public var compare: Range<Int>
+        public var compareAt: Int64
+        public var write: Range<Int>
+        public var stop: Stop?
+    }
+
+    /// Body bytes the response announced; nil when unknown.
+    public let expectedBodyLength: Int64?
+    /// The largest file allowed; nil for no limit.
+    public let maxSize: Int64?
+    /// Body bytes taken so far (overlap included).
+    public private(set) var received: Int64 = 0
+    /// Overlap bytes still to compare.
+    public private(set) var overlapLeft: Int64
+    /// Where the next overlap byte sits in the file.
+    public private(set) var overlapPosition: Int64
+    /// The file's length: where the next written byte goes.
+    public private(set) var fileLength: Int64
+
+    public init(plan: BodyPlan, fileLength: Int64, maxSize: Int64?) {
+        expectedBodyLength = plan.expectedBodyLength
+        self.maxSize = maxSize
+        overlapLeft = plan.overlap
+        overlapPosition = plan.writeOffset
+        self.fileLength = fileLength
+    }
+
+    /// Whether every overlap byte has been compared.
+    public var overlapDone: Bool { overlapLeft == 0 }
+
+    /// The step for a chunk of `count` bytes. `segmentBoundary`: where the sequential connection of
+    /// a segmented download must stop writing, nil when it writes to the end.
+    public mutating func take(_ count: Int, segmentBoundary: Int64? = nil) -> Step {
+        var allowed = Int64(count)
+        var stop: Stop?
+        if let expected = expectedBodyLength, received + allowed > expected {
+            allowed = max(0, expected - received)
+            stop = .moreThanAnnounced(expected)
+        }
+        if let maxSize, fileLength + allowed - overlapLeft > maxSize {
+            allowed = max(0, min(allowed, maxSize - fileLength + overlapLeft))
+            stop = .maxSize(maxSize)
+        }
+        let compared = min(allowed, overlapLeft)
+        if let boundary = segmentBoundary, overlapLeft == 0 {
+            let room = max(0, boundary - fileLength)
+            if allowed >= room {
+                allowed = room
+                stop = .reachedSegments
+            }
+        }
+        let step = Step(
+            compare: 0..<Int(compared),
+            compareAt: overlapPosition,
+            write: Int(compared)..<Int(allowed),
+            stop: stop)
+        received += allowed
+        overlapLeft -= compared
+        overlapPosition += compared
+        fileLength += allowed - compared
+        return step
+    }
+}

@@ -1,0 +1,30 @@
+/// When to publish progress and when to take a durable checkpoint, from the time alone. Pure:
+/// times are seconds on any monotonic clock.
+public struct CheckpointPacer: Sendable, Equatable {
+    public let progressInterval: Double
+    public let checkpointInterval: Double
+    private var nextProgress: Double
+    private var lastCheckpoint: Double
+
+    /// The first progress comes one interval after `start`: a small file finishes before it and
+    /// reports its progress once, at the end.
+    public init(progressInterval: Double, checkpointInterval: Double, start: Double) {
+        self.progressInterval = progressInterval
+        self.checkpointInterval = checkpointInterval
+        nextProgress = start + progressInterval
+        lastCheckpoint = start
+    }
+
+    /// What is due at `now`: checkpoints are only considered when progress is due.
+    public mutating func tick(now: Double) -> (progress: Bool, checkpoint: Bool) {
+        guard now >= nextProgress else { return (false, false) }
+        nextProgress = now + progressInterval
+        let checkpoint = now - lastCheckpoint >= checkpointInterval
+        return (true, checkpoint)
+    }
+
+    /// A checkpoint was taken at `now` (by the pacer's tick or any other way).
+    public mutating func checkpointed(at now: Double) {
+        lastCheckpoint = now
+    }
+}

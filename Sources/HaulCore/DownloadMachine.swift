@@ -1,0 +1,184 @@
+/// The decisions of one download run as a value-type state machine (the shape of
+/// async-http-client's request state machines): the runner reports what happened — the bytes on
+/// disk before an attempt, how an attempt ended, how the segments joined, a pause or cancel — and
+/// carries out the action returned. No I/O, no clock: every decision is tested without a network.
+///
+/// What happens inside one response (which body bytes are compared, written or refused) is
+/// `BodyCursor`'s; what a response head means is `ResponseVerdict`'s.
+public struct DownloadMachine: Sendable {
+    /// How many times each kind of second chance may be taken in one run.
+    public struct Limits: Sendable, Equatable {
+        public var retry: RetryPolicy
+        /// Restarts from byte 0 before the resource is declared too unstable.
+        public var maxRestarts: Int
+        /// Fresh URLs taken from the refresher after 401/403/410.
+        public var maxRefreshes: Int
+
+        public init(retry: RetryPolicy, maxRestarts: Int = 3, maxRefreshes: Int = 3) {
+            self.retry = retry
+            self.maxRestarts = maxRestarts
+            self.maxRefreshes = maxRefreshes
+        }
+    }
+
+    /// A request from the API to stop the run.
+    public enum Stop: Int, Sendable, Equatable, Comparable {
+        case pause = 1
+        case cancel = 2
+        case cancelAndDelete = 3
+
+        public static func < (a: Stop, b: Stop) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// An attempt's failure as the machine needs to know it.
+    public struct Failure: Sendable, Equatable {
+        /// Trying again could help (a dropped connection, a 503).
+        public var retryable: Bool
+        /// Seconds the server asked to wait (Retry-After).
+        public var retryAfter: Double?
+        /// The HTTP status, when the failure is one.
+        public var httpStatus: Int?
+        /// Shown with the retry.
+        public var message: String
+
+        public init(retryable: Bool, retryAfter: Double? = nil, httpStatus: Int? = nil, message: String) {
+            self.retryable = retryable
+            self.retryAfter = retryAfter
+            self.httpStatus = httpStatus
+            self.message = message
+        }
+    }
+
+    /// How an attempt (one request, its redirects and its response) ended.
+    public enum AttemptEnd: Sendable, Equatable {
+        /// The body was written to its end; `segmentsRunning` when other connections fetch the rest.
+        case bodyFinished(segmentsRunning: Bool)
+        /// The server proved the bytes on disk are the whole thing (416 with the right length).
+        case complete
+        /// The bytes on disk must be given up.
+        case restart(RestartReason)
+        /// The transfer stopped because a pause or cancel arrived.
+        case stopped
+        /// It failed; `wroteBytes` when body bytes reached the disk first.
+        case failed(Failure, wroteBytes: Bool)
+    }
+
+    /// How the other connections of a segmented download ended.
+    public enum SegmentsEnd: Sendable, Equatable {
+        /// Every segment is in: the file is complete.
+        case complete
+        /// A segment response showed another version, a 200 or a wrong range.
+        case restart(RestartReason)
+        /// Some connections gave up: one connection goes on from the contiguous prefix.
+        case incomplete
+    }
+
+    /// Why the run gives up.
+    public enum GiveUp: Sendable, Equatable {
+        /// The last attempt's failure stands (not retryable, or the retries ran out).
+        case lastFailure
+        /// The resource kept changing under the download.
+        case tooManyRestarts(RestartReason)
+    }
+
+    /// What the runner does next.
+    public enum Action: Sendable, Equatable {
+        /// Send this request and report how it ended with `attemptEnded`.
+        case send(RequestPlan)
+        /// Wait for the other connections, then report with `segmentsJoined`.
+        case joinSegments
+        /// Sync, mark finished, move into place, forget the record.
+        case finish
+        /// Give up the bytes on disk (truncate, or put an adopted file back) and ask `next` again.
+        case restartFromZero(RestartReason)
+        /// Checkpoint, wait `delay` seconds (a pause ends the wait), then ask `next` again.
+        case retry(attempt: Int, of: Int, delay: Double)
+        /// Ask the URL refresher for a fresh URL; report with `refreshed`.
+        case refreshURL(status: Int, attempt: Int, of: Int)
+        /// Checkpoint (or delete) and end the run as asked.
+        case stop(Stop)
+        /// End the run with a failure.
+        case giveUp(GiveUp)
+    }
+
+    public let limits: Limits
+    private var retries = 0
+    private var restarts = 0
+    private var refreshes = 0
+    private var stopRequested: Stop?
+    /// The failure waiting for the refresher's answer.
+    private var refreshing: Failure?
+
+    public init(limits: Limits) {
+        self.limits = limits
+    }
+
+    /// A pause or cancel arrived; a cancel overrides a pause, never the other way round.
+    public mutating func requestStop(_ stop: Stop) {
+        stopRequested = max(stopRequested ?? stop, stop)
+    }
+
+    /// Before each attempt: what to send for the bytes on disk, or whether nothing is left to do.
+    public mutating func next(target: DownloadTarget, partial: LocalPartial?) -> Action {
+        if let stopRequested { return .stop(stopRequested) }
+        switch ResumePlanner.plan(target: target, partial: partial) {
+        case .alreadyComplete: return .finish
+        case .discardPartial(let reason): return restart(reason)
+        case .send(let plan): return .send(plan)
+        }
+    }
+
+    /// After an attempt.
+    /// - Parameter canRefresh: a URL refresher exists and the download has something to continue.
+    public mutating func attemptEnded(_ end: AttemptEnd, canRefresh: Bool) -> Action {
+        switch end {
+        case .bodyFinished(segmentsRunning: true):
+            return .joinSegments
+        case .bodyFinished, .complete:
+            return .finish
+        case .restart(let reason):
+            return restart(reason)
+        case .stopped:
+            return .stop(stopRequested ?? .pause)
+        case .failed(let failure, let wroteBytes):
+            if wroteBytes { retries = 0 }
+            if canRefresh, let status = failure.httpStatus, [401, 403, 410].contains(status), refreshes < limits.maxRefreshes {
+                refreshes += 1
+                refreshing = failure
+                return .refreshURL(status: status, attempt: refreshes, of: limits.maxRefreshes)
+            }
+            return retryOrGiveUp(failure)
+        }
+    }
+
+    /// The refresher's answer: a fresh URL to continue from, or none.
+    public mutating func refreshed(_ gotURL: Bool) -> Action? {
+        guard let failure = refreshing else { return nil }
+        refreshing = nil
+        return gotURL ? nil : retryOrGiveUp(failure)
+    }
+
+    /// After the other connections of a segmented download joined. Nil: ask `next` again (the
+    /// runner has cut the file back to its contiguous prefix and goes on over one connection).
+    public mutating func segmentsJoined(_ end: SegmentsEnd) -> Action? {
+        if let stopRequested { return .stop(stopRequested) }
+        switch end {
+        case .complete: return .finish
+        case .restart(let reason): return restart(reason)
+        case .incomplete: return nil
+        }
+    }
+
+    private mutating func restart(_ reason: RestartReason) -> Action {
+        restarts += 1
+        guard restarts <= limits.maxRestarts else { return .giveUp(.tooManyRestarts(reason)) }
+        return .restartFromZero(reason)
+    }
+
+    private mutating func retryOrGiveUp(_ failure: Failure) -> Action {
+        guard failure.retryable, retries < limits.retry.maxRetries else { return .giveUp(.lastFailure) }
+        retries += 1
+        let delay = limits.retry.delay(forRetry: retries, retryAfter: failure.retryAfter)
+        return .retry(attempt: retries, of: limits.retry.maxRetries, delay: delay)
+    }
+}

@@ -1,0 +1,161 @@
+import Testing
+@testable import HaulCore
+
+/// The download's decisions without I/O: what to send, when to retry, restart, refresh, stop.
+@Suite("DownloadMachine")
+struct DownloadMachineTests {
+    static let limits = DownloadMachine.Limits(retry: RetryPolicy(maxRetries: 2, baseDelay: 1, maxDelay: 60), maxRestarts: 2, maxRefreshes: 1)
+    static let dropped = DownloadMachine.Failure(retryable: true, message: "dropped")
+    static let etag = Validators(etag: EntityTag(headerValue: "\"v1\""))
+
+    @Test func freshDownloadSendsAPlainRequestAndFinishes() {
+        var machine = DownloadMachine(limits: Self.limits)
+        // GIVEN nothing on disk WHEN asked THEN a request without Range
+        guard case .send(let plan) = machine.next(target: .whole, partial: nil) else {
+            Issue.record("expected a request"); return
+        }
+        #expect(plan.range == nil)
+        // WHEN the body was written to its end THEN finish; with segments running THEN join them first
+        #expect(machine.attemptEnded(.bodyFinished(segmentsRunning: false), canRefresh: false) == .finish)
+        #expect(machine.attemptEnded(.bodyFinished(segmentsRunning: true), canRefresh: false) == .joinSegments)
+        #expect(machine.segmentsJoined(.complete) == .finish)
+        #expect(machine.segmentsJoined(.incomplete) == nil)
+    }
+
+    @Test func resumeIsGuardedByTheRecordedValidator() {
+        var machine = DownloadMachine(limits: Self.limits)
+        let partial = LocalPartial(bytesOnDisk: 1000, validators: Self.etag, totalLength: 5000)
+        guard case .send(let plan) = machine.next(target: .whole, partial: partial) else {
+            Issue.record("expected a request"); return
+        }
+        #expect(plan.range == "bytes=1000-")
+        #expect(plan.ifRange == "\"v1\"")
+    }
+
+    @Test func retriesWithBackoffUntilTheBudgetIsSpentAndBytesResetIt() {
+        var machine = DownloadMachine(limits: Self.limits)
+        // GIVEN two retryable failures without progress THEN two retries with doubling waits, then give up
+        #expect(machine.attemptEnded(.failed(Self.dropped, wroteBytes: false), canRefresh: false) == .retry(attempt: 1, of: 2, delay: 1))
+        #expect(machine.attemptEnded(.failed(Self.dropped, wroteBytes: false), canRefresh: false) == .retry(attempt: 2, of: 2, delay: 2))
+        #expect(machine.attemptEnded(.failed(Self.dropped, wroteBytes: false), canRefresh: false) == .giveUp(.lastFailure))
+        // GIVEN a failure after bytes reached the disk THEN the budget starts afresh
+        var again = DownloadMachine(limits: Self.limits)
+        _ = again.attemptEnded(.failed(Self.dropped, wroteBytes: false), canRefresh: false)
+        _ = again.attemptEnded(.failed(Self.dropped, wroteBytes: false), canRefresh: false)
+        #expect(again.attemptEnded(.failed(Self.dropped, wroteBytes: true), canRefresh: false) == .retry(attempt: 1, of: 2, delay: 1))
+    }
+
+    @Test func notRetryableGivesUpAtOnceAndRetryAfterIsHonoured() {
+        var machine = DownloadMachine(limits: Self.limits)
+        let notFound = DownloadMachine.Failure(retryable: false, httpStatus: 404, message: "404")
+        #expect(machine.attemptEnded(.failed(notFound, wroteBytes: false), canRefresh: false) == .giveUp(.lastFailure))
+        let busy = DownloadMachine.Failure(retryable: true, retryAfter: 30, httpStatus: 503, message: "503")
+        #expect(machine.attemptEnded(.failed(busy, wroteBytes: false), canRefresh: false) == .retry(attempt: 1, of: 2, delay: 30))
+    }
+
+    @Test func restartsAreBoundedWherEverTheyComeFrom() {
+        var machine = DownloadMachine(limits: Self.limits)
+        let changed = RestartReason(.resourceChanged, "changed")
+        #expect(machine.attemptEnded(.restart(changed), canRefresh: false) == .restartFromZero(changed))
+        #expect(machine.segmentsJoined(.restart(changed)) == .restartFromZero(changed))
+        #expect(machine.attemptEnded(.restart(changed), canRefresh: false) == .giveUp(.tooManyRestarts(changed)))
+        // a compressed partial is discarded before any request, and counts too
+        var other = DownloadMachine(limits: Self.limits)
+        let compressed = LocalPartial(bytesOnDisk: 10, contentEncoding: "gzip")
+        guard case .restartFromZero(let reason) = other.next(target: .whole, partial: compressed) else {
+            Issue.record("expected a restart"); return
+        }
+        #expect(reason.code == .compressedPartial)
+    }
+
+    @Test func expiredURLIsRefreshedOnceThenTheFailureStands() {
+        var machine = DownloadMachine(limits: Self.limits)
+        let forbidden = DownloadMachine.Failure(retryable: false, httpStatus: 403, message: "403")
+        // WHEN a 403 arrives and a refresher may help THEN ask it
+        #expect(machine.attemptEnded(.failed(forbidden, wroteBytes: false), canRefresh: true) == .refreshURL(status: 403, attempt: 1, of: 1))
+        // AND with a fresh URL, go on (nil: ask next)
+        #expect(machine.refreshed(true) == nil)
+        // WHEN it fails again THEN the refresh budget is spent: the failure stands
+        #expect(machine.attemptEnded(.failed(forbidden, wroteBytes: false), canRefresh: true) == .giveUp(.lastFailure))
+        // AND a refresher that has nothing gives up at once
+        var other = DownloadMachine(limits: Self.limits)
+        _ = other.attemptEnded(.failed(forbidden, wroteBytes: false), canRefresh: true)
+        #expect(other.refreshed(false) == .giveUp(.lastFailure))
+    }
+
+    @Test func stopRequestsWinAndCancelOverridesPause() {
+        var machine = DownloadMachine(limits: Self.limits)
+        machine.requestStop(.pause)
+        #expect(machine.next(target: .whole, partial: nil) == .stop(.pause))
+        machine.requestStop(.cancel)
+        machine.requestStop(.pause)
+        #expect(machine.attemptEnded(.stopped, canRefresh: false) == .stop(.cancel))
+        #expect(machine.segmentsJoined(.incomplete) == .stop(.cancel))
+    }
+
+    @Test func closedRangeAlreadyOnDiskFinishesWithoutARequest() {
+        var machine = DownloadMachine(limits: Self.limits)
+        let partial = LocalPartial(bytesOnDisk: 100, resourceStart: 100, validators: Self.etag, totalLength: 1000)
+        #expect(machine.next(target: .range(.closed(first: 100, last: 199)), partial: partial) == .finish)
+    }
+}
+
+@Suite("BodyCursor")
+struct BodyCursorTests {
+    func plan(offset: Int64 = 0, overlap: Int64 = 0, expected: Int64? = nil) -> BodyPlan {
+        BodyPlan(
+            writeOffset: offset, overlap: overlap, expectedBodyLength: expected, resourceStart: 0, totalLength: nil,
+            finalLength: expected.map { offset + $0 }, validators: .none, contentEncoding: nil, restartReason: nil, acceptsRanges: true)
+    }
+
+    @Test func overlapIsComparedBeforeAnythingIsWritten() {
+        // GIVEN 100 bytes to compare at offset 900 of a 1000-byte file
+        var cursor = BodyCursor(plan: plan(offset: 900, overlap: 100, expected: 600), fileLength: 1000, maxSize: nil)
+        // WHEN 60 then 80 bytes arrive THEN 60 compared, then 40 compared and 40 written
+        let first = cursor.take(60)
+        #expect(first.compare == 0..<60 && first.compareAt == 900 && first.write.isEmpty)
+        let second = cursor.take(80)
+        #expect(second.compare == 0..<40 && second.compareAt == 960 && second.write == 40..<80)
+        #expect(cursor.overlapDone)
+        #expect(cursor.fileLength == 1040)
+    }
+
+    @Test func bytesBeyondTheAnnouncedLengthAreNeverWritten() {
+        var cursor = BodyCursor(plan: plan(expected: 100), fileLength: 0, maxSize: nil)
+        _ = cursor.take(90)
+        let step = cursor.take(50)
+        #expect(step.write == 0..<10)
+        #expect(step.stop == .moreThanAnnounced(100))
+    }
+
+    @Test func maxSizeStopsABodyWithoutLengthAtTheLimit() {
+        var cursor = BodyCursor(plan: plan(), fileLength: 0, maxSize: 1000)
+        #expect(cursor.take(600).stop == nil)
+        let step = cursor.take(600)
+        #expect(step.write == 0..<400)
+        #expect(step.stop == .maxSize(1000))
+        #expect(cursor.fileLength == 1000)
+    }
+
+    @Test func sequentialConnectionStopsWhereSegmentsBegin() {
+        var cursor = BodyCursor(plan: plan(expected: 10_000), fileLength: 0, maxSize: nil)
+        #expect(cursor.take(300, segmentBoundary: 500).stop == nil)
+        let step = cursor.take(300, segmentBoundary: 500)
+        #expect(step.write == 0..<200)
+        #expect(step.stop == .reachedSegments)
+    }
+}
+
+@Suite("CheckpointPacer")
+struct CheckpointPacerTests {
+    @Test func progressEveryIntervalAndCheckpointsOnlyWhenDue() {
+        var pacer = CheckpointPacer(progressInterval: 0.25, checkpointInterval: 1, start: 0)
+        #expect(pacer.tick(now: 0.1) == (false, false))
+        #expect(pacer.tick(now: 0.3) == (true, false))
+        #expect(pacer.tick(now: 0.4) == (false, false))
+        #expect(pacer.tick(now: 1.1) == (true, true))
+        pacer.checkpointed(at: 1.1)
+        #expect(pacer.tick(now: 1.4) == (true, false))
+        #expect(pacer.tick(now: 2.2) == (true, true))
+    }
+}
