@@ -44,12 +44,18 @@ public struct EntityTag: Equatable, Sendable, Codable {
 
     /// Strong comparison (RFC 9110 §8.8.3.2): both strong and same opaque tag.
     public func stronglyMatches(_ other: EntityTag) -> Bool {
-        !isWeak && !other.isWeak && opaqueTag == other.opaqueTag
+        !isWeak && !other.isWeak && sameOpaqueTag(other)
     }
 
     /// Weak comparison (RFC 9110 §8.8.3.2): same opaque tag, either may be weak.
     public func weaklyMatches(_ other: EntityTag) -> Bool {
-        opaqueTag == other.opaqueTag
+        sameOpaqueTag(other)
+    }
+
+    /// Byte for byte, as the RFC compares tags: Swift's `==` on strings is canonical equivalence,
+    /// under which two different tags (`"é"` precomposed, `"e"` + U+0301) would be one version.
+    private func sameOpaqueTag(_ other: EntityTag) -> Bool {
+        opaqueTag.utf8.elementsEqual(other.opaqueTag.utf8)
     }
 
     /// `etagc` from RFC 9110: visible ASCII except DQUOTE, plus non-ASCII text.

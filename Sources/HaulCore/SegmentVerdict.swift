@@ -15,6 +15,12 @@ public enum SegmentVerdict: Sendable, Equatable {
         switch ResponseVerdict.evaluate(head, for: plan) {
         case .write(let body):
             if let reason = body.restartReason { return .mismatch(reason) }
+            // A segment is proven to be the same version only by the validator If-Range named
+            // (ResponseVerdict checks it only when one was sent): without one, nothing ties these
+            // bytes to the rest of the file.
+            guard plan.ifRange != nil else {
+                return .mismatch(RestartReason(.validatorMissing, "a segment request carried no If-Range validator, so its response cannot be proven to be the same file: restarting from byte 0 over one connection"))
+            }
             guard body.overlap == 0, body.writeOffset == plan.requestedFirst,
                   body.expectedBodyLength == plan.requestedLast.flatMap({ last in plan.requestedFirst.map { last - $0 + 1 } })
             else {

@@ -42,7 +42,7 @@ public struct Validators: Sendable, Equatable, Codable {
     /// A validator the response leaves out is not evidence of change; one that differs is.
     public func conflicts(with response: Validators) -> Bool {
         if let mine = etag, let theirs = response.etag {
-            if mine.isWeak || theirs.isWeak { return mine.opaqueTag != theirs.opaqueTag }
+            if mine.isWeak || theirs.isWeak { return !mine.weaklyMatches(theirs) }
             return !mine.stronglyMatches(theirs)
         }
         if let mine = lastModified, let theirs = response.lastModified {

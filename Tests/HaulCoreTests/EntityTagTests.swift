@@ -92,3 +92,24 @@ struct EntityTagScalarTests {
         #expect(tag.opaqueTag == "\"\u{301}abc\"")
     }
 }
+
+@Suite("EntityTag comparison, byte for byte")
+struct EntityTagByteComparisonTests {
+    @Test func canonicallyEquivalentTagsAreDifferentTags() throws {
+        // GIVEN two tags that Swift's String == calls equal: "é" precomposed, and "e" + U+0301
+        let precomposed = try #require(EntityTag(headerValue: "\"\u{E9}\""))
+        let decomposed = try #require(EntityTag(headerValue: "\"e\u{301}\""))
+        let weakDecomposed = try #require(EntityTag(headerValue: "W/\"e\u{301}\""))
+        #expect(precomposed.opaqueTag == decomposed.opaqueTag, "the premise: String == is canonical equivalence")
+
+        // WHEN they are compared as HTTP compares tags
+        // THEN they differ, strongly and weakly, and a response showing one conflicts with the other
+        #expect(!precomposed.stronglyMatches(decomposed))
+        #expect(!precomposed.weaklyMatches(weakDecomposed))
+        #expect(Validators(etag: precomposed).conflicts(with: Validators(etag: decomposed)))
+        #expect(Validators(etag: precomposed).conflicts(with: Validators(etag: weakDecomposed)))
+        #expect(!Validators(etag: precomposed).isShown(by: Validators(etag: decomposed)))
+        // AND a tag still matches itself
+        #expect(precomposed.stronglyMatches(try #require(EntityTag(headerValue: "\"\u{E9}\""))))
+    }
+}
