@@ -159,3 +159,40 @@ struct CheckpointPacerTests {
         #expect(pacer.tick(now: 2.2) == (true, true))
     }
 }
+
+@Suite("Connection decisions")
+struct ConnectionDecisionTests {
+    @Test func growthDoublesWhileTheThroughputRisesAndStopsWhenItDoesNot() {
+        var growth = ConnectionGrowth(adaptive: true)
+        // one connection at 20 MB/s: add one
+        #expect(growth.judge(rate: 20e6, helpers: 0, limit: 7, throttled: false) == 1)
+        // two at 40 MB/s (a per-connection cap): double
+        #expect(growth.judge(rate: 40e6, helpers: 1, limit: 7, throttled: false) == 2)
+        // four at 42 MB/s: no real gain, stop growing for good
+        #expect(growth.judge(rate: 42e6, helpers: 3, limit: 7, throttled: false) == 0)
+        #expect(!growth.growing)
+        #expect(growth.judge(rate: 100e6, helpers: 3, limit: 7, throttled: false) == 0)
+    }
+
+    @Test func fixedCountNeverGrowsAndThrottlingStopsGrowth() {
+        var fixed = ConnectionGrowth(adaptive: false)
+        #expect(fixed.judge(rate: 1, helpers: 0, limit: 7, throttled: false) == 0)
+        var throttled = ConnectionGrowth(adaptive: true)
+        #expect(throttled.judge(rate: 1e6, helpers: 1, limit: 7, throttled: true) == 0)
+        #expect(!throttled.growing)
+        var capped = ConnectionGrowth(adaptive: true)
+        #expect(capped.judge(rate: 1e6, helpers: 6, limit: 7, throttled: false) == 1)
+    }
+
+    @Test func aConnectionFarBehindForThreeObservationsIsDropped() {
+        var watch = SlowConnectionWatch()
+        var positions: [(index: Int, next: Int64)] = [(0, 0), (1, 0), (2, 0)]
+        #expect(watch.observe(positions).isEmpty)
+        var dropped: [[Int]] = []
+        for _ in 0..<3 {
+            positions = [(0, positions[0].next + 1000), (1, positions[1].next + 1000), (2, positions[2].next + 100)]
+            dropped.append(watch.observe(positions))
+        }
+        #expect(dropped == [[], [], [2]])
+    }
+}
