@@ -90,9 +90,13 @@ public struct QueueRecordSlot: ResumeRecordStore {
     }
 
     public func remove() {
-        if keepsFinishedRecord, let record = try? store.loadRecord(id), record.finishedLength != nil {
+        // A record that cannot be read or cleared here stays: harmless, since a finished record
+        // vouches only for a file with the identity it saved, and the completing commit clears it.
+        do throws(StoreError) {
+            if keepsFinishedRecord, try store.loadRecord(id)?.finishedLength != nil { return }
+            try store.saveRecord(id, nil)
+        } catch {
             return
         }
-        try? store.saveRecord(id, nil)
     }
 }
