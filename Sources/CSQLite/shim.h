@@ -3,15 +3,11 @@
 
 #include <sqlite3.h>
 
-/* SQLITE_TRANSIENT and SQLITE_STATIC are macros that cast an integer to a function pointer,
-   which Swift cannot import. These return the same destructor constants. */
+/* SQLITE_TRANSIENT is a macro that casts an integer to a function pointer, which Swift cannot
+   import. This returns the same destructor constant. */
 
 static inline sqlite3_destructor_type haul_sqlite_transient(void) {
     return SQLITE_TRANSIENT;
-}
-
-static inline sqlite3_destructor_type haul_sqlite_static(void) {
-    return SQLITE_STATIC;
 }
 
 #endif /* HAUL_CSQLITE_SHIM_H */

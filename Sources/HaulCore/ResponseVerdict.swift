@@ -18,8 +18,6 @@ public struct BodyPlan: Sendable, Equatable {
     public var contentEncoding: String?
     /// Set when this response replaces the bytes on disk (a 200 to a resume).
     public var restartReason: RestartReason?
-    /// Whether the server accepts byte ranges, so a later resume can work.
-    public var acceptsRanges: Bool
 }
 
 /// Why a response ends the download.
@@ -90,8 +88,7 @@ public enum ResponseVerdict: Sendable, Equatable {
             finalLength: head.contentLength,
             validators: head.validators,
             contentEncoding: head.contentEncoding,
-            restartReason: restartReason,
-            acceptsRanges: head.acceptsByteRanges))
+            restartReason: restartReason))
     }
 
     /// A 200 to `--continue`: the whole body is compared with the existing file as it streams
@@ -116,8 +113,7 @@ public enum ResponseVerdict: Sendable, Equatable {
             finalLength: head.contentLength,
             validators: head.validators,
             contentEncoding: nil,
-            restartReason: nil,
-            acceptsRanges: head.acceptsByteRanges))
+            restartReason: nil))
     }
 
     static func evaluatePartial(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {
@@ -158,8 +154,7 @@ public enum ResponseVerdict: Sendable, Equatable {
                 finalLength: last - first + 1,
                 validators: head.validators,
                 contentEncoding: nil,
-                restartReason: nil,
-                acceptsRanges: true))
+                restartReason: nil))
         }
         if let known = partial.totalLength {
             guard let total, total == known else {
@@ -193,8 +188,7 @@ public enum ResponseVerdict: Sendable, Equatable {
             finalLength: finalLength,
             validators: validators,
             contentEncoding: nil,
-            restartReason: nil,
-            acceptsRanges: true))
+            restartReason: nil))
     }
 
     static func evaluateUnsatisfiable(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {

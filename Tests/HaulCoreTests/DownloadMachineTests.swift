@@ -105,7 +105,7 @@ struct BodyCursorTests {
     func plan(offset: Int64 = 0, overlap: Int64 = 0, expected: Int64? = nil) -> BodyPlan {
         BodyPlan(
             writeOffset: offset, overlap: overlap, expectedBodyLength: expected, resourceStart: 0, totalLength: nil,
-            finalLength: expected.map { offset + $0 }, validators: .none, contentEncoding: nil, restartReason: nil, acceptsRanges: true)
+            finalLength: expected.map { offset + $0 }, validators: .none, contentEncoding: nil, restartReason: nil)
     }
 
     @Test func overlapIsComparedBeforeAnythingIsWritten() {
