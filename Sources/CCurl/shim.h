@@ -3,8 +3,8 @@
 
 #include <curl/curl.h>
 
-/* curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call.
-   These typed wrappers are the only way Haul reaches them. */
+/* curl_easy_setopt is variadic, which Swift cannot call.
+   These typed wrappers are the only way Haul reaches it. */
 
 typedef size_t (*haul_curl_data_callback)(char *data, size_t size, size_t count, void *context);
 typedef int (*haul_curl_xferinfo_callback)(void *context, curl_off_t dltotal, curl_off_t dlnow,
@@ -26,10 +26,6 @@ static inline CURLcode haul_curl_setopt_pointer(CURL *handle, CURLoption option,
     return curl_easy_setopt(handle, option, value);
 }
 
-static inline CURLcode haul_curl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
-    return curl_easy_setopt(handle, option, value);
-}
-
 static inline CURLcode haul_curl_setopt_data_callback(CURL *handle, CURLoption option,
                                                       haul_curl_data_callback callback) {
     return curl_easy_setopt(handle, option, callback);
@@ -37,18 +33,6 @@ static inline CURLcode haul_curl_setopt_data_callback(CURL *handle, CURLoption o
 
 static inline CURLcode haul_curl_setopt_xferinfo_callback(CURL *handle, haul_curl_xferinfo_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
-}
-
-static inline CURLcode haul_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
-static inline CURLcode haul_curl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
-static inline CURLcode haul_curl_getinfo_string(CURL *handle, CURLINFO info, char **value) {
-    return curl_easy_getinfo(handle, info, value);
 }
 
 #endif

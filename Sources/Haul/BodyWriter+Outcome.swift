@@ -13,7 +13,12 @@ extension BodyWriter {
         case .stoppedByHandler:
             return .stopped
         case .failed(let error):
-            let category: DownloadError.Category = error.kind == .headerTooLarge || error.kind == .protocolViolation ? .protocolViolation : .network
+            let category: DownloadError.Category
+            switch error.kind {
+            case .headerTooLarge, .protocolViolation: category = .protocolViolation
+            case .optionRefused: category = .engine
+            default: category = .network
+            }
             return .failed(DownloadError(category, "\(error.message) (\(url.absoluteString))"), retryable: error.isRetryable, retryAfter: nil)
         case .completed:
             guard let body else {

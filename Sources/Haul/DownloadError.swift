@@ -27,6 +27,9 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
         public static let checksum = Category("checksum")
         /// The file is larger than the download's `maxSize` (the bytes received so far are kept).
         public static let tooLarge = Category("too-large")
+        /// The transfer engine cannot run the request as asked (libcurl refused an option Haul needs,
+        /// e.g. a libcurl too old for it); retrying with the same engine cannot help.
+        public static let engine = Category("engine")
         /// The download was cancelled through the API.
         public static let cancelled = Category("cancelled")
 

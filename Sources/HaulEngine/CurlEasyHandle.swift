@@ -34,31 +34,44 @@ final class CurlEasyHandle: @unchecked Sendable {
         String(cString: errorBuffer)
     }
 
-    @discardableResult
-    func set(_ option: CURLoption, _ value: Int) -> CURLcode {
-        haul_curl_setopt_long(raw, option, value)
+    // Every setter checks libcurl's answer: an option that did not take effect is an error, never
+    // a transfer that quietly runs without it.
+
+    func set(_ option: CurlOption, _ value: Int) throws(CurlOptionError) {
+        try Self.check(haul_curl_setopt_long(raw, option.id, value), option)
     }
 
-    @discardableResult
-    func set(_ option: CURLoption, offset value: Int64) -> CURLcode {
-        haul_curl_setopt_off(raw, option, curl_off_t(value))
+    func set(_ option: CurlOption, offset value: Int64) throws(CurlOptionError) {
+        try Self.check(haul_curl_setopt_off(raw, option.id, curl_off_t(value)), option)
     }
 
     /// libcurl copies string options, so the Swift string need only live for the call.
-    @discardableResult
-    func set(_ option: CURLoption, _ value: String) -> CURLcode {
-        value.withCString { haul_curl_setopt_string(raw, option, $0) }
+    func set(_ option: CurlOption, _ value: String) throws(CurlOptionError) {
+        try Self.check(value.withCString { haul_curl_setopt_string(raw, option.id, $0) }, option)
     }
 
-    @discardableResult
-    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) -> CURLcode {
-        haul_curl_setopt_pointer(raw, option, pointer)
+    func set(_ option: CurlOption, pointer: UnsafeMutableRawPointer?) throws(CurlOptionError) {
+        try Self.check(haul_curl_setopt_pointer(raw, option.id, pointer), option)
     }
 
-    func responseCode() -> Int {
-        var code = 0
-        _ = haul_curl_getinfo_long(raw, CURLINFO_RESPONSE_CODE, &code)
-        return code
+    /// COPYPOSTFIELDS copies, so the array need not outlive this call.
+    func setCopiedPostFields(_ body: [UInt8]) throws(CurlOptionError) {
+        let code = body.withUnsafeBytes { bytes in
+            haul_curl_setopt_pointer(raw, CurlOption.copyPostFields.id, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+        }
+        try Self.check(code, .copyPostFields)
+    }
+
+    func set(_ option: CurlOption, callback: haul_curl_data_callback) throws(CurlOptionError) {
+        try Self.check(haul_curl_setopt_data_callback(raw, option.id, callback), option)
+    }
+
+    func setProgressCallback(_ callback: haul_curl_xferinfo_callback) throws(CurlOptionError) {
+        try Self.check(haul_curl_setopt_xferinfo_callback(raw, callback), .xferInfoFunction)
+    }
+
+    private static func check(_ code: CURLcode, _ option: CurlOption) throws(CurlOptionError) {
+        guard code == CURLE_OK else { throw CurlOptionError(option: option, code: code) }
     }
 }
 

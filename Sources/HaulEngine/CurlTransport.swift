@@ -23,11 +23,22 @@ public final class CurlTransport: HTTPTransport {
         }
         defer { giveBack(handle) }
         let context = CurlCallContext(handler: handler, stallTimeout: options.stallTimeout)
-        let headerList = configure(handle, request, options, context)
+        let headerList: CurlHeaderList
+        do {
+            headerList = try configure(handle, request, options, context)
+        } catch {
+            return Self.outcome(refused: error)
+        }
         let code = withExtendedLifetime((context, headerList)) {
             curl_easy_perform(handle.raw)
         }
         return outcome(code, handle: handle, context: context)
+    }
+
+    /// A refused option ends the transfer before anything is sent; retrying with the same libcurl
+    /// would be refused the same way.
+    static func outcome(refused error: CurlOptionError) -> TransferOutcome {
+        .failed(TransportError(.optionRefused, error.description))
     }
 
     private func takeHandle() -> CurlEasyHandle? {
@@ -40,9 +51,14 @@ public final class CurlTransport: HTTPTransport {
 
     private func giveBack(_ handle: CurlEasyHandle) {
         // Callbacks and their context must not outlive this transfer.
-        handle.set(CURLOPT_WRITEDATA, pointer: nil)
-        handle.set(CURLOPT_HEADERDATA, pointer: nil)
-        handle.set(CURLOPT_XFERINFODATA, pointer: nil)
+        do {
+            try handle.set(.writeData, pointer: nil)
+            try handle.set(.headerData, pointer: nil)
+            try handle.set(.xferInfoData, pointer: nil)
+        } catch {
+            // A handle that may still point at this transfer's context is not reused; deinit frees it.
+            return
+        }
         idle.withLock { pool in
             if pool.count < 16 { pool.append(handle) }
         }
@@ -53,53 +69,48 @@ public final class CurlTransport: HTTPTransport {
         _ request: TransferRequest,
         _ options: TransferOptions,
         _ context: CurlCallContext
-    ) -> CurlHeaderList {
-        handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
-        handle.set(CURLOPT_URL, request.url.absoluteString)
-        handle.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        handle.set(CURLOPT_NOSIGNAL, 1)
-        handle.set(CURLOPT_FOLLOWLOCATION, 0)
-        handle.set(CURLOPT_BUFFERSIZE, bufferSize)
-        handle.set(CURLOPT_TCP_KEEPALIVE, 1)
+    ) throws(CurlOptionError) -> CurlHeaderList {
+        try handle.set(.errorBuffer, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
+        try handle.set(.url, request.url.absoluteString)
+        // Checked like every option: a libcurl that ignored it would let a URL reach file://, ftp://...
+        try handle.set(.protocols, "http,https")
+        try handle.set(.noSignal, 1)
+        try handle.set(.followLocation, 0)
+        try handle.set(.bufferSize, bufferSize)
+        try handle.set(.tcpKeepAlive, 1)
         switch request.method {
-        case "GET": handle.set(CURLOPT_HTTPGET, 1)
-        case "HEAD": handle.set(CURLOPT_NOBODY, 1)
-        default: handle.set(CURLOPT_CUSTOMREQUEST, request.method)
+        case "GET": try handle.set(.httpGet, 1)
+        case "HEAD": try handle.set(.noBody, 1)
+        default: try handle.set(.customRequest, request.method)
         }
         if let body = request.body {
-            handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(body.count))
-            body.withUnsafeBytes { bytes in
-                // COPYPOSTFIELDS copies, so the array need not outlive this call.
-                _ = haul_curl_setopt_pointer(handle.raw, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
-            }
+            try handle.set(.postFieldSize, offset: Int64(body.count))
+            try handle.setCopiedPostFields(body)
         }
         var lines = request.headers.map { "\($0.name): \($0.value)" }
         // An empty value removes a header libcurl would add on its own.
         lines.append("Expect:")
         if !request.headers.contains("Accept") { lines.append("Accept: */*") }
         let headerList = CurlHeaderList(lines)
-        handle.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList.raw))
+        try handle.set(.httpHeader, pointer: UnsafeMutableRawPointer(headerList.raw))
         if let timeout = options.connectTimeout {
-            handle.set(CURLOPT_CONNECTTIMEOUT_MS, Int(timeout * 1000))
-        }
-        if let rate = options.maxBytesPerSecond {
-            handle.set(CURLOPT_MAX_RECV_SPEED_LARGE, offset: rate)
+            try handle.set(.connectTimeout, Int(timeout * 1000))
         }
         if !options.verifyTLS {
-            handle.set(CURLOPT_SSL_VERIFYPEER, 0)
-            handle.set(CURLOPT_SSL_VERIFYHOST, 0)
+            try handle.set(.verifyPeer, 0)
+            try handle.set(.verifyHost, 0)
         }
         if let caFile = options.caFile {
-            handle.set(CURLOPT_CAINFO, caFile)
+            try handle.set(.caInfo, caFile)
         }
         let opaque = Unmanaged.passUnretained(context).toOpaque()
-        _ = haul_curl_setopt_data_callback(handle.raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
-        handle.set(CURLOPT_HEADERDATA, pointer: opaque)
-        _ = haul_curl_setopt_data_callback(handle.raw, CURLOPT_WRITEFUNCTION, curlWriteCallback)
-        handle.set(CURLOPT_WRITEDATA, pointer: opaque)
-        _ = haul_curl_setopt_xferinfo_callback(handle.raw, curlProgressCallback)
-        handle.set(CURLOPT_XFERINFODATA, pointer: opaque)
-        handle.set(CURLOPT_NOPROGRESS, 0)
+        try handle.set(.headerFunction, callback: curlHeaderCallback)
+        try handle.set(.headerData, pointer: opaque)
+        try handle.set(.writeFunction, callback: curlWriteCallback)
+        try handle.set(.writeData, pointer: opaque)
+        try handle.setProgressCallback(curlProgressCallback)
+        try handle.set(.xferInfoData, pointer: opaque)
+        try handle.set(.noProgress, 0)
         return headerList
     }
 

@@ -42,8 +42,6 @@ public struct TransferOptions: Sendable, Equatable {
     public var connectTimeout: Double?
     /// Seconds without a single body byte after which the transfer is ended as stalled; nil for never.
     public var stallTimeout: Double?
-    /// Largest receive rate in bytes per second; nil for unlimited.
-    public var maxBytesPerSecond: Int64?
     /// Whether TLS certificates and host names are verified.
     public var verifyTLS: Bool
     /// An extra CA bundle (PEM) to trust.
@@ -52,13 +50,11 @@ public struct TransferOptions: Sendable, Equatable {
     public init(
         connectTimeout: Double? = 30,
         stallTimeout: Double? = 30,
-        maxBytesPerSecond: Int64? = nil,
         verifyTLS: Bool = true,
         caFile: String? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.stallTimeout = stallTimeout
-        self.maxBytesPerSecond = maxBytesPerSecond
         self.verifyTLS = verifyTLS
         self.caFile = caFile
     }
@@ -76,6 +72,8 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
         case tls
         case headerTooLarge
         case protocolViolation
+        /// The engine refused an option the transfer needs (e.g. a libcurl too old for it); nothing was sent.
+        case optionRefused
         case other
     }
 
@@ -91,7 +89,7 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     public var isRetryable: Bool {
         switch kind {
         case .nameResolution, .connect, .timeout, .stalled, .connectionLost: return true
-        case .invalidURL, .tls, .headerTooLarge, .protocolViolation, .other: return false
+        case .invalidURL, .tls, .headerTooLarge, .protocolViolation, .optionRefused, .other: return false
         }
     }
 
