@@ -112,13 +112,36 @@ extension SQLiteTests {
             #expect(error?.description.contains(path) == true)
         }
 
-        @Test("GIVEN a healthy database WHEN its integrity is checked THEN it passes")
-        func integrityOfHealthyDatabase() throws {
+        @Test("GIVEN a healthy database WHEN its integrity is checked THEN it passes, and once an index page is overwritten THEN it fails as corrupt")
+        func integrityCheckTellsHealthyFromDamaged() throws {
             let (directory, path) = try freshDatabasePath()
             defer { withExtendedLifetime(directory) {} }
+            let pageSize: Int
+            let indexRoot: Int
+            do {
+                let db = try SQLiteConnection(path: path)
+                try db.execute(
+                    "CREATE TABLE t(x UNIQUE); "
+                        + "INSERT INTO t WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) SELECT i FROM n")
+                // THEN the healthy database passes
+                try db.checkIntegrity()
+                pageSize = try #require(try db.query("PRAGMA page_size").first?[0].int)
+                indexRoot = try #require(
+                    try db.query("SELECT rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name = 't'").first?[0].int)
+                // Everything into the main file, so the damage below is what the next connection reads.
+                try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+
+            // WHEN the index's root page is overwritten with garbage
+            let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+            try file.seek(toOffset: UInt64((indexRoot - 1) * pageSize))
+            try file.write(contentsOf: Data(repeating: 0xA5, count: pageSize))
+            try file.close()
+
+            // THEN the check fails, as corrupt
             let db = try SQLiteConnection(path: path)
-            try db.execute("CREATE TABLE t(x UNIQUE); INSERT INTO t VALUES (1), (2), (3)")
-            try db.checkIntegrity()
+            let error = #expect(throws: SQLiteError.self) { try db.checkIntegrity() }
+            #expect(error?.isCorrupt == true, "\(String(describing: error))")
         }
     }
 }
@@ -438,6 +461,60 @@ extension SQLiteTests {
     }
 }
 
+// MARK: - Damaged values and a full disk
+
+extension SQLiteTests {
+    @Suite("SQLite damaged rows and a full disk")
+    struct DamagedValues {
+        @Test("GIVEN a row with a good value, a NULL and a value of the wrong class WHEN read as required THEN only the good one is returned")
+        func requiredColumnsRefuseDamagedValues() throws {
+            let row = Row(
+                columnNames: ["good", "missing", "wrong", "bytes"],
+                values: [.integer(7), .null, .text("seven"), .blob([0])])
+
+            #expect(try row.requiredInt64("good") == 7)
+            #expect(try row.requiredInt("good") == 7)
+            #expect(try row.requiredDouble("good") == 7)
+            #expect(try row.requiredBool("good") == true)
+            #expect(try row.requiredString("wrong") == "seven")
+            #expect(try row.requiredBlob("bytes") == [0])
+
+            // A NULL or a value of another class is a damaged row, never a 0 or "".
+            let null = #expect(throws: SQLiteError.self) { try row.requiredInt64("missing") }
+            #expect(null?.isTypeMismatch == true)
+            #expect(null?.message == "column missing holds null where an integer is required: the row is damaged")
+            let wrongClass = #expect(throws: SQLiteError.self) { try row.requiredDouble("wrong") }
+            #expect(wrongClass?.isTypeMismatch == true)
+            #expect(throws: SQLiteError.self) { try row.requiredString("bytes") }
+            #expect(throws: SQLiteError.self) { try row.requiredBlob("missing") }
+
+            // A column the query did not select is a mistake in the SQL, told apart from damage.
+            let absent = #expect(throws: SQLiteError.self) { try row.requiredString("nope") }
+            #expect(absent?.isTypeMismatch == false)
+            #expect(absent?.message.contains("no column nope") == true)
+        }
+
+        @Test("GIVEN a database at its size limit WHEN a write needs more pages THEN the error says the disk is full")
+        func fullDatabaseIsDiskFull() throws {
+            let (directory, path) = try freshDatabasePath()
+            defer { withExtendedLifetime(directory) {} }
+            let db = try SQLiteConnection(path: path)
+            try db.execute("CREATE TABLE t(b BLOB)")
+            let pages = try #require(try db.query("PRAGMA page_count").first?[0].int64)
+            // A page limit stands in for a full disk: SQLite reports both as SQLITE_FULL.
+            try db.execute("PRAGMA max_page_count = \(pages + 2)")
+
+            let error = #expect(throws: SQLiteError.self) {
+                try db.execute("INSERT INTO t VALUES (?)", [.blob([UInt8](repeating: 1, count: 1 << 20))])
+            }
+
+            #expect(error?.isDiskFull == true, "\(String(describing: error))")
+            #expect(error?.isCorrupt == false)
+            #expect(try count(db, "t") == 0)
+        }
+    }
+}
+
 // MARK: - Migrations
 
 /// Records which migrations ran, from the `@Sendable` migration closures.
@@ -567,6 +644,26 @@ extension SQLiteTests {
             #expect(try userVersion(db) == 1)
             #expect(!(try tableNames(db).contains("chunks")))
             #expect(try db.query("SELECT name FROM pragma_table_info('downloads')").compactMap { $0.string("name") } == ["id", "url"])
+        }
+
+        @Test("GIVEN a recorded migration whose name reads back as a blob WHEN migrating THEN it fails as a damaged row and runs nothing again")
+        func damagedMigrationRecordIsRefused() throws {
+            let (directory, path) = try freshDatabasePath()
+            defer { withExtendedLifetime(directory) {} }
+            let db = try SQLiteConnection(path: path)
+            try downloadsMigrator(log: MigrationLog(), includeSecond: false).migrate(db)
+            // TEXT affinity leaves a blob a blob: the row no longer holds a readable name.
+            try db.execute("UPDATE schema_migrations SET name = CAST(name AS BLOB)")
+
+            let log = MigrationLog()
+            let error = #expect(throws: SQLiteError.self) {
+                try downloadsMigrator(log: log, includeSecond: true).migrate(db)
+            }
+
+            #expect(error?.isTypeMismatch == true, "\(String(describing: error))")
+            #expect(log.ran.isEmpty)
+            #expect(try userVersion(db) == 1)
+            #expect(!(try tableNames(db).contains("chunks")))
         }
     }
 }

@@ -99,8 +99,10 @@ public struct Migrator: Sendable {
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
             guard !exists.isEmpty else { return [] }
         }
-        return try db.query("SELECT name FROM schema_migrations ORDER BY applied_at, rowid").compactMap {
-            $0.string("name")
+        // A name that reads back NULL or as another class is a damaged row; skipping it could make
+        // the migrator run an applied migration again.
+        return try db.query("SELECT name FROM schema_migrations ORDER BY applied_at, rowid").map {
+            row throws(SQLiteError) in try row.requiredString("name")
         }
     }
 }

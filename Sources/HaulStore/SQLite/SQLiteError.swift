@@ -49,6 +49,17 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         resultCode == SQLITE_CORRUPT || resultCode == SQLITE_NOTADB
     }
 
+    /// The disk (or the file system's quota) is full (`SQLITE_FULL`): the write was not made.
+    public var isDiskFull: Bool {
+        resultCode == SQLITE_FULL
+    }
+
+    /// A value of the wrong storage class (`SQLITE_MISMATCH`): SQLite refused one, or a required column
+    /// read back NULL or as another class (see ``Row/requiredInt64(_:)``), which means a damaged row.
+    public var isTypeMismatch: Bool {
+        resultCode == SQLITE_MISMATCH
+    }
+
     public var description: String {
         let codeName = String(cString: sqlite3_errstr(resultCode))
         var text = "SQLite error \(extendedResultCode) (\(codeName)): \(message)"

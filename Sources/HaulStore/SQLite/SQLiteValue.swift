@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// A value SQLite can store: one of its five storage classes.
@@ -135,4 +136,66 @@ public struct Row: Sendable, Hashable {
     public func bool(_ name: String) -> Bool? { self[name]?.bool }
     /// Whether column `name` is NULL (`false` when there is no such column).
     public func isNull(_ name: String) -> Bool { self[name]?.isNull ?? false }
+
+    // Required columns: for values that must be there. A NOT NULL column that reads back NULL or as
+    // another storage class is a damaged row, and a made-up 0 or "" in its place would be taken for
+    // real data; these throw instead.
+
+    /// The integer in column `name`; throws when the column is missing, NULL or not an integer.
+    public func requiredInt64(_ name: String) throws(SQLiteError) -> Int64 {
+        try required(name, "an integer") { $0.int64 }
+    }
+
+    /// The integer in column `name` as `Int`; throws when the column is missing, NULL or not an integer.
+    public func requiredInt(_ name: String) throws(SQLiteError) -> Int {
+        try required(name, "an integer") { $0.int }
+    }
+
+    /// The number in column `name`; throws when the column is missing, NULL or not a number.
+    public func requiredDouble(_ name: String) throws(SQLiteError) -> Double {
+        try required(name, "a number") { $0.double }
+    }
+
+    /// The text in column `name`; throws when the column is missing, NULL or not text.
+    public func requiredString(_ name: String) throws(SQLiteError) -> String {
+        try required(name, "text") { $0.string }
+    }
+
+    /// The bytes in column `name`; throws when the column is missing, NULL or not a blob.
+    public func requiredBlob(_ name: String) throws(SQLiteError) -> [UInt8] {
+        try required(name, "a blob") { $0.blob }
+    }
+
+    /// The boolean in column `name`; throws when the column is missing, NULL or not an integer.
+    public func requiredBool(_ name: String) throws(SQLiteError) -> Bool {
+        try required(name, "an integer (boolean)") { $0.bool }
+    }
+
+    private func required<T>(_ name: String, _ wanted: String, _ read: (SQLiteValue) -> T?) throws(SQLiteError) -> T {
+        guard let value = self[name] else {
+            // A query that does not select the column: a mistake in the SQL, not in the data.
+            throw SQLiteError(
+                extendedResultCode: SQLITE_RANGE,
+                message: "the row has no column \(name) (it has \(columnNames.joined(separator: ", ")))")
+        }
+        guard let result = read(value) else {
+            throw SQLiteError(
+                extendedResultCode: SQLITE_MISMATCH,
+                message: "column \(name) holds \(value.storageClass) where \(wanted) is required: the row is damaged")
+        }
+        return result
+    }
+}
+
+extension SQLiteValue {
+    /// The storage class, as SQLite's `typeof()` names it.
+    var storageClass: String {
+        switch self {
+        case .null: return "null"
+        case .integer: return "integer"
+        case .real: return "real"
+        case .text: return "text"
+        case .blob: return "blob"
+        }
+    }
 }
