@@ -39,7 +39,7 @@ let package = Package(
         // The public API: one download, its event stream, the wiring.
         .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore", "HaulChecksum", "CHaulSystem"]),
         // The `haul` command line tool.
-        .executableTarget(name: "HaulCLI", dependencies: ["Haul"]),
+        .executableTarget(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulEngine"]),
         // Loopback servers for tests: a fault-injecting HTTP server and an nginx launcher.
         .target(name: "HaulTestSupport", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
