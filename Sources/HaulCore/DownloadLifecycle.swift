@@ -24,7 +24,7 @@ public enum DownloadState: String, Sendable, Codable, CaseIterable {
 }
 
 /// What happened to a download, from the user or from its transfer.
-public enum LifecycleInput: Sendable, Equatable {
+public enum LifecycleInput: Sendable, Equatable, CaseIterable {
     /// The scheduler gives it a slot.
     case start
     case pauseRequested

@@ -176,7 +176,7 @@ struct CLIExitCodeTests {
         #expect(Disk.difference(output, Array(body[(body.count - 500)...])) == nil)
     }
 
-    @Test func moreBytesThanAnnouncedExitsNine() throws {
+    @Test func bytesAfterTheContentLengthAreDroppedExitsZero() throws {
         // GIVEN a server that sends garbage after the announced body on every request
         let server = try FaultServer()
         let body = TestData.bytes(count: 10_000, seed: 8)
@@ -186,9 +186,29 @@ struct CLIExitCodeTests {
         let output = directory.file("extra.bin")
         // WHEN haul downloads it
         let result = try HaulBinary.run(["-q", "--retry", "0", "-o", output, server.url("/extra.bin")])
-        // THEN either the excess is ignored and the file is exact (0), or it is a protocol error (9);
-        // never a file with the garbage appended
-        #expect([0, 9].contains(result.status), "stderr: \(result.stderr)")
-        if result.status == 0 { #expect(Disk.difference(output, body) == nil) } else { #expect(!Disk.exists(output)) }
+        // THEN it succeeds with exactly the announced bytes: Content-Length is the message's framing,
+        // so libcurl ends the response there and the garbage never reaches Haul as body (this is
+        // why it cannot exit 9; see moreBytesThanAnnouncedExitsNine for a framing that lets it through)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Disk.difference(output, body) == nil)
+    }
+
+    @Test func moreBytesThanAnnouncedExitsNine() throws {
+        // GIVEN a server whose chunked body (15,000 bytes) is longer than the Content-Length it also
+        // announces (10,000): the framing lets the excess through, so only Haul can refuse it
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 15_000, seed: 8)
+        server.setResource("/extra.bin", body: body, extraHeaders: [("Content-Length", "10000")])
+        server.setPersistentFaults("/extra.bin", [.chunked])
+        let directory = try TemporaryDirectory()
+        let output = directory.file("extra.bin")
+        // WHEN haul downloads it
+        let result = try HaulBinary.run(["-q", "--retry", "0", "-o", output, server.url("/extra.bin")])
+        // THEN it is a protocol error (9) that says so, no file is published, and the partial holds
+        // the announced bytes only, never the excess
+        #expect(result.status == 9, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("more bytes than the 10000 it announced"), "stderr: \(result.stderr)")
+        #expect(!Disk.exists(output))
+        #expect(Disk.difference(output + ".haul-partial", Array(body[..<10_000])) == nil)
     }
 }

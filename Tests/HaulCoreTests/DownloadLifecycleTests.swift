@@ -60,15 +60,69 @@ struct DownloadLifecycleTests {
         }
     }
 
-    @Test func everyStateAnswersEveryInputWithoutCrashing() {
-        let inputs: [LifecycleInput] = [.start, .pauseRequested, .resumeRequested, .cancelRequested, .transferPaused, .transferCancelled, .transferCompleted, .transferFailed, .ownerLost]
-        var legal = 0
+    /// Every legal transition: (state, input) -> (next state, action). Any pair not listed is illegal.
+    static let transitionTable: [(DownloadState, LifecycleInput, DownloadState, LifecycleAction)] = [
+        (.queued, .start, .running, .startTransfer),
+        (.queued, .pauseRequested, .paused, .none),
+        (.queued, .cancelRequested, .cancelled, .none),
+        (.queued, .resumeRequested, .queued, .none),
+
+        (.running, .pauseRequested, .pausing, .stopTransfer),
+        (.running, .cancelRequested, .cancelling, .stopTransfer),
+        (.running, .transferCompleted, .completed, .none),
+        (.running, .transferFailed, .failed, .none),
+        (.running, .transferPaused, .paused, .none),
+        (.running, .ownerLost, .queued, .none),
+        (.running, .resumeRequested, .running, .none),
+
+        (.pausing, .transferPaused, .paused, .none),
+        (.pausing, .transferCompleted, .completed, .none),
+        (.pausing, .transferFailed, .failed, .none),
+        (.pausing, .cancelRequested, .cancelling, .stopTransfer),
+        (.pausing, .ownerLost, .paused, .none),
+
+        (.paused, .resumeRequested, .queued, .none),
+        (.paused, .cancelRequested, .cancelled, .none),
+        (.paused, .pauseRequested, .paused, .none),
+
+        (.failed, .resumeRequested, .queued, .none),
+        (.failed, .cancelRequested, .cancelled, .none),
+
+        (.cancelling, .transferCancelled, .cancelled, .none),
+        (.cancelling, .transferPaused, .cancelled, .none),
+        (.cancelling, .transferFailed, .cancelled, .none),
+        (.cancelling, .transferCompleted, .completed, .none),
+        (.cancelling, .ownerLost, .cancelled, .none),
+        (.cancelling, .cancelRequested, .cancelling, .none),
+    ]
+
+    @Test func everyStateAndInputFollowsTheTransitionTable() {
+        // GIVEN every state and every input
         for state in DownloadState.allCases {
-            for input in inputs {
-                if case .success = DownloadLifecycle.apply(input, to: state) { legal += 1 }
+            for input in LifecycleInput.allCases {
+                // WHEN the input is applied
+                let result = DownloadLifecycle.apply(input, to: state)
+                // THEN a listed pair goes exactly where the table says; any other pair is refused,
+                // naming that state and input
+                let expected = Self.transitionTable.first { $0.0 == state && $0.1 == input }
+                switch (result, expected) {
+                case (.success(let actual), let expected?):
+                    #expect(actual == (expected.2, expected.3), "\(state) + \(input)")
+                case (.success(let actual), nil):
+                    Issue.record("\(state) + \(input) should be illegal, went to \(actual)")
+                case (.failure(let error), let expected?):
+                    Issue.record("\(state) + \(input) should go to \(expected.2), was refused: \(error)")
+                case (.failure(let error), nil):
+                    #expect(error == IllegalTransition(state: state, input: input))
+                }
             }
         }
-        #expect(legal == 27)
+    }
+
+    @Test func transitionTableListsEachPairOnce() {
+        // GIVEN the table WHEN its (state, input) pairs are collected THEN none is listed twice
+        let pairs = Self.transitionTable.map { "\($0.0) + \($0.1)" }
+        #expect(Set(pairs).count == pairs.count)
     }
 
     @Test func messageNamesTheStateAndTheVerb() {

@@ -45,10 +45,33 @@ struct SegmentedDownloadTests {
 
     /// Requests that asked for a closed range `bytes=a-b` (the segment requests).
     static func segmentRequests(_ server: FaultServer) -> [RecordedRequest] {
-        FaultHarness.requests(server, path).filter { request in
-            guard let range = request.header("Range"), range.hasPrefix("bytes=") else { return false }
-            return !range.hasSuffix("-")
+        FaultHarness.requests(server, path).filter(isClosedRange)
+    }
+
+    /// Checks the one-connection fallback from the requests the server recorded: the download
+    /// restarted from byte 0 once (two requests without Range: the first and the restart), after
+    /// a segment had been asked for, and from the restart on no segment was asked for again; at most
+    /// open ranges `bytes=N-` followed, each further on (one connection resuming itself).
+    static func expectOneConnectionAfterFallback(_ server: FaultServer, sourceLocation: SourceLocation = #_sourceLocation) {
+        let requests = FaultHarness.requests(server, path)
+        let whole = requests.indices.filter { requests[$0].header("Range") == nil }
+        #expect(whole.count == 2, "requests: \(describe(server))", sourceLocation: sourceLocation)
+        guard let restart = whole.last, let firstSegment = requests.firstIndex(where: { isClosedRange($0) }) else {
+            Issue.record("no restart after a segment request; requests: \(describe(server))", sourceLocation: sourceLocation)
+            return
         }
+        #expect(firstSegment < restart, "requests: \(describe(server))", sourceLocation: sourceLocation)
+        let after = requests[(restart + 1)...]
+        #expect(!after.contains(where: isClosedRange), "a segment after the fallback; requests: \(describe(server))", sourceLocation: sourceLocation)
+        let starts = after.compactMap { $0.header("Range").flatMap(rangeStart) }
+        #expect(starts.count == after.count, "requests: \(describe(server))", sourceLocation: sourceLocation)
+        #expect(starts == starts.sorted() && Set(starts).count == starts.count, "requests: \(describe(server))", sourceLocation: sourceLocation)
+    }
+
+    /// A request for a closed range `bytes=a-b`: a segment.
+    static func isClosedRange(_ request: RecordedRequest) -> Bool {
+        guard let range = request.header("Range"), range.hasPrefix("bytes=") else { return false }
+        return !range.hasSuffix("-")
     }
 
     static func describe(_ server: FaultServer) -> String {
@@ -178,8 +201,7 @@ struct SegmentedDownloadTests {
         #expect(!watched.restartCodes.isEmpty, "no restarted event; requests: \(Self.describe(server))")
         FaultHarness.expectFile(destination, equals: body)
         // AND the restart did not split the file again: one connection from byte 0
-        let requests = FaultHarness.requests(server, Self.path)
-        #expect(requests.last?.header("Range") == nil, "requests: \(Self.describe(server))")
+        Self.expectOneConnectionAfterFallback(server)
     }
 
     @Test("a server that honours a range only on the first request still yields the exact file")
@@ -196,6 +218,9 @@ struct SegmentedDownloadTests {
         // THEN the file is exact
         #expect(watched.completion != nil, "failed: \(String(describing: watched.error))")
         FaultHarness.expectFile(destination, equals: body)
+        // AND it fell back to one connection from byte 0, which it kept to the end
+        #expect(!watched.restartCodes.isEmpty, "no restarted event; requests: \(Self.describe(server))")
+        Self.expectOneConnectionAfterFallback(server)
     }
 
     @Test("429 on extra connections: they end, no more are added, and the download completes")
