@@ -7,6 +7,16 @@ struct OptionSpec: Sendable {
     let value: String?
     let help: String
     var repeatable = false
+
+    /// How messages name the option: `--checksum`, or `-H (--header)` when it was typed short.
+    func named(typed: String) -> String {
+        typed.hasPrefix("--") || short == nil ? "--\(long)" : "\(typed) (--\(long))"
+    }
+
+    /// Whether `typed` (`--long` or `-s`) is this option.
+    func matches(typed: String) -> Bool {
+        typed.hasPrefix("--") ? typed.dropFirst(2) == long : typed.dropFirst().first == short && typed.count == 2
+    }
 }
 
 /// A usage error: the message is for the user; the exit code is 2.
@@ -27,6 +37,12 @@ struct ParsedArguments: Sendable {
 
 struct ArgumentParser: Sendable {
     let specs: [OptionSpec]
+    /// The error for an option that is not in `specs` (`--name` or `-n` as typed): a command
+    /// answers with the commands that do take it.
+    var unknownOption: @Sendable (_ typed: String) -> UsageError = { UsageError(message: "unknown option \($0)") }
+    /// A command group (`haul queue ACTION ...`) reads its own options up to the first operand
+    /// and leaves that operand and everything after it to the subcommand.
+    var stopsAtFirstOperand = false
 
     func parse(_ arguments: [String]) throws(UsageError) -> ParsedArguments {
         var result = ParsedArguments()
@@ -46,7 +62,7 @@ struct ArgumentParser: Sendable {
                     name = String(name[..<equals])
                 }
                 guard let spec = specs.first(where: { $0.long == name }) else {
-                    throw UsageError(message: "unknown option --\(name)")
+                    throw unknownOption("--\(name)")
                 }
                 try take(spec, inline: inline, arguments, &index, into: &result)
             } else if argument.hasPrefix("-") && argument.count > 1 {
@@ -54,12 +70,15 @@ struct ArgumentParser: Sendable {
                 while !letters.isEmpty {
                     let letter = letters.removeFirst()
                     guard let spec = specs.first(where: { $0.short == letter }) else {
-                        throw UsageError(message: "unknown option -\(letter)")
+                        throw unknownOption("-\(letter)")
                     }
                     let inline = spec.value != nil && !letters.isEmpty ? String(letters) : nil
                     if inline != nil { letters.removeAll() }
                     try take(spec, inline: inline, arguments, &index, into: &result)
                 }
+            } else if stopsAtFirstOperand {
+                result.positional.append(contentsOf: arguments[(index - 1)...])
+                break
             } else {
                 result.positional.append(argument)
             }

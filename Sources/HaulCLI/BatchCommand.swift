@@ -8,9 +8,8 @@ import HaulCore
 struct BatchCommand {
     let requests: [DownloadRequest]
     let problems: [String]
-    let jobs: Int
-    let options: RequestOptions
-    let stateDirectory: String?
+    let runOptions: QueueRunOptions
+    let store: StoreOptions
     let presenter: Presenter
 
     func run() async -> ExitCode {
@@ -19,7 +18,7 @@ struct BatchCommand {
         }
         let queue: DownloadQueue
         do throws(DownloadError) {
-            queue = try DownloadQueue(stateDirectory: stateDirectory)
+            queue = try DownloadQueue(stateDirectory: store.stateDirectory)
         } catch {
             presenter.error(error.message)
             return ExitCode(error)
@@ -37,7 +36,7 @@ struct BatchCommand {
         let clean = problems.isEmpty && batch.duplicates == 0
         guard !batch.ids.isEmpty else { return clean ? .success : .usage }
         let signals = SignalWatcher { _ in queue.stopAll() }
-        let runOptions = options.runOptions(jobs: jobs)
+        let runOptions = self.runOptions
         let ids = batch.ids
         let summary = await QueueRunView(queue: queue, presenter: presenter, total: ids.count).run {
             await queue.run(runOptions, only: Set(ids))

@@ -1,0 +1,57 @@
+import Haul
+
+/// How the command reports what happens.
+enum OutputMode: Sendable {
+    case normal
+    case quiet
+    case json
+}
+
+/// `-q` and `--json`: for the commands that report downloads as they run.
+struct OutputOptions: ParsableOptions {
+    static let quiet = OptionSpec(short: "q", long: "quiet", value: nil, help: "print only errors")
+    static let json = OptionSpec(short: nil, long: "json", value: nil, help: "print one JSON object per event on standard output")
+    static let specs = [quiet, json]
+
+    let mode: OutputMode
+
+    init(_ parsed: ParsedArguments) {
+        mode = parsed.flag("json") ? .json : parsed.flag("quiet") ? .quiet : .normal
+    }
+}
+
+/// `--state DIR`: where the queue's database lives. Every command that uses the queue takes it.
+struct StoreOptions: ParsableOptions {
+    static let specs = [
+        OptionSpec(short: nil, long: "state", value: "DIR", help: "queue database directory (default $XDG_DATA_HOME/haul)"),
+    ]
+
+    let stateDirectory: String?
+
+    init(_ parsed: ParsedArguments) {
+        stateDirectory = parsed.value("state")
+    }
+
+    /// Opens (or creates) the store; only `run()` calls it, so a refused command line leaves no trace.
+    func open() throws(CommandError) -> DownloadQueue {
+        do throws(DownloadError) {
+            return try DownloadQueue(stateDirectory: stateDirectory)
+        } catch {
+            throw .download(error)
+        }
+    }
+}
+
+/// `-x N`: connections per file. A download's own (`haul URL`, `haul queue add`), or in
+/// `haul queue run` the count for the items added without one.
+struct ConnectionsOptions: ParsableOptions {
+    static let specs = [
+        OptionSpec(short: "x", long: "connections", value: "N", help: "connections per file, 1-16 (default: adapt, up to 8)"),
+    ]
+
+    let connections: Int?
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        connections = parsed.value("connections") == nil ? nil : try OptionValue.integer(parsed, "connections", default: 1, range: 1...16)
+    }
+}

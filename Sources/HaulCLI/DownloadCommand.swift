@@ -1,0 +1,146 @@
+import Foundation
+import Haul
+import HaulCore
+
+/// The main command: one URL (a single download, its record beside the partial file), or several
+/// URLs or `-i FILE` (a batch, which goes through the queue store and runs `-j` at a time).
+struct DownloadCommand: ParsableCommand {
+    static let commandName = "haul"
+    static let displayName = "haul URL"
+    static let abstract = "download one URL, several, or a list"
+    static var version: String? { HaulVersion.current }
+    static let input = OptionSpec(short: "i", long: "input", value: "FILE", help: "read URLs from FILE ('-' for stdin): URL [NAME] per line")
+
+    static var options: [OptionSpec] {
+        DestinationOptions.specs + [input] + StoreOptions.specs + RequestOptions.specs + DownloadSettings.specs
+            + ConnectionsOptions.specs + RunSettings.specs + OutputOptions.specs
+    }
+
+    static let overview = """
+        Usage: haul [options] URL
+               haul [options] URL URL ...      (a batch)
+               haul [options] -i FILE          (a batch from a list: URL [NAME] per line)
+               haul queue add|list|pause|resume|cancel|rm|run ...   (see haul queue --help)
+
+        Downloads to disk, resumably: an interrupted run (Ctrl-C, a dropped connection,
+        kill -9, a power cut) continues where it stopped when run again, and a file is only
+        put in place once complete. Resumes are verified, never spliced across versions.
+        """
+
+    let urls: [URL]
+    let input: String?
+    let destination: DestinationOptions
+    let store: StoreOptions
+    let request: RequestOptions
+    let download: DownloadSettings
+    let connections: ConnectionsOptions
+    let settings: RunSettings
+    let output: OutputOptions
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        var urls: [URL] = []
+        for text in parsed.positional {
+            urls.append(try OptionValue.url(text))
+        }
+        self.urls = urls
+        input = parsed.value(Self.input.long)
+        destination = try DestinationOptions(parsed)
+        store = StoreOptions(parsed)
+        request = try RequestOptions(parsed)
+        download = try DownloadSettings(parsed)
+        connections = try ConnectionsOptions(parsed)
+        settings = try RunSettings(parsed)
+        output = OutputOptions(parsed)
+    }
+
+    /// A list, even of one line, is a batch: its names and problems are reported as one.
+    var downloads: DownloadCount {
+        input != nil || urls.count > 1 ? .several : .one
+    }
+
+    func validate() throws(UsageError) {
+        guard !urls.isEmpty || input != nil else {
+            throw UsageError(message: "no URL given")
+        }
+        try request.validate()
+        try destination.validate(downloads: downloads)
+        try download.validate(downloads: downloads)
+        if downloads == .one, output.mode == .json, destination.writesToStandardOutput {
+            throw UsageError(message: "--json writes events to standard output, so it cannot be used with -o -")
+        }
+    }
+
+    func run() async throws(CommandError) -> ExitCode {
+        var requests: [DownloadRequest] = []
+        var problems: [String] = []
+        if downloads == .several {
+            (requests, problems) = try batch()
+        }
+        let presenter = Presenter(mode: output.mode)
+        download.warnIfInsecure(presenter)
+        if downloads == .one, let url = urls.first {
+            return await Self.runSingle(settings.applied(to: shapedRequest(url, destination.destination())), presenter)
+        }
+        let runOptions = download.applied(to: settings.runOptions(connections: connections))
+        return await BatchCommand(requests: requests, problems: problems, runOptions: runOptions, store: store, presenter: presenter).run()
+    }
+
+    /// One download as the request and its settings shape it (what a queued item keeps).
+    private func shapedRequest(_ url: URL, _ destination: Destination) -> DownloadRequest {
+        download.applied(to: request.request(url, destination), connections: connections)
+    }
+
+    /// The batch's requests (the URLs given, then the list's) and the list lines that were unusable.
+    private func batch() throws(CommandError) -> (requests: [DownloadRequest], problems: [String]) {
+        var entries: [(url: URL, name: String?)] = urls.map { ($0, nil) }
+        var problems: [String] = []
+        if let input {
+            let list = try Self.readList(input)
+            entries += list.entries.map { ($0.url, $0.name) }
+            problems = list.problems.map { "\(input == "-" ? "stdin" : input):\($0.line): \($0.message)" }
+        }
+        guard !entries.isEmpty || !problems.isEmpty else {
+            throw .usage(UsageError(message: "no URL given"))
+        }
+        return (entries.map { shapedRequest($0.url, destination.destination(named: $0.name)) }, problems)
+    }
+
+    private static func readList(_ input: String) throws(CommandError) -> DownloadList {
+        let data: Data?
+        if input == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            data = FileManager.default.contents(atPath: input)
+        }
+        guard let data else { throw .usage(UsageError(message: "-i \(input): cannot read the file")) }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw .usage(UsageError(message: "-i \(input): the list is not UTF-8 text"))
+        }
+        return DownloadList(parsing: text)
+    }
+
+    /// One download with its record beside the partial file; no queue involved.
+    private static func runSingle(_ request: DownloadRequest, _ presenter: Presenter) async -> ExitCode {
+        let download = Downloader().download(request)
+        let signals = SignalWatcher { _ in
+            // Stop at a checkpoint; the next run resumes.
+            download.pause()
+        }
+        for await event in download.events {
+            presenter.show(event)
+            switch event {
+            case .completed:
+                return .success
+            case .failed(let error):
+                return ExitCode(error)
+            case .cancelled:
+                return .failure
+            case .paused:
+                return signals.received == SIGTERM ? .terminated : .interrupted
+            default:
+                continue
+            }
+        }
+        return .failure
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Haul
+import HaulCore
+
+/// What one download checks and how it connects, beyond its request: the checksum, the free
+/// space and size limits, TLS trust and redirects. A queued item keeps them (the run does not
+/// override them), so `haul URL` and `haul queue add` take them, not `haul queue run`.
+struct DownloadSettings: ParsableOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec(short: nil, long: "checksum", value: "ALGO=HEX", help: "verify the file: sha256=, sha512=, sha1= or md5= (one URL only)"),
+        OptionSpec(short: nil, long: "min-free-space", value: "SIZE", help: "keep SIZE free beyond the file, e.g. 0, 500M (default 16M)"),
+        OptionSpec(short: nil, long: "max-size", value: "SIZE", help: "refuse or stop a download larger than SIZE, e.g. 2G (bytes kept)"),
+        OptionSpec(short: nil, long: "max-redirects", value: "N", help: "redirects to follow (default 10)"),
+        OptionSpec(short: nil, long: "allow-http-redirect", value: nil, help: "follow a redirect from https to http (refused by default)"),
+        OptionSpec(short: nil, long: "insecure", value: nil, help: "do not verify TLS certificates"),
+        OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)"),
+    ]
+
+    let checksum: Checksum?
+    let minFreeSpace: Int64?
+    let maxSize: Int64?
+    let maxRedirects: Int
+    let allowsHTTPRedirect: Bool
+    let verifiesTLS: Bool
+    let caFile: String?
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        if let text = parsed.value("checksum") {
+            do throws(ChecksumError) {
+                checksum = try Checksum(parsing: text)
+            } catch {
+                throw UsageError(message: "--checksum \(text): \(error.message)")
+            }
+        } else {
+            checksum = nil
+        }
+        minFreeSpace = try parsed.value("min-free-space").map { text throws(UsageError) in
+            guard let bytes = text == "0" ? 0 : OptionValue.bytes(text) else {
+                throw UsageError(message: "--min-free-space needs a size such as 0, 500M or 2G, got \"\(text)\"")
+            }
+            return bytes
+        }
+        maxSize = try parsed.value("max-size").map { text throws(UsageError) in
+            guard let bytes = OptionValue.bytes(text) else {
+                throw UsageError(message: "--max-size needs a size such as 500M or 2G, got \"\(text)\"")
+            }
+            return bytes
+        }
+        maxRedirects = try OptionValue.integer(parsed, "max-redirects", default: 10, range: 0...100)
+        allowsHTTPRedirect = parsed.flag("allow-http-redirect")
+        verifiesTLS = !parsed.flag("insecure")
+        if let caFile = parsed.value("cacert"), !FileManager.default.isReadableFile(atPath: caFile) {
+            throw UsageError(message: "--cacert \(caFile): no such readable file")
+        }
+        caFile = parsed.value("cacert")
+    }
+
+    /// A checksum describes one file.
+    func validate(downloads: DownloadCount) throws(UsageError) {
+        if checksum != nil, downloads == .several {
+            throw UsageError(message: "--checksum verifies one file; it cannot be used with several URLs")
+        }
+    }
+
+    /// `--insecure` is said out loud, whatever the command.
+    func warnIfInsecure(_ presenter: Presenter) {
+        if !verifiesTLS && presenter.mode != .quiet {
+            presenter.error("warning: --insecure: TLS certificates and host names are NOT verified")
+        }
+    }
+
+    func applied(to request: DownloadRequest, connections: ConnectionsOptions) -> DownloadRequest {
+        var request = request
+        request.checksum = checksum
+        if let minFreeSpace { request.minFreeSpace = minFreeSpace }
+        request.maxSize = maxSize
+        request.maxRedirects = maxRedirects
+        request.allowsHTTPRedirect = allowsHTTPRedirect
+        request.transfer.verifyTLS = verifiesTLS
+        request.transfer.caFile = caFile
+        request.connections = connections.connections
+        return request
+    }
+
+    /// A batch's run carries them as well, for queue items stored without them.
+    func applied(to run: QueueRunOptions) -> QueueRunOptions {
+        var run = run
+        run.maxSize = maxSize
+        run.maxRedirects = maxRedirects
+        run.allowsHTTPRedirect = allowsHTTPRedirect
+        run.transfer.verifyTLS = verifiesTLS
+        run.transfer.caFile = caFile
+        return run
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Haul
+import HaulCore
+
+/// Turning one option's text into a typed value, with the message a person can act on.
+enum OptionValue {
+    static func integer(_ parsed: ParsedArguments, _ name: String, default value: Int, range: ClosedRange<Int>) throws(UsageError) -> Int {
+        guard let text = parsed.value(name) else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError(message: "--\(name) needs a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text)\"")
+        }
+        return number
+    }
+
+    static func seconds(_ parsed: ParsedArguments, _ name: String, default value: Double) throws(UsageError) -> Double {
+        guard let text = parsed.value(name) else { return value }
+        guard let number = Double(text), number.isFinite, number > 0, number <= 86_400 else {
+            throw UsageError(message: "--\(name) needs a number of seconds above 0, got \"\(text)\"")
+        }
+        return number
+    }
+
+    /// Parses 500, 500k, 20M, 1G (binary multiples, as curl does).
+    static func bytes(_ text: String) -> Int64? {
+        let lowered = text.lowercased()
+        let multipliers: [Character: Int64] = ["k": 1024, "m": 1024 * 1024, "g": 1024 * 1024 * 1024]
+        var digits = Substring(lowered)
+        var multiplier: Int64 = 1
+        if let last = lowered.last, let factor = multipliers[last] {
+            multiplier = factor
+            digits = digits.dropLast()
+        }
+        guard let number = Double(digits), number.isFinite, number > 0, number * Double(multiplier) < 1e15 else { return nil }
+        return Int64(number * Double(multiplier))
+    }
+
+    /// An http(s) URL with a host, as an operand.
+    static func url(_ text: String) throws(UsageError) -> URL {
+        do throws(DownloadList.URLProblem) {
+            return try DownloadList.parseHTTPURL(text)
+        } catch {
+            throw UsageError(message: "\(error.message): \(text)")
+        }
+    }
+}

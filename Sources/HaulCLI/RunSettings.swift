@@ -1,0 +1,63 @@
+import Foundation
+import Haul
+import HaulCore
+import HaulEngine
+
+/// How a run treats every download in it: how many at once, retries, timeouts and one speed
+/// limit shared by all. `haul queue run` takes them (a queued item does not keep them), and so
+/// does `haul URL`, whose single download or batch is a run of its own.
+struct RunSettings: ParsableOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec(short: "j", long: "jobs", value: "N", help: "downloads at once in a batch or queue run (default 4)"),
+        OptionSpec(short: nil, long: "connect-timeout", value: "S", help: "seconds to connect (default 30)"),
+        OptionSpec(short: nil, long: "stall-timeout", value: "S", help: "seconds without data before retrying (default 30)"),
+        OptionSpec(short: nil, long: "retry", value: "N", help: "retries after transient failures (default 5)"),
+        OptionSpec(short: nil, long: "retry-wait", value: "S", help: "first wait between retries, doubled each time (default 1)"),
+        OptionSpec(short: nil, long: "limit-rate", value: "RATE", help: "cap the speed of everything this run downloads, e.g. 500k, 20M"),
+    ]
+
+    let jobs: Int
+    let retry: RetryPolicy
+    let connectTimeout: Double
+    let stallTimeout: Double
+    /// One budget for everything this command downloads: every request and the run share it.
+    let limiter: RateLimiter?
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        jobs = try OptionValue.integer(parsed, "jobs", default: 4, range: 1...64)
+        var retry = RetryPolicy()
+        retry.maxRetries = try OptionValue.integer(parsed, "retry", default: 5, range: 0...1000)
+        retry.baseDelay = try OptionValue.seconds(parsed, "retry-wait", default: 1)
+        self.retry = retry
+        connectTimeout = try OptionValue.seconds(parsed, "connect-timeout", default: 30)
+        stallTimeout = try OptionValue.seconds(parsed, "stall-timeout", default: 30)
+        if let rate = parsed.value("limit-rate") {
+            guard let bytes = OptionValue.bytes(rate) else {
+                throw UsageError(message: "--limit-rate needs a rate such as 500k or 20M, got \"\(rate)\"")
+            }
+            limiter = RateLimiter(bytesPerSecond: bytes)
+        } else {
+            limiter = nil
+        }
+    }
+
+    /// The queue's run options; `connections` is the count for items that have none of their own.
+    func runOptions(connections: ConnectionsOptions) -> QueueRunOptions {
+        var transfer = TransferOptions()
+        transfer.connectTimeout = connectTimeout
+        transfer.stallTimeout = stallTimeout
+        var options = QueueRunOptions(maxConcurrent: jobs, retry: retry, transfer: transfer, rateLimiter: limiter)
+        options.connections = connections.connections
+        return options
+    }
+
+    /// `request` run on its own (no queue) with these settings.
+    func applied(to request: DownloadRequest) -> DownloadRequest {
+        var request = request
+        request.retry = retry
+        request.transfer.connectTimeout = connectTimeout
+        request.transfer.stallTimeout = stallTimeout
+        request.rateLimiter = limiter
+        return request
+    }
+}
