@@ -19,7 +19,7 @@ extension BodyWriter {
             case .optionRefused: category = .engine
             default: category = .network
             }
-            return .failed(DownloadError(category, "\(error.message) (\(url.absoluteString))"), retryable: error.isRetryable, retryAfter: nil)
+            return .failed(DownloadError(category, "\(error.message) (\(Redaction.url(url)))"), retryable: error.isRetryable, retryAfter: nil)
         case .completed:
             guard let body else {
                 return .failed(DownloadError(.protocolViolation, "the response ended without a body to write"), retryable: true, retryAfter: nil)

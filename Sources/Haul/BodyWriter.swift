@@ -25,6 +25,8 @@ final class BodyWriter: TransferHandler {
     var nextSpaceCheck: Int64 = 0
     /// The sequential connection of a segmented download reached the part other connections fetch.
     var reachedSegments = false
+    /// Said with the response event (a name changed to stay unique).
+    private var responseNote: String?
 
     init(runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput, sent: TransferRequest) {
         self.runner = runner
@@ -90,25 +92,34 @@ final class BodyWriter: TransferHandler {
             finalURL: url,
             totalBytes: body.finalLength,
             resumedFrom: body.writeOffset + body.overlap,
-            destination: destinationPath)))
+            destination: destinationPath,
+            note: responseNote)))
         runner.startSegmentsIfUseful(body, head, sent: sent, output: output)
         return .proceed
     }
 
-    /// Picks the file name for a download into a directory and refuses to replace an existing file.
+    /// Picks the file name for a download into a directory: never a symlink, never a file that
+    /// exists (without --force), and, when another download of this process took the same name, a
+    /// unique one (`report (1).pdf`), said in the response event.
     private func name(from head: ResponseHead) throws(DownloadError) {
-        guard let layout = output.layout, layout.finalPath == nil else { return }
-        let name = runner.record.fileName
+        // Named once per run: a later attempt (a retry, a restart) keeps the name it claimed.
+        guard let layout = output.layout, layout.finalPath == nil, runner.claimedPath == nil else { return }
+        let wanted = runner.record.fileName
             ?? FileNameSanitizer.destinationName(contentDisposition: head.headers["Content-Disposition"], url: url)
-        let path = layout.path(forName: name)
+        let overwrite = runner.request.existingFile == .overwrite
+        let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:))
+        let path = layout.path(forName: claim.name)
+        runner.claimedPath = path
         if DestinationKind.of(path) == .symlink {
             throw DownloadError.symlinkRefusal(path)
         }
-        if runner.record.fileName == nil, runner.request.existingFile != .overwrite, !runner.mayOwnExistingFile,
-           DestinationKind.of(path) != .none {
+        if runner.record.fileName == nil, !overwrite, DestinationKind.of(path) != .none {
             throw DownloadError(.destinationExists, "\(path) already exists; use --force to replace it or -c to continue it")
         }
-        runner.record.fileName = name
+        if claim.renamed {
+            responseNote = "another download of this run is saving \(wanted) in \(layout.directory): this one is saved as \(claim.name)"
+        }
+        runner.record.fileName = claim.name
     }
 
     private var destinationPath: String {
@@ -224,7 +235,7 @@ final class BodyWriter: TransferHandler {
         let now = runner.elapsedSeconds()
         let due = runner.pacer.tick(now: now)
         guard due.progress else { return }
-        runner.meter.record(bytes: runner.bytesTransferred, at: now)
+        runner.meter.record(bytes: runner.totalTransferred, at: now)
         runner.hub.publish(.progress(runner.currentProgress(output)))
         guard due.checkpoint else { return }
         do {

@@ -60,6 +60,17 @@ public struct ResponseInfo: Sendable, Equatable {
     public let resumedFrom: Int64
     /// The destination path.
     public let destination: String
+    /// Worth saying about this response (e.g. the name was changed to stay unique).
+    public var note: String?
+
+    public init(status: Int, finalURL: URL, totalBytes: Int64?, resumedFrom: Int64, destination: String, note: String? = nil) {
+        self.status = status
+        self.finalURL = finalURL
+        self.totalBytes = totalBytes
+        self.resumedFrom = resumedFrom
+        self.destination = destination
+        self.note = note
+    }
 }
 
 public struct DownloadProgress: Sendable, Equatable {

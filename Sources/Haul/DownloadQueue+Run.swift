@@ -33,6 +33,8 @@ extension DownloadQueue {
         for directory in runState.directories.withLock({ $0 }) {
             FileIO.syncDirectory(containing: directory + "/.")
         }
+        // Downloads that ended gave up their credentials: no copy stays in the write-ahead log.
+        store.forgetRemovedSecrets()
         publishAggregate(force: true)
         endRunStreams()
         return runState.summary.withLock { $0 }
@@ -68,8 +70,10 @@ extension DownloadQueue {
             state.persistedAt[item.id] = .now
         }
         defer { _ = live.withLock { $0.controls.removeValue(forKey: item.id) } }
-        guard let request = Self.request(for: item, options) else {
-            let error = DownloadError(.usage, "download \(item.id) has an invalid URL: \(item.url)")
+        let request: DownloadRequest
+        do {
+            request = try Self.request(for: item, options)
+        } catch {
             hub.publish(.failed(error))
             return .failed(error)
         }
@@ -78,10 +82,6 @@ extension DownloadQueue {
             request: request, transport: transport, hub: hub, control: control,
             records: { _ in store.recordSlot(for: item) },
             deferDirectorySync: { directory in run.directories.withLock { _ = $0.insert(directory) } })
-        // This item ran before: a file at its destination may be its own, finished just before its
-        // process died. It is verified against the server (or, for a small file named by the
-        // server, fetched again and replaced), never trusted blindly, never refused.
-        runner.mayOwnExistingFile = item.attempts > 1
         return runner.run()
     }
 
@@ -109,29 +109,6 @@ extension DownloadQueue {
         live.withLock { $0.active(remove: id) }
         publishAggregate(force: false)
         return settlement
-    }
-
-    /// Rebuilds the request from the stored item and the run's options.
-    static func request(for item: StoredDownload, _ options: QueueRunOptions) -> DownloadRequest? {
-        guard let url = URL(string: item.url) else { return nil }
-        let destination: Destination = item.destinationKind == .file ? .file(item.destination) : .directory(item.destination)
-        var request = DownloadRequest(url: url, destination: destination, method: item.method, headers: HTTPHeaders(item.headers), body: item.body)
-        if let range = item.range, let spec = try? ByteRangeSpec(parsing: range) {
-            request.target = .range(spec)
-        }
-        switch item.existingPolicy {
-        case "overwrite": request.existingFile = .overwrite
-        case "continue": request.existingFile = .continueIt
-        default: request.existingFile = .refuse
-        }
-        request.retry = options.retry
-        request.transfer = options.transfer
-        request.maxRedirects = options.maxRedirects
-        request.rateLimiter = options.rateLimiter
-        request.connections = options.connections
-        request.allowsHTTPRedirect = options.allowsHTTPRedirect
-        request.maxSize = options.maxSize
-        return request
     }
 
     /// Every event of every download passes here (on its runner's thread).

@@ -131,6 +131,7 @@ public final class DownloadQueue: Sendable {
             control.request(deletingPartial ? .cancelAndDelete : .cancel)
             return
         }
+        store.forgetRemovedSecrets()
         guard deletingPartial else { return }
         if action == .stopTransfer {
             // Another process runs it: wait for its transfer to stop before deleting under it.
@@ -147,8 +148,13 @@ public final class DownloadQueue: Sendable {
         guard let item = try storeCall({ try $0.item(id) }) else {
             throw DownloadError(.usage, "no download \(id) in the queue")
         }
-        try storeCall { try $0.remove(id) }
+        guard item.state.isSettled || item.state == .queued else {
+            throw DownloadError(.usage, "download \(id) is \(item.state.rawValue); cancel or pause it first")
+        }
+        // Its own partial goes first, while its record still says which file that is.
         if item.state != .completed { deletePartial(of: item) }
+        try storeCall { try $0.remove(id) }
+        store.forgetRemovedSecrets()
         _ = live.withLock { $0.hubs.removeValue(forKey: id) }
     }
 
@@ -240,44 +246,6 @@ public final class DownloadQueue: Sendable {
         return hub
     }
 
-    func deletePartial(of item: StoredDownload) {
-        let layout = Self.layout(of: item)
-        unlink(layout.partialPath)
-        store.recordSlot(item.id).remove()
-    }
-
-    static func layout(of item: StoredDownload) -> OutputLayout {
-        switch item.destinationKind {
-        case .file: return .file(item.destination)
-        case .directory: return .directory(item.destination, url: URL(string: item.url) ?? URL(fileURLWithPath: "/"))
-        }
-    }
-
-    static func newDownload(_ request: DownloadRequest, priority: Int, paused: Bool) throws(DownloadError) -> NewDownload {
-        let kind: StoredDownload.DestinationKind
-        let path: String
-        switch request.destination {
-        case .file(let file):
-            kind = .file
-            path = absolute(file)
-        case .directory(let directory):
-            kind = .directory
-            path = absolute(directory)
-        case .standardOutput:
-            throw DownloadError(.usage, "a queued download needs a file or directory, not standard output")
-        }
-        let policy: String
-        switch request.existingFile {
-        case .refuse: policy = "refuse"
-        case .overwrite: policy = "overwrite"
-        case .continueIt: policy = "continue"
-        }
-        return NewDownload(
-            url: request.url.absoluteString, method: request.method, headers: request.headers.fields, body: request.body,
-            destinationKind: kind, destination: path, range: request.targetDescription, existingPolicy: policy,
-            priority: priority, paused: paused)
-    }
-
     static func absolute(_ path: String) -> String {
         AbsolutePath.of(path)
     }
@@ -286,7 +254,7 @@ public final class DownloadQueue: Sendable {
 extension QueueItem {
     init(_ stored: StoredDownload) {
         self.init(
-            id: stored.id, url: URL(string: stored.url), urlString: stored.url, destination: stored.destination,
+            id: stored.id, url: URL(string: stored.url), urlString: Redaction.url(stored.url), destination: stored.destination,
             finalPath: stored.finalPath, state: stored.state, priority: stored.priority, bytes: stored.bytes,
             totalBytes: stored.totalBytes, bytesPerSecond: stored.state == .running ? stored.bytesPerSecond : 0,
             lastError: stored.lastError, errorCategory: stored.errorCategory)

@@ -23,10 +23,15 @@ extension DownloadRunner {
         try keeper.save(&record, syncedLength: syncedLength, hash: hash)
     }
 
-    /// Gives up the destination's lock (removing the lock file). Safe to call again.
-    func releaseDestination() {
+    /// Gives up the destination's lock (removing the lock file) and the claimed name; `keepingName`
+    /// when the file is complete and in place under it. Safe to call again.
+    func releaseDestination(keepingName: Bool = false) {
         destinationLock?.release()
         destinationLock = nil
+        // A name put in place stays known to this process: a later download of the same batch
+        // that the server names alike gets a unique name instead of a refusal.
+        if let claimedPath { ClaimedNames.shared.release(claimedPath, completed: keepingName) }
+        claimedPath = nil
     }
 
     /// A checkpoint that must succeed (a pause, a retry): its failure ends the run.

@@ -30,7 +30,7 @@ extension DownloadRunner {
             }
             CrashPoint.reach(.afterDirectorySync)
             keeper?.remove()
-            releaseDestination()
+            releaseDestination(keepingName: true)
             path = finalPath
         } else {
             path = output.sink.path
@@ -39,7 +39,7 @@ extension DownloadRunner {
         let completion = DownloadCompletion(
             path: path,
             bytes: output.sink.length,
-            bytesTransferred: bytesTransferred,
+            bytesTransferred: totalTransferred,
             seconds: elapsedSeconds(),
             finalURL: finalURL,
             digest: digest)
@@ -65,6 +65,10 @@ extension DownloadRunner {
     /// download is never replaced: the data stays in the partial (with its record) and the run
     /// stops with `destinationExists`. With `--force` the replaced file's permission bits are kept.
     private func moveIntoPlace(_ output: PreparedOutput, layout: OutputLayout, finalPath: String) throws(DownloadError) {
+        if case .partial(let file) = output.sink, record.keepsOwnMode != true {
+            // The partial was private (0600) while incomplete; the file gets the usual mode.
+            file.setPermissions(PartialFile.defaultFileMode)
+        }
         if request.existingFile == .overwrite || record.replacesExistingFile == true {
             var existing = stat()
             if lstat(finalPath, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG, case .partial(let file) = output.sink {

@@ -32,19 +32,16 @@ extension DownloadRunner {
             case .symlink:
                 throw DownloadError.symlinkRefusal(path)
             case .none, .regular:
-                let layout = OutputLayout.file(path)
-                try Self.createDirectory(layout.directory)
-                return try prepareFile(layout)
+                break
             }
-        case .directory(let directory):
-            try Self.createDirectory(directory)
-            if request.existingFile == .continueIt {
-                // Adopting a file needs its name before the request: take it from the URL, as wget -c does.
-                let name = FileNameSanitizer.destinationName(contentDisposition: nil, url: request.url)
-                return try prepareFile(.file((directory as NSString).appendingPathComponent(name)))
-            }
-            return try prepareFile(.directory(directory, url: request.url))
+        case .directory:
+            break
         }
+        guard let layout = OutputLayout.of(request) else {
+            return PreparedOutput(sink: .direct(DirectOutput()), layout: nil)
+        }
+        try Self.createDirectory(layout.directory)
+        return try prepareFile(layout)
     }
 
     private func prepareFile(_ layout: OutputLayout) throws(DownloadError) -> PreparedOutput {
@@ -83,8 +80,6 @@ extension DownloadRunner {
             switch (request.existingFile, DestinationKind.of(finalPath)) {
             case (_, .symlink):
                 throw DownloadError.symlinkRefusal(finalPath)
-            case (.refuse, _) where mayOwnExistingFile && loaded == nil && DestinationKind.of(layout.partialPath) == .none:
-                return try adopt(finalPath, layout: layout)
             case (.refuse, _):
                 throw DownloadError(.destinationExists, "\(finalPath) already exists; use --force to replace it or -c to continue it")
             case (.overwrite, _):
@@ -105,16 +100,19 @@ extension DownloadRunner {
             // never wrote one) are not trusted: the path is cleared and the partial created anew,
             // so nothing that was there (a hard link, a planted file) is ever written through.
             unlink(layout.partialPath)
-            return PreparedOutput(sink: .partial(try Self.openPartial(layout, createNew: true)), layout: layout)
+            let file = try Self.openPartial(layout, createNew: true)
+            record.partialIdentity = try Self.identity(of: file)
+            return PreparedOutput(sink: .partial(file), layout: layout)
         }
         let file = try Self.openPartial(layout, createNew: false)
         record = loaded
+        record.partialIdentity = try Self.identity(of: file)
         if loaded.originalURL != request.url.absoluteString {
             // The URL is not the file's identity (a fresh signed link, a mirror, another port): the
             // partial is continued if the server's answer proves it the same file, by its
             // validators and an overlap compared byte for byte; otherwise it restarts.
             // (`partialNeedsProof` stays true until the overlap matched.)
-            startNote = "the partial download came from another URL (\(Self.redacted(loaded.originalURL))); it is continued only if this server's file proves to be the same"
+            startNote = "the partial download came from another URL (\(Redaction.url(loaded.originalURL))); it is continued only if this server's file proves to be the same"
         }
         if let trusted = loaded.trustedSegments(currentBoot: BootID.current) {
             // A segmented partial has holes: its record says what is there, not its length.
@@ -160,6 +158,7 @@ extension DownloadRunner {
             throw DownloadError(.destinationExists, "\(finalPath) is not a regular file and cannot be continued")
         }
         record.isAdopted = true
+        record.keepsOwnMode = true
         do throws(StoreError) {
             // The record first: a crash right after the rename still knows the partial is adopted.
             try keeper?.save(&record, syncedLength: 0)
@@ -169,10 +168,19 @@ extension DownloadRunner {
                 throw StoreError(.io, "cannot move \(finalPath) aside to continue it: \(reason)")
             }
             let file = try PartialFile(path: layout.partialPath)
+            record.partialIdentity = try file.identity()
             try keeper?.save(&record, syncedLength: file.length)
             return PreparedOutput(sink: .partial(file), layout: layout)
         } catch {
             throw DownloadError(error.kind == .unsafePath ? .destinationExists : .io, error.message)
+        }
+    }
+
+    static func identity(of file: PartialFile) throws(DownloadError) -> FileIdentity {
+        do {
+            return try file.identity()
+        } catch {
+            throw DownloadError(.io, error.message)
         }
     }
 
@@ -182,13 +190,6 @@ extension DownloadRunner {
         } catch {
             throw DownloadError(error.kind == .unsafePath ? .destinationExists : .io, error.message)
         }
-    }
-
-    /// A URL as it may be shown: without a password.
-    static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = "***"
-        return components.string ?? url
     }
 
     /// Creates the directory a download writes into, with its parents, if it is missing.

@@ -10,7 +10,7 @@ extension DownloadRunner {
     /// truncation, so it never vouches for bytes of another version.
     func discardBytes(_ output: PreparedOutput, reason: RestartReason) throws(DownloadError) {
         endSegments()
-        segments = nil
+        retireSegments()
         record.segments = nil
         record.segmentPrefix = nil
         if record.isAdopted {
@@ -52,9 +52,11 @@ extension DownloadRunner {
             throw DownloadError(.cannotResume, "the existing file cannot be continued, and it cannot be put back at \(finalPath) (\(String(cString: strerror(errno)))); it is kept as \(layout.partialPath)")
         }
         record.isAdopted = false
+        record.keepsOwnMode = nil
         record.replacesExistingFile = true
         do {
             try file.startOverAsNewFile()
+            record.partialIdentity = try file.identity()
             try saveRecord(layout, syncedLength: 0)
         } catch {
             throw DownloadError(.io, error.message)

@@ -36,6 +36,12 @@ extension DownloadRunner {
         coordinator.start()
     }
 
+    /// Forgets the coordinator once its connections ended, keeping the count of bytes they moved.
+    func retireSegments() {
+        if let segments { retiredSegmentBytes += segments.transferred }
+        segments = nil
+    }
+
     /// Stops the extra connections (their progress stays with the coordinator for a checkpoint).
     func endSegments() {
         segments?.stopAndWait()
@@ -48,7 +54,7 @@ extension DownloadRunner {
         guard let coordinator = segments, case .partial(let file) = output.sink else { return .incomplete }
         coordinator.waitForHelpers()
         if let failure = coordinator.ioFailure {
-            segments = nil
+            retireSegments()
             throw DownloadError(.io, failure.message)
         }
         // A pause or cancel: the segments stay, so the stop's checkpoint records them.
@@ -60,7 +66,7 @@ extension DownloadRunner {
         let table = SegmentTable(segments: coordinator.segments)
         let reach = table.contiguousEnd(from: file.length)
         let total = record.finalLength ?? reach
-        segments = nil
+        retireSegments()
         record.segments = nil
         record.segmentPrefix = nil
         if table.isComplete && reach >= total {

@@ -31,7 +31,12 @@ final class DownloadRunner {
     /// The record as this run knows it; saved to disk whenever data depends on it.
     var record: ResumeRecord
     var meter = ProgressMeter()
+    /// Body bytes this run's own connection received (overlap included).
     var bytesTransferred: Int64 = 0
+    /// Body bytes received by segment connections that have ended.
+    var retiredSegmentBytes: Int64 = 0
+    /// Body bytes received by every connection of this run: what speed, ETA and the summary count.
+    var totalTransferred: Int64 { bytesTransferred + retiredSegmentBytes + (segments?.transferred ?? 0) }
     var finalURL: URL
     /// The URL requests start from: the request's, until `urlRefresher` replaces an expired one.
     var currentURL: URL
@@ -57,9 +62,8 @@ final class DownloadRunner {
     var recordStored: Bool { keeper?.isStored ?? false }
     /// The exclusive lock on the destination, held from `prepare` to the end of the run.
     var destinationLock: DestinationLock?
-    /// A queued download that ran before: a file at its destination may be its own finished file.
-    /// Such a file is adopted and verified like `--continue`, or replaced, instead of refused.
-    var mayOwnExistingFile = false
+    /// The final path this run claimed among the downloads of this process (a name from a response).
+    var claimedPath: String?
     /// A fresh download whose whole body is at most this big skips the record until its first
     /// checkpoint: without a record its bytes are only ever trusted after the overlap check, and
     /// for many small files the record would cost more than re-fetching one.

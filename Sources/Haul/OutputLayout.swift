@@ -19,6 +19,23 @@ struct OutputLayout: Sendable, Equatable {
         String(partialPath.dropLast(Self.partialSuffix.count)) + Self.lockSuffix
     }
 
+    /// The one rule for where a download's files live, for the runner and the queue alike; nil for
+    /// standard output. `--continue` into a directory needs the name before any request, so it
+    /// takes it from the URL (as wget -c does) and lives beside that file.
+    static func of(_ request: DownloadRequest) -> OutputLayout? {
+        switch request.destination {
+        case .standardOutput:
+            return nil
+        case .file(let path):
+            return .file(path)
+        case .directory(let directory) where request.existingFile == .continueIt:
+            let name = FileNameSanitizer.destinationName(contentDisposition: nil, url: request.url)
+            return .file((directory as NSString).appendingPathComponent(name))
+        case .directory(let directory):
+            return .directory(directory, url: request.url)
+        }
+    }
+
     /// A download to an explicit path: the partial and record sit beside it.
     static func file(_ path: String) -> OutputLayout {
         let directory = AbsolutePath.directory(of: path)

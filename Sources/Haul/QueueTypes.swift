@@ -6,6 +6,7 @@ import HaulEngine
 public struct QueueItem: Sendable, Equatable {
     public let id: Int64
     public let url: URL?
+    /// The URL as it may be shown: without a password (`Redaction.url`).
     public let urlString: String
     /// The file path, or the directory for a download named by the server.
     public let destination: String

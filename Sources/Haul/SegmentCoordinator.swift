@@ -40,6 +40,8 @@ final class SegmentCoordinator: Sendable {
         var maxHelpers: Int
         var throttled = false
         var failure: Failure?
+        /// Body bytes these connections received and wrote.
+        var transferred: Int64 = 0
         /// A write, sync or record save failed: the download stops with this error.
         var ioFailure: StoreError?
         var stopping = false
@@ -97,6 +99,9 @@ final class SegmentCoordinator: Sendable {
 
     /// The first write, sync or record save that failed; the segmented download stopped there.
     var ioFailure: StoreError? { state.withLock { $0.ioFailure } }
+
+    /// Body bytes the extra connections received, for speed and the summary.
+    var transferred: Int64 { state.withLock { $0.transferred } }
 
     /// Bytes the extra connections have on disk.
     var segmentBytes: Int64 { state.withLock { $0.table.bytesDone } }
@@ -257,6 +262,7 @@ final class SegmentCoordinator: Sendable {
                 return (0, true)
             }
             state.table.advance(index, by: Int64(count))
+            state.transferred += Int64(count)
             return (count, state.table.segments[index].isDone)
         }
         setup.rateLimiter?.take(result.0) { shouldStop }

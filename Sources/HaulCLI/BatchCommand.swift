@@ -65,12 +65,12 @@ struct BatchCommand {
         for request in requests {
             let key = Self.destinationKey(request)
             guard seen.insert(key).inserted else {
-                presenter.error("\(request.url.absoluteString): the same destination appears twice in the batch (skipped)")
+                presenter.error("\(Redaction.url(request.url)): the same destination appears twice in the batch (skipped)")
                 result.duplicates += 1
                 continue
             }
             if let existing = try queue.existingItem(for: request) {
-                guard existing.urlString == request.url.absoluteString else {
+                guard existing.url?.absoluteString == request.url.absoluteString else {
                     throw DownloadError(.destinationExists, "\(existing.destination) is already used by queued download \(existing.id) (\(existing.urlString))")
                 }
                 if existing.state == .paused || existing.state == .failed {

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCore
 
 /// One JSON object per event, for --json. Keys are stable; numbers are plain JSON numbers.
 enum JSONEvent {
@@ -7,9 +8,9 @@ enum JSONEvent {
         var object: [String: Any]
         switch event {
         case .started(let started):
-            object = ["event": "started", "url": started.url.absoluteString, "destination": started.destination ?? NSNull(), "resumingFrom": started.resumingFrom]
+            object = ["event": "started", "url": Redaction.url(started.url), "destination": started.destination ?? NSNull(), "resumingFrom": started.resumingFrom, "note": started.note ?? NSNull()]
         case .response(let info):
-            object = ["event": "response", "status": info.status, "finalURL": info.finalURL.absoluteString, "totalBytes": info.totalBytes ?? NSNull(), "resumedFrom": info.resumedFrom, "destination": info.destination]
+            object = ["event": "response", "status": info.status, "finalURL": Redaction.url(info.finalURL), "totalBytes": info.totalBytes ?? NSNull(), "resumedFrom": info.resumedFrom, "destination": info.destination, "note": info.note ?? NSNull()]
         case .progress(let progress):
             object = progressObject("progress", progress)
         case .restarted(let reason):
@@ -19,7 +20,7 @@ enum JSONEvent {
         case .paused(let progress):
             object = progressObject("paused", progress)
         case .completed(let done):
-            object = ["event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds, "finalURL": done.finalURL.absoluteString, "digest": done.digest ?? NSNull()]
+            object = ["event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds, "finalURL": Redaction.url(done.finalURL), "digest": done.digest ?? NSNull()]
         case .failed(let error):
             object = ["event": "failed", "category": error.category.name, "message": error.message, "httpStatus": error.httpStatus ?? NSNull(), "exitCode": Int(ExitCode(error).rawValue)]
         case .cancelled:

@@ -53,6 +53,7 @@ final class Presenter: @unchecked Sendable {
                 case .completed(let done): message("#\(id) saved \(done.path) (\(Format.bytes(done.bytes)))")
                 case .failed(let error): message("haul: #\(id) failed: \(error.message)")
                 case .restarted(let reason): message("haul: #\(id): \(reason.message)")
+                case .response(let info): if let note = info.note { message("haul: #\(id): \(note)") }
                 case .retrying(let retry): message("haul: #\(id): \(retry.reason); retry \(retry.attempt) of \(retry.maxRetries) in \(Format.seconds(retry.delay))")
                 default: break
                 }
@@ -106,11 +107,11 @@ final class Presenter: @unchecked Sendable {
         switch event {
         case .started(let started):
             if started.resumingFrom > 0 {
-                message("resuming \(started.url.absoluteString) from \(Format.bytes(started.resumingFrom))")
+                message("resuming \(Redaction.url(started.url)) from \(Format.bytes(started.resumingFrom))")
             }
             if let note = started.note { message("haul: \(note)") }
-        case .response:
-            break
+        case .response(let info):
+            if let note = info.note { message("haul: \(note)") }
         case .progress(let progress):
             if isTerminal { draw(progress) }
         case .restarted(let reason):

@@ -48,11 +48,11 @@ public struct RedirectPolicy: Sendable {
             throw RedirectError(message: "redirect to an unsupported location: \(location)")
         }
         if !allowsDowngrade, request.url.scheme?.lowercased() == "https", scheme == "http" {
-            throw RedirectError(message: "refused a redirect from https to http (\(target.absoluteString)): the request would continue unencrypted; allow it with --allow-http-redirect")
+            throw RedirectError(message: "refused a redirect from https to http (\(Redaction.url(target))): the request would continue unencrypted; allow it with --allow-http-redirect")
         }
         let normalized = Self.withoutFragment(target)
         if visited.contains(where: { Self.withoutFragment($0) == normalized }) {
-            throw RedirectError(message: "redirect loop at \(normalized.absoluteString)")
+            throw RedirectError(message: "redirect loop at \(Redaction.url(normalized))")
         }
         var next = request
         next.url = normalized

@@ -24,7 +24,7 @@ public final class PartialFile: @unchecked Sendable {
     /// file with other hard links (writing would change the linked file too) are refused.
     public init(path: String, createNew: Bool = false) throws(StoreError) {
         let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (createNew ? O_CREAT | O_EXCL : 0)
-        let fd = open(path, flags, 0o644)
+        let fd = open(path, flags, 0o600)
         guard fd >= 0 else { throw StoreError.system("cannot open the partial file", path: path) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -53,7 +53,7 @@ public final class PartialFile: @unchecked Sendable {
     /// Continues with a new, empty file at the same path, which must be free (the old file was
     /// moved away, e.g. an adopted file put back under its own name).
     public func startOverAsNewFile() throws(StoreError) {
-        let fresh = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o644)
+        let fresh = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o600)
         guard fresh >= 0 else { throw StoreError.system("cannot create the partial file", path: path) }
         close(fd)
         fd = fresh
@@ -146,6 +146,15 @@ public final class PartialFile: @unchecked Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StoreError.system("cannot inspect", path: path) }
         return FileIdentity(info)
+    }
+
+    /// The mode a new file gets from this process: 0666 less the umask (read from the kernel,
+    /// since asking umask(2) would change it for every thread for a moment).
+    public static var defaultFileMode: mode_t {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
+        let mask = line.flatMap { mode_t($0.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0o022
+        return 0o666 & ~mask
     }
 
     /// Sets the permission bits (those of a file this one replaces). Best effort: a file system

@@ -53,7 +53,7 @@ public struct RecordFile: Sendable {
             throw StoreError(.io, "cannot encode the resume record: \(error)")
         }
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.system("cannot create", path: temporary) }
         var failure: StoreError?
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in

@@ -41,6 +41,12 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     /// Which file the finished download is (saved with `finishedLength`): a file at the final path
     /// is taken as this download's own, complete, only while all of this still matches.
     public var finishedIdentity: FileIdentity?
+    /// Which file the partial is (its device and inode): what removing this download may delete,
+    /// and nothing else at the same path.
+    public var partialIdentity: FileIdentity?
+    /// The partial is a file Haul adopted (`--continue`): it keeps its own permission bits. Any other
+    /// partial is created 0600 and gets the usual mode (0666 less the umask) once complete.
+    public var keepsOwnMode: Bool?
     /// A segmented download: the bytes of each segment known to be durable, beyond the sequential
     /// prefix of `segmentPrefix` bytes. Saved only after the file was synced, so it is trusted as is
     /// (the file's length means nothing when segments leave holes).

@@ -14,7 +14,7 @@ extension NginxServer {
 
     static func configuration(
         directory: String, root: String, port: Int, limitRate: String?, disabledModules: Set<String>,
-        tls: NginxTLS? = nil
+        tls: NginxTLS? = nil, redirects: [String: String] = [:]
     ) -> String {
         let rootSlash = root.hasSuffix("/") ? root : root + "/"
         let tempPaths = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
@@ -31,6 +31,9 @@ extension NginxServer {
                         }
                 """
             } ?? ""
+        let redirected = redirects.sorted { $0.key < $1.key }.map { path, location in
+            "\n        location = \(path) {\n            return 302 \(quoted(location));\n        }"
+        }.joined()
         let listen: String
         if let tls {
             listen = """
@@ -71,7 +74,7 @@ extension NginxServer {
                     server_name localhost;
                     root \(quoted(root));
                     location / {
-                    }\(limited)
+                    }\(limited)\(redirected)
                 }
             }
 

@@ -54,7 +54,8 @@ public final class NginxServer: Sendable {
     /// a new port is tried (a few times). Waits until the port accepts connections, at most 10 s.
     /// - Throws: ``TestSupportError`` when nginx is not installed, the root or a TLS file is missing, or
     ///   nginx does not come up; the message includes nginx's error log.
-    public init(documentRoot: String, limitRate: String? = nil, tls: NginxTLS? = nil) throws {
+    /// `redirects`: exact paths answered with `302` to the given absolute URL (no body).
+    public init(documentRoot: String, limitRate: String? = nil, tls: NginxTLS? = nil, redirects: [String: String] = [:]) throws {
         let executable = try Self.findExecutable()
         let root = URL(fileURLWithPath: documentRoot).standardizedFileURL.path
         var isDirectory: ObjCBool = false
@@ -78,7 +79,7 @@ public final class NginxServer: Sendable {
                 port = try Self.freeLoopbackPort()
                 let config = Self.configuration(
                     directory: directory, root: root, port: port, limitRate: limitRate,
-                    disabledModules: disabledModules, tls: tls)
+                    disabledModules: disabledModules, tls: tls, redirects: redirects)
                 let configPath = directory + "/nginx.conf"
                 try config.write(toFile: configPath, atomically: true, encoding: .utf8)
                 process = try Self.launch(executable, directory: directory, configPath: configPath)

@@ -177,3 +177,38 @@ struct CLITLSTests {
         #expect(entries.last?.bodyBytesSent == size - Int(kept), "\(entries)")
     }
 }
+
+/// A redirect from https to http is refused unless asked for, so nothing follows it in clear text.
+@Suite("haul https to http", .serialized)
+struct CLIDowngradeTests {
+    @Test(.timeLimit(.minutes(1)))
+    func httpsToHttpRedirectIsRefusedAndNothingReachesTheHttpServer() throws {
+        // GIVEN an http server, and nginx over https (own CA) redirecting /go to it
+        let plain = try FaultServer()
+        let body = TestData.bytes(count: 5_000, seed: 211)
+        plain.setResource("/f.bin", body: body)
+        let root = try TemporaryDirectory(prefix: "haul-cli-downgrade-root")
+        let certificates = try TemporaryDirectory(prefix: "haul-cli-downgrade-certs")
+        let made = try TestCertificates.make(in: certificates.path)
+        let nginx = try NginxServer(
+            documentRoot: root.path, tls: NginxTLS(certificatePath: made.serverCert, keyPath: made.serverKey),
+            redirects: ["/go": plain.url("/f.bin")])
+        defer { nginx.stop() }
+        let work = try TemporaryDirectory(prefix: "haul-cli-downgrade")
+        let arguments = ["-q", "--retry", "0", "--cacert", made.caCert, "-H", "X-Api-Key: k", "-o", work.file("f.bin"), nginx.baseURL + "/go"]
+
+        // WHEN haul follows it with a custom header
+        let refused = try HaulBinary.run(arguments)
+
+        // THEN it exits 9, says how to allow it, and the http server got no request
+        #expect(refused.status == 9, "stderr: \(refused.stderr)")
+        #expect(refused.stderr.contains("--allow-http-redirect"), "stderr: \(refused.stderr)")
+        #expect(plain.requests.isEmpty)
+
+        // AND with --allow-http-redirect it is followed (the custom header went to the same host,
+        // another origin only by scheme, as the user allowed)
+        let allowed = try HaulBinary.run(["--allow-http-redirect"] + arguments)
+        #expect(allowed.status == 0, "stderr: \(allowed.stderr)")
+        #expect(Disk.difference(work.file("f.bin"), body) == nil)
+    }
+}

@@ -20,15 +20,17 @@ extension QueueStore {
                 }
                 claimed.insert(key)
                 let now = Date().timeIntervalSince1970
+                let options = try new.options.map { options throws(StoreError) in try options.encoded() }
                 try db.execute("""
                     INSERT INTO downloads (url, method, headers, body, destination_kind, destination, range_spec,
-                        existing_policy, priority, state, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        existing_policy, priority, state, created_at, updated_at, options)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [
                         .text(new.url), .text(new.method), .text(Self.encodeHeaders(new.headers)),
                         new.body.map(SQLiteValue.blob) ?? .null, .text(new.destinationKind.rawValue), .text(new.destination),
                         new.range.map(SQLiteValue.text) ?? .null, .text(new.existingPolicy), .integer(Int64(new.priority)),
                         .text((new.paused ? DownloadState.paused : .queued).rawValue), .real(now), .real(now),
+                        options.map(SQLiteValue.text) ?? .null,
                     ])
                 ids.append(db.lastInsertRowID)
             }
@@ -53,7 +55,7 @@ extension QueueStore {
             let rows = try db.query("""
                 SELECT id FROM downloads WHERE destination_kind = ? AND destination = ? AND url = ? AND state = 'completed'
                 ORDER BY id DESC LIMIT 1
-                """, [.text(new.destinationKind.rawValue), .text(new.destination), .text(new.url)])
+                """, [.text(new.destinationKind.rawValue), .text(new.destination), .text(StoredSecrets.withoutPassword(new.url))])
             return try rows.first?.int64("id").flatMap { try Self.load(db, id: $0) }
         }
     }

@@ -71,6 +71,9 @@ extension QueueStore {
                 .text(next.rawValue), item.lastError.map(SQLiteValue.text) ?? .null, item.errorCategory.map(SQLiteValue.text) ?? .null,
                 .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease), .integer(id),
             ])
+        if next == .completed || next == .cancelled {
+            try scrubSecrets(db, item)
+        }
         if let finished = change.finished {
             // A completed download: its final size and place, and no record left to resume from (its
             // finished record is forgotten here, in the commit that completes it: see `recordSlot(for:)`).
@@ -78,6 +81,15 @@ extension QueueStore {
                            [.integer(finished.bytes), .integer(finished.bytes), .text(finished.path), .integer(id)])
         }
         return (item, action)
+    }
+
+    /// A download that can no longer run keeps no credentials: its secret headers, its body and
+    /// the password in its URL are removed (secure_delete overwrites the old values).
+    static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload) throws {
+        try db.execute("UPDATE downloads SET headers = ?, body = NULL, url = ? WHERE id = ?", [
+            .text(encodeHeaders(StoredSecrets.publicHeaders(item.headers))),
+            .text(StoredSecrets.withoutPassword(item.url)), .integer(item.id),
+        ])
     }
 
     private static func leaseOwner(_ db: SQLiteConnection, _ id: Int64) throws -> String? {

@@ -38,6 +38,11 @@ extension QueueStore {
             // ran before may be that item's own finished file, to be verified, not refused.
             try db.execute("ALTER TABLE downloads ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v3-options") { db in
+            // The rest of a download's request, typed (JSON of `StoredOptions`); NULL for rows
+            // added before, which keep running with the run's settings.
+            try db.execute("ALTER TABLE downloads ADD COLUMN options TEXT")
+        }
         return migrator
     }()
 }

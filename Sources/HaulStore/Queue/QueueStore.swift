@@ -33,10 +33,35 @@ public final class QueueStore: Sendable {
             // write here only ever claims less than is durable (data is fdatasync'ed before a record
             // claims it), so a lost commit means re-fetching a little, never trusting torn bytes;
             // a commit that syncs would cost a disk flush per state change of every download.
-            database = try DatabaseQueue(path: path, synchronous: .normal)
+            database = try Self.openPrivately(path, directory: directory)
             try Self.migrator.migrate(database)
         } catch {
             throw Self.storeError(error, path: (directory as NSString).appendingPathComponent(Self.fileName))
+        }
+    }
+
+    /// The state directory and the database hold credentials while downloads that need them are
+    /// queued: 0700 and 0600 (SQLite gives its -wal and -shm files the database's mode). Deleted
+    /// rows and columns are overwritten, not left in free pages (`secure_delete`).
+    private static func openPrivately(_ path: String, directory: String) throws -> DatabaseQueue {
+        _ = chmod(directory, 0o700)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd >= 0 {
+            _ = fchmod(fd, 0o600)
+            close(fd)
+        }
+        let database = try DatabaseQueue(path: path, synchronous: .normal)
+        try database.writeWithoutTransaction { db in try db.execute("PRAGMA secure_delete=ON") }
+        return database
+    }
+
+    /// Truncates the write-ahead log after secrets were removed, so no earlier copy of them stays
+    /// in it. Best effort: another process reading the store can keep the log from shrinking.
+    public func forgetRemovedSecrets() {
+        do {
+            try database.writeWithoutTransaction { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        } catch {
+            return
         }
     }
 
@@ -71,7 +96,7 @@ public final class QueueStore: Sendable {
             return StoreError(.locked, "the queue database \(path) is locked by another process; try again")
         case let error as SQLiteError where error.isCorrupt:
             return StoreError(.corruptStore, "\(path) is not a usable Haul queue database (\(error.message)); it was left untouched — move it aside to start a new queue")
-        case let error as SQLiteError where error.resultCode == 13:
+        case let error as SQLiteError where error.isDiskFull:
             return StoreError(.noSpace, "the disk holding \(path) is full")
         case let error as MigrationError:
             return StoreError(.corruptStore, "\(error.description)")
@@ -86,29 +111,37 @@ public final class QueueStore: Sendable {
         try db.query("SELECT * FROM downloads WHERE id = ?", [.integer(id)]).first.map(decode)
     }
 
-    static func decode(_ row: Row) -> StoredDownload {
-        StoredDownload(
-            id: row.int64("id") ?? 0,
-            url: row.string("url") ?? "",
-            method: row.string("method") ?? "GET",
-            headers: decodeHeaders(row.string("headers") ?? "[]"),
+    /// A row as a `StoredDownload`. A row missing what every row has (an id, a URL, a destination,
+    /// a known state), or with damaged stored options, is reported, never filled with defaults.
+    static func decode(_ row: Row) throws -> StoredDownload {
+        guard let id = row.int64("id") else { throw StoreError(.corruptStore, "a queue row has no id") }
+        func required<T>(_ value: T?, _ column: String) throws(StoreError) -> T {
+            guard let value else { throw StoreError(.corruptStore, "download \(id) is damaged: its \(column) is missing or invalid") }
+            return value
+        }
+        return StoredDownload(
+            id: id,
+            url: try required(row.string("url"), "url"),
+            method: try required(row.string("method"), "method"),
+            headers: decodeHeaders(try required(row.string("headers"), "headers")),
             body: row.blob("body"),
-            destinationKind: row.string("destination_kind").flatMap(StoredDownload.DestinationKind.init(rawValue:)) ?? .file,
-            destination: row.string("destination") ?? "",
+            destinationKind: try required(row.string("destination_kind").flatMap(StoredDownload.DestinationKind.init(rawValue:)), "destination kind"),
+            destination: try required(row.string("destination"), "destination"),
             range: row.string("range_spec"),
-            existingPolicy: row.string("existing_policy") ?? "refuse",
-            priority: row.int("priority") ?? 0,
-            state: row.string("state").flatMap(DownloadState.init(rawValue:)) ?? .failed,
-            bytes: row.int64("bytes") ?? 0,
+            existingPolicy: try required(row.string("existing_policy"), "existing-file policy"),
+            priority: try required(row.int("priority"), "priority"),
+            state: try required(row.string("state").flatMap(DownloadState.init(rawValue:)), "state"),
+            bytes: try required(row.int64("bytes"), "byte count"),
             totalBytes: row.int64("total_bytes"),
-            bytesPerSecond: row.double("speed") ?? 0,
+            bytesPerSecond: try required(row.double("speed"), "speed"),
             finalPath: row.string("final_path"),
             lastError: row.string("last_error"),
             errorCategory: row.string("error_category"),
             recordText: row.string("record"),
-            attempts: row.int("attempts") ?? 0,
-            createdAt: Date(timeIntervalSince1970: row.double("created_at") ?? 0),
-            updatedAt: Date(timeIntervalSince1970: row.double("updated_at") ?? 0))
+            attempts: try required(row.int("attempts"), "attempt count"),
+            options: try row.string("options").map { text throws(StoreError) in try StoredOptions.decode(text, id: id) },
+            createdAt: Date(timeIntervalSince1970: try required(row.double("created_at"), "creation time")),
+            updatedAt: Date(timeIntervalSince1970: try required(row.double("updated_at"), "update time")))
     }
 
     static func encodeHeaders(_ fields: [HTTPHeaders.Field]) -> String {

@@ -35,6 +35,8 @@ public struct StoredDownload: Sendable, Equatable {
     public var recordText: String?
     /// Times the item was claimed to run.
     public var attempts: Int
+    /// The rest of the request as it was added; nil for rows added before the options were stored.
+    public var options: StoredOptions?
     public var createdAt: Date
     public var updatedAt: Date
 }
@@ -52,6 +54,7 @@ public struct NewDownload: Sendable, Equatable {
     public var priority: Int
     /// Start paused instead of queued.
     public var paused: Bool
+    public var options: StoredOptions?
 
     public init(
         url: String,
@@ -63,7 +66,8 @@ public struct NewDownload: Sendable, Equatable {
         range: String? = nil,
         existingPolicy: String = "refuse",
         priority: Int = 0,
-        paused: Bool = false
+        paused: Bool = false,
+        options: StoredOptions? = nil
     ) {
         self.url = url
         self.method = method
@@ -75,6 +79,7 @@ public struct NewDownload: Sendable, Equatable {
         self.existingPolicy = existingPolicy
         self.priority = priority
         self.paused = paused
+        self.options = options
     }
 }
 

@@ -1,0 +1,54 @@
+import Foundation
+import Synchronization
+
+/// The final paths that downloads of this process chose from responses: two downloads of one batch
+/// named alike by their servers (`report.pdf` twice) must not both take the name, or one file would
+/// be lost. A name is `active` while its download runs and `done` once that file is in place.
+final class ClaimedNames: Sendable {
+    static let shared = ClaimedNames()
+    private struct Names {
+        var active: Set<String> = []
+        var done: Set<String> = []
+    }
+
+    private let names = Mutex(Names())
+
+    /// Claims `name`, or the first free `stem (k).ext` (as browsers do) when another download of
+    /// this process is writing it, or already put a file there and `replacing` was not asked for.
+    /// Returns the name claimed and whether it had to change.
+    func claim(_ name: String, replacing: Bool, path: (String) -> String) -> (name: String, renamed: Bool) {
+        names.withLock { names in
+            let wanted = path(name)
+            let taken = names.active.contains(wanted) || (names.done.contains(wanted) && !replacing)
+            guard taken else {
+                names.active.insert(wanted)
+                return (name, false)
+            }
+            let (stem, ext) = Self.split(name)
+            var index = 1
+            while true {
+                let candidate = "\(stem) (\(index))\(ext)"
+                let candidatePath = path(candidate)
+                if !names.active.contains(candidatePath), !names.done.contains(candidatePath), DestinationKind.of(candidatePath) == .none {
+                    names.active.insert(candidatePath)
+                    return (candidate, true)
+                }
+                index += 1
+            }
+        }
+    }
+
+    /// The download that claimed `path` ended; `completed` when its file is now there.
+    func release(_ path: String, completed: Bool) {
+        names.withLock { names in
+            names.active.remove(path)
+            if completed { names.done.insert(path) }
+        }
+    }
+
+    /// `report.tar.gz` → (`report.tar`, `.gz`); a leading dot is not an extension.
+    static func split(_ name: String) -> (stem: String, ext: String) {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return (name, "") }
+        return (String(name[..<dot]), String(name[dot...]))
+    }
+}

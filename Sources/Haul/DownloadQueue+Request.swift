@@ -1,0 +1,122 @@
+import Foundation
+import HaulCore
+import HaulEngine
+import HaulStore
+
+/// A request as the queue stores it, and back: every field is kept typed, and what cannot be
+/// stored is refused when the download is added, never dropped.
+extension DownloadQueue {
+    static func newDownload(_ request: DownloadRequest, priority: Int, paused: Bool) throws(DownloadError) -> NewDownload {
+        let kind: StoredDownload.DestinationKind
+        let path: String
+        switch request.destination {
+        case .file(let file):
+            kind = .file
+            path = absolute(file)
+        case .directory(let directory):
+            kind = .directory
+            path = absolute(directory)
+        case .standardOutput:
+            throw DownloadError(.usage, "a queued download needs a file or directory, not standard output")
+        }
+        if request.urlRefresher != nil {
+            throw DownloadError(.usage, "a URL refresher is code, which the queue cannot store; run such a download with Downloader instead")
+        }
+        let policy: String
+        switch request.existingFile {
+        case .refuse: policy = "refuse"
+        case .overwrite: policy = "overwrite"
+        case .continueIt: policy = "continue"
+        }
+        return NewDownload(
+            url: request.url.absoluteString, method: request.method, headers: request.headers.fields, body: request.body,
+            destinationKind: kind, destination: path, range: request.targetDescription, existingPolicy: policy,
+            priority: priority, paused: paused, options: storedOptions(request))
+    }
+
+    /// Everything else the request carries, typed.
+    static func storedOptions(_ request: DownloadRequest) -> StoredOptions {
+        var options = StoredOptions()
+        options.checksum = request.checksum.map { checksum in
+            checksum.algorithm.rawValue + (checksum.expectedHex.map { "=" + $0 } ?? "")
+        }
+        options.minFreeSpace = request.minFreeSpace
+        options.maxSize = request.maxSize
+        options.connections = request.connections
+        options.bytesPerSecond = request.rateLimiter.map { Int64($0.bytesPerSecond) }
+        options.verifyTLS = request.transfer.verifyTLS
+        options.caFile = request.transfer.caFile
+        options.allowsHTTPRedirect = request.allowsHTTPRedirect
+        options.maxRedirects = request.maxRedirects
+        return options
+    }
+
+    /// The request a stored item describes: what shapes the request and the file is the item's own
+    /// (stored when it was added; an item from before takes the run's); retries and timeouts are the
+    /// run's. The run's shared speed limit, when given, replaces the item's own. A stored value that cannot be read again fails the item: a damaged range must never
+    /// become a whole-file download.
+    static func request(for item: StoredDownload, _ run: QueueRunOptions) throws(DownloadError) -> DownloadRequest {
+        guard let url = URL(string: item.url) else {
+            throw DownloadError(.usage, "download \(item.id) has an invalid URL: \(item.url)")
+        }
+        let destination: Destination = item.destinationKind == .file ? .file(item.destination) : .directory(item.destination)
+        var request = DownloadRequest(url: url, destination: destination, method: item.method, headers: HTTPHeaders(item.headers), body: item.body)
+        if let range = item.range {
+            do throws(ByteRangeSpecError) {
+                request.target = .range(try ByteRangeSpec(parsing: range))
+            } catch {
+                throw DownloadError(.usage, "download \(item.id) has a damaged stored range \"\(range)\" (\(error.message)); remove it and add it again")
+            }
+        }
+        switch item.existingPolicy {
+        case "refuse": request.existingFile = .refuse
+        case "overwrite": request.existingFile = .overwrite
+        case "continue": request.existingFile = .continueIt
+        default: throw DownloadError(.usage, "download \(item.id) has a damaged existing-file policy \"\(item.existingPolicy)\"")
+        }
+        request.retry = run.retry
+        request.transfer = run.transfer
+        request.maxRedirects = run.maxRedirects
+        request.connections = run.connections
+        request.allowsHTTPRedirect = run.allowsHTTPRedirect
+        request.maxSize = run.maxSize
+        if let stored = item.options { try apply(stored, to: &request, id: item.id) }
+        if let shared = run.rateLimiter { request.rateLimiter = shared }
+        return request
+    }
+
+    private static func apply(_ stored: StoredOptions, to request: inout DownloadRequest, id: Int64) throws(DownloadError) {
+        if let text = stored.checksum {
+            do throws(ChecksumError) {
+                request.checksum = try Checksum(parsing: text)
+            } catch {
+                throw DownloadError(.usage, "download \(id) has a damaged stored checksum (\(error.message))")
+            }
+        }
+        if let value = stored.minFreeSpace { request.minFreeSpace = value }
+        request.maxSize = stored.maxSize
+        if let value = stored.connections { request.connections = value }
+        request.rateLimiter = stored.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
+        if let value = stored.verifyTLS { request.transfer.verifyTLS = value }
+        request.transfer.caFile = stored.caFile
+        if let value = stored.allowsHTTPRedirect { request.allowsHTTPRedirect = value }
+        if let value = stored.maxRedirects { request.maxRedirects = value }
+    }
+
+    /// Deletes the partial file and record of `item`, and only its own: the partial is removed only
+    /// while no run holds its destination and the item's record names that very file (its inode),
+    /// so removing or cancelling one item never takes another item's data at the same path.
+    /// Each check that cannot be made leaves the file where it is: deleting is never a guess.
+    func deletePartial(of item: StoredDownload) {
+        let slot = store.recordSlot(item.id)
+        defer { slot.remove() }
+        guard let request = try? Self.request(for: item, QueueRunOptions()),
+              let layout = OutputLayout.of(request),
+              let record = try? slot.load(), let owned = record.partialIdentity
+        else { return }
+        guard let lock = try? DestinationLock(path: layout.lockPath) else { return }
+        defer { lock.release() }
+        guard let current = FileIdentity.of(layout.partialPath), current.device == owned.device, current.inode == owned.inode else { return }
+        unlink(layout.partialPath)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import HaulCore
+
+/// The settings of one queued download beyond its URL, method, headers, body, destination and
+/// range: what shapes the request and the file, stored as given, so a download run later behaves
+/// exactly as asked (schema migration `v3-options`; rows from before it have none and take the
+/// run's settings). How a run behaves (retries, timeouts, concurrency, a shared speed limit) is
+/// the run's to say, not stored.
+public struct StoredOptions: Codable, Sendable, Equatable {
+    /// `ALGO=HEX` (or `ALGO` alone to compute only), as `Checksum(parsing:)` reads it.
+    public var checksum: String?
+    public var minFreeSpace: Int64?
+    public var maxSize: Int64?
+    /// Connections per file; nil adapts.
+    public var connections: Int?
+    /// This download's own speed limit (a run's shared limit, when set, applies instead).
+    public var bytesPerSecond: Int64?
+    public var verifyTLS: Bool?
+    public var caFile: String?
+    public var allowsHTTPRedirect: Bool?
+    public var maxRedirects: Int?
+
+    public init() {}
+
+    /// JSON for the `options` column.
+    public func encoded() throws(StoreError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(self), let text = String(data: data, encoding: .utf8) else {
+            throw StoreError(.io, "cannot encode a download's options")
+        }
+        return text
+    }
+
+    /// Reads the `options` column; a value that cannot be read is a damaged row, never defaults.
+    public static func decode(_ text: String, id: Int64) throws(StoreError) -> StoredOptions {
+        do {
+            return try JSONDecoder().decode(StoredOptions.self, from: Data(text.utf8))
+        } catch {
+            throw StoreError(.corruptStore, "download \(id) has damaged stored options; remove it and add it again")
+        }
+    }
+}
+
+/// What of a download's request is a secret: kept only while the download may still run.
+public enum StoredSecrets {
+    /// The headers without credentials.
+    public static func publicHeaders(_ fields: [HTTPHeaders.Field]) -> [HTTPHeaders.Field] {
+        fields.filter { !Redaction.secretHeaderNames.contains($0.name.lowercased()) }
+    }
+
+    /// The URL without its password (`user:pass@` becomes `user@`).
+    public static func withoutPassword(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = nil
+        return components.string ?? url
+    }
+}
