@@ -60,7 +60,8 @@ struct AttemptResult {
                 do throws(RedirectError) {
                     request = try policy.nextRequest(after: request, head: redirect, originalOrigin: originalOrigin, visited: visited)
                 } catch {
-                    return AttemptResult(outcome: .failed(DownloadError(.protocolViolation, error.message), retryable: false, retryAfter: nil), wroteBytes: false)
+                    return AttemptResult(
+                        outcome: .failed(DownloadError(.protocolViolation, error.message), retryable: false, retryAfter: nil), wroteBytes: false)
                 }
                 visited.append(request.url)
                 continue

@@ -11,7 +11,7 @@ extension BodyWriter {
             throw DownloadError(.tooLarge, "the file is \(Self.size(finalLength)), more than --max-size \(Self.size(maxSize)); nothing more was downloaded")
         }
         guard let layout = output.layout, let finalLength = body.finalLength,
-              let free = FreeSpace.available(at: layout.directory)
+            let free = FreeSpace.available(at: layout.directory)
         else { return }
         let kept = body.writeOffset + body.overlap
         // Bytes a restart truncates away come back as free space.
@@ -19,9 +19,11 @@ extension BodyWriter {
         let margin = runner.request.minFreeSpace
         let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept, available: available, margin: margin)
         guard case .tooSmall(let needed, let available) = verdict else { return }
-        throw DownloadError(.io, "not enough free space in \(layout.directory): the download needs \(Self.size(needed)) "
-            + "(\(Self.size(finalLength - kept)) plus the \(Self.size(margin)) margin of --min-free-space) "
-            + "and \(Self.size(available)) are available")
+        throw DownloadError(
+            .io,
+            "not enough free space in \(layout.directory): the download needs \(Self.size(needed)) "
+                + "(\(Self.size(finalLength - kept)) plus the \(Self.size(margin)) margin of --min-free-space) "
+                + "and \(Self.size(available)) are available")
     }
 
     static func size(_ bytes: Int64) -> String {
@@ -35,7 +37,8 @@ extension BodyWriter {
         }
         if error.kind == .noSpace, let total = runner.record.finalLength {
             let needed = max(0, total - output.sink.length)
-            let kept = output.sink.length > 0
+            let kept =
+                output.sink.length > 0
                 ? "The \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
                 : "Nothing was downloaded"
             return "\(error.message); \(needed) more bytes are needed. \(kept)"
@@ -51,7 +54,10 @@ extension BodyWriter {
         nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
         guard let free = FreeSpace.available(at: layout.directory), free < runner.request.minFreeSpace else { return }
         decided = .failed(
-            DownloadError(.io, "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(runner.request.minFreeSpace)) of --min-free-space; the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"),
+            DownloadError(
+                .io,
+                "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(runner.request.minFreeSpace)) of --min-free-space; the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
+            ),
             retryable: false, retryAfter: nil)
     }
 

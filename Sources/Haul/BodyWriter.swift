@@ -59,8 +59,10 @@ final class BodyWriter: TransferHandler {
         do throws(DownloadError) {
             try checkFreeSpace(body)
             if body.writeOffset == 0 && output.sink.length > 0 && body.overlap == 0 {
-                try runner.discardBytes(output, reason: body.restartReason
-                    ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0"))
+                try runner.discardBytes(
+                    output,
+                    reason: body.restartReason
+                        ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0"))
             } else if let reason = body.restartReason {
                 runner.hub.publish(.restarted(reason))
             }
@@ -87,13 +89,15 @@ final class BodyWriter: TransferHandler {
         }
         self.body = body
         cursor = BodyCursor(plan: body, fileLength: output.sink.length, maxSize: runner.request.maxSize)
-        runner.hub.publish(.response(ResponseInfo(
-            status: head.status,
-            finalURL: url,
-            totalBytes: body.finalLength,
-            resumedFrom: body.writeOffset + body.overlap,
-            destination: destinationPath,
-            note: responseNote)))
+        runner.hub.publish(
+            .response(
+                ResponseInfo(
+                    status: head.status,
+                    finalURL: url,
+                    totalBytes: body.finalLength,
+                    resumedFrom: body.writeOffset + body.overlap,
+                    destination: destinationPath,
+                    note: responseNote)))
         runner.startSegmentsIfUseful(body, head, sent: sent, output: output)
         return .proceed
     }
@@ -104,7 +108,8 @@ final class BodyWriter: TransferHandler {
     private func name(from head: ResponseHead) throws(DownloadError) {
         // Named once per run: a later attempt (a retry, a restart) keeps the name it claimed.
         guard let layout = output.layout, layout.finalPath == nil, runner.claimedPath == nil else { return }
-        let wanted = runner.record.fileName
+        let wanted =
+            runner.record.fileName
             ?? FileNameSanitizer.destinationName(contentDisposition: head.headers["Content-Disposition"], url: url)
         let overwrite = runner.request.existingFile == .overwrite
         let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:))
@@ -225,9 +230,14 @@ final class BodyWriter: TransferHandler {
 
     func overlapMismatch() -> AttemptOutcome {
         if runner.record.isAdopted {
-            return .restart(RestartReason(.overlapMismatch, "the existing file does not match the server's file: it is left as it is until the new download, started from byte 0 beside it, is complete"))
+            return .restart(
+                RestartReason(
+                    .overlapMismatch,
+                    "the existing file does not match the server's file: it is left as it is until the new download, started from byte 0 beside it, is complete"
+                ))
         }
-        return .restart(RestartReason(.overlapMismatch, "the bytes on disk do not match the server's file (no validator to check it by): restarting from byte 0"))
+        return .restart(
+            RestartReason(.overlapMismatch, "the bytes on disk do not match the server's file (no validator to check it by): restarting from byte 0"))
     }
 
     /// Progress events and checkpoints, as the pacer says.

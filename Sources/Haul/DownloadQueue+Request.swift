@@ -111,8 +111,8 @@ extension DownloadQueue {
         let slot = store.recordSlot(item.id)
         defer { slot.remove() }
         guard let request = try? Self.request(for: item, QueueRunOptions()),
-              let layout = OutputLayout.of(request),
-              let record = try? slot.load(), let owned = record.partialIdentity
+            let layout = OutputLayout.of(request),
+            let record = try? slot.load(), let owned = record.partialIdentity
         else { return }
         guard let lock = try? DestinationLock(path: layout.lockPath) else { return }
         defer { lock.release() }

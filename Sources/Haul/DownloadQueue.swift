@@ -80,7 +80,7 @@ public final class DownloadQueue: Sendable {
         }
         do {
             return try store.add(news)
-        } catch where error.kind == .conflict {
+        } catch  where error.kind == .conflict {
             throw DownloadError(.destinationExists, error.message)
         } catch {
             throw DownloadError(.io, error.message)
@@ -97,7 +97,7 @@ public final class DownloadQueue: Sendable {
     public func completedItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
         let new = try Self.newDownload(request, priority: 0, paused: false)
         guard let item = try storeCall({ try $0.completedItem(for: new) }), let path = item.finalPath,
-              FileManager.default.fileExists(atPath: path)
+            FileManager.default.fileExists(atPath: path)
         else { return nil }
         return QueueItem(item)
     }

@@ -50,7 +50,9 @@ extension DownloadRunner {
         }
         let failure = checkpointOnExit()
         let kept = output.layout.map { " The data is kept in \($0.partialPath)." } ?? ""
-        throw DownloadError(.checksum, """
+        throw DownloadError(
+            .checksum,
+            """
             \(checksum.algorithm.rawValue) mismatch: expected \(expected), got \(actual).\(kept)\(failure.map { " (The checkpoint failed: \($0.message).)" } ?? "")
             """)
     }

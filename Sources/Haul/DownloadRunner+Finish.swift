@@ -90,7 +90,10 @@ extension DownloadRunner {
             guard code == EEXIST else {
                 throw moveFailure(layout, finalPath, reason: String(cString: strerror(code)))
             }
-            throw DownloadError(.destinationExists, "\(finalPath) appeared while the download ran and was left alone; the complete download is kept in \(layout.partialPath) (run again with --force to replace the file)")
+            throw DownloadError(
+                .destinationExists,
+                "\(finalPath) appeared while the download ran and was left alone; the complete download is kept in \(layout.partialPath) (run again with --force to replace the file)"
+            )
         }
         CrashPoint.reach(.afterRename)
     }

@@ -55,7 +55,7 @@ extension DownloadRunner {
         var loaded: ResumeRecord?
         do {
             loaded = try keeper.load()
-        } catch where error.kind == .corruptRecord {
+        } catch  where error.kind == .corruptRecord {
             // Without a record the partial's bytes are not trusted (see below).
             loaded = nil
         } catch {
@@ -89,7 +89,8 @@ extension DownloadRunner {
                 break
             case (.continueIt, _):
                 if loaded != nil {
-                    throw DownloadError(.destinationExists, "both \(finalPath) and an unfinished download of it (\(layout.partialPath)) exist; remove one of them")
+                    throw DownloadError(
+                        .destinationExists, "both \(finalPath) and an unfinished download of it (\(layout.partialPath)) exist; remove one of them")
                 }
                 unlink(layout.partialPath)
                 return try adopt(finalPath, layout: layout)
@@ -112,7 +113,8 @@ extension DownloadRunner {
             // partial is continued if the server's answer proves it the same file, by its
             // validators and an overlap compared byte for byte; otherwise it restarts.
             // (`partialNeedsProof` stays true until the overlap matched.)
-            startNote = "the partial download came from another URL (\(Redaction.url(loaded.originalURL))); it is continued only if this server's file proves to be the same"
+            startNote =
+                "the partial download came from another URL (\(Redaction.url(loaded.originalURL))); it is continued only if this server's file proves to be the same"
         }
         if let trusted = loaded.trustedSegments(currentBoot: BootID.current) {
             // A segmented partial has holes: its record says what is there, not its length.
@@ -138,9 +140,9 @@ extension DownloadRunner {
     /// exactly that file (same inode, size and modification time) and no new download is wanted.
     private func finishedFileInPlace(_ finished: ResumeRecord, layout: OutputLayout) throws(DownloadError) -> PreparedOutput? {
         guard request.existingFile != .overwrite, DestinationKind.of(layout.partialPath) == .none,
-              let finalPath = layout.finalPath ?? finished.fileName.map(layout.path(forName:)),
-              let identity = finished.finishedIdentity, FileIdentity.of(finalPath) == identity,
-              identity.size == finished.finishedLength
+            let finalPath = layout.finalPath ?? finished.fileName.map(layout.path(forName:)),
+            let identity = finished.finishedIdentity, FileIdentity.of(finalPath) == identity,
+            identity.size == finished.finishedLength
         else { return nil }
         record = finished
         do {

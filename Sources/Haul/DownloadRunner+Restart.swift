@@ -49,7 +49,10 @@ extension DownloadRunner {
             throw DownloadError(.cannotResume, "the existing file cannot be continued")
         }
         guard haul_rename_noreplace(layout.partialPath, finalPath) == 0 else {
-            throw DownloadError(.cannotResume, "the existing file cannot be continued, and it cannot be put back at \(finalPath) (\(String(cString: strerror(errno)))); it is kept as \(layout.partialPath)")
+            throw DownloadError(
+                .cannotResume,
+                "the existing file cannot be continued, and it cannot be put back at \(finalPath) (\(String(cString: strerror(errno)))); it is kept as \(layout.partialPath)"
+            )
         }
         record.isAdopted = false
         record.keepsOwnMode = nil

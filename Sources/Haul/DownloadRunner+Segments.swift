@@ -12,13 +12,13 @@ extension DownloadRunner {
     func startSegmentsIfUseful(_ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PreparedOutput) {
         let limit = min(Self.maximumConnections, request.connections ?? Self.adaptiveConnectionLimit)
         guard segments == nil, !segmentingDisabled, limit > 1, case .whole = request.target,
-              let layout = output.layout, case .partial(let file) = output.sink,
-              body.overlap == 0, body.contentEncoding == nil, body.resourceStart == 0,
-              let total = body.totalLength, body.finalLength == total,
-              body.validators.canGuardResume,
-              head.acceptsByteRanges || head.status == 206,
-              total - output.sink.length >= 4 * SegmentTable.minimumSplit || record.segments != nil,
-              let host = sent.url.host
+            output.layout != nil, case .partial(let file) = output.sink,
+            body.overlap == 0, body.contentEncoding == nil, body.resourceStart == 0,
+            let total = body.totalLength, body.finalLength == total,
+            body.validators.canGuardResume,
+            head.acceptsByteRanges || head.status == 206,
+            total - output.sink.length >= 4 * SegmentTable.minimumSplit || record.segments != nil,
+            let host = sent.url.host
         else { return }
         let setup = SegmentCoordinator.Setup(
             request: sent, transfer: request.transfer, validators: body.validators, total: total,

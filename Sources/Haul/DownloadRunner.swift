@@ -1,9 +1,9 @@
+import CHaulSystem
 import Foundation
 import HaulChecksum
 import HaulCore
 import HaulEngine
 import HaulStore
-import CHaulSystem
 
 /// Runs one download to its end on a thread of its own: prepares the output, makes attempts,
 /// follows redirects, retries, restarts, and finishes by renaming the verified file into place.
@@ -111,11 +111,13 @@ final class DownloadRunner {
             let output = try prepare()
             self.output = output
             try startHash(output)
-            hub.publish(.started(DownloadStarted(
-                url: request.url,
-                destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
-                resumingFrom: output.sink.length,
-                note: startNote)))
+            hub.publish(
+                .started(
+                    DownloadStarted(
+                        url: request.url,
+                        destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
+                        resumingFrom: output.sink.length,
+                        note: startNote)))
             if output.alreadyInPlace { return .completed(try finish(output)) }
             return try attemptLoop(output)
         } catch {
@@ -133,7 +135,8 @@ final class DownloadRunner {
                 unlink(layout.partialPath)
                 keeper?.discardStale()
             } else if let failure = checkpointOnExit() {
-                error = DownloadError(error.category, "\(error.message) (and the checkpoint on the way out failed: \(failure.message))", httpStatus: error.httpStatus)
+                error = DownloadError(
+                    error.category, "\(error.message) (and the checkpoint on the way out failed: \(failure.message))", httpStatus: error.httpStatus)
             }
             releaseDestination()
             hub.publish(.failed(error))
@@ -144,8 +147,9 @@ final class DownloadRunner {
     /// Makes attempts until the download completes, stops or fails for good: carries out what the
     /// `DownloadMachine` decides, and tells it what happened.
     private func attemptLoop(_ output: PreparedOutput) throws(DownloadError) -> Ending {
-        var machine = DownloadMachine(limits: DownloadMachine.Limits(
-            retry: request.retry, maxRestarts: Self.maxRestarts, maxRefreshes: Self.maxRefreshes))
+        var machine = DownloadMachine(
+            limits: DownloadMachine.Limits(
+                retry: request.retry, maxRestarts: Self.maxRestarts, maxRefreshes: Self.maxRefreshes))
         var lastError: DownloadError?
         var action = nextAction(&machine, output)
         while true {
@@ -175,9 +179,11 @@ final class DownloadRunner {
                 let fresh = request.urlRefresher?(currentURL, status)
                 if let fresh {
                     currentURL = fresh
-                    hub.publish(.retrying(RetryInfo(
-                        attempt: attempt, maxRetries: maxRefreshes, delay: 0,
-                        reason: "\(lastError?.message ?? "HTTP \(status)"); continuing from a fresh URL")))
+                    hub.publish(
+                        .retrying(
+                            RetryInfo(
+                                attempt: attempt, maxRetries: maxRefreshes, delay: 0,
+                                reason: "\(lastError?.message ?? "HTTP \(status)"); continuing from a fresh URL")))
                 }
                 if let then = machine.refreshed(fresh != nil) {
                     action = then
@@ -256,7 +262,7 @@ final class DownloadRunner {
     /// An adopted file that could not be proven goes back to its name, untouched, with no record.
     func restoreAdoptedFile() {
         guard record.isAdopted, let layout = output?.layout, let finalPath = layout.finalPath,
-              haul_rename_noreplace(layout.partialPath, finalPath) == 0
+            haul_rename_noreplace(layout.partialPath, finalPath) == 0
         else { return }
         keeper?.discardStale()
     }

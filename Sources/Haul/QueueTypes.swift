@@ -34,7 +34,10 @@ public struct QueueProgress: Sendable, Equatable {
     /// The downloads moving bytes right now.
     public var active: [Int64: DownloadProgress]
 
-    public init(filesCompleted: Int = 0, filesFailed: Int = 0, filesTotal: Int = 0, bytes: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Double = 0, active: [Int64: DownloadProgress] = [:]) {
+    public init(
+        filesCompleted: Int = 0, filesFailed: Int = 0, filesTotal: Int = 0, bytes: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Double = 0,
+        active: [Int64: DownloadProgress] = [:]
+    ) {
         self.filesCompleted = filesCompleted
         self.filesFailed = filesFailed
         self.filesTotal = filesTotal

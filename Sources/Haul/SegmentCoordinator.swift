@@ -156,7 +156,7 @@ final class SegmentCoordinator: Sendable {
     func addHelper() {
         let admitted = state.withLock { state -> Bool in
             guard !state.stopping, state.failure == nil, state.helpers < state.maxHelpers,
-                  HostSlots.shared.acquire(setup.host)
+                HostSlots.shared.acquire(setup.host)
             else { return false }
             state.helpers += 1
             return true
@@ -212,10 +212,12 @@ final class SegmentCoordinator: Sendable {
     private func fetch(_ index: Int) -> Bool {
         var retries = 0
         while !abandons(index) {
-            guard let range = state.withLock({ state -> Segment? in
-                let segment = state.table.segments[index]
-                return segment.isDone ? nil : segment
-            }) else { return true }
+            guard
+                let range = state.withLock({ state -> Segment? in
+                    let segment = state.table.segments[index]
+                    return segment.isDone ? nil : segment
+                })
+            else { return true }
             let plan = ResumePlanner.segmentPlan(begin: range.next, end: range.end, validators: setup.validators, total: setup.total)
             let fetcher = SegmentFetcher(coordinator: self, index: index, plan: plan)
             let outcome = transport.perform(setup.request.asking(for: plan), options: setup.transfer, handler: fetcher)

@@ -23,7 +23,7 @@ struct OutputOptions: ParsableOptions {
 /// `--state DIR`: where the queue's database lives. Every command that uses the queue takes it.
 struct StoreOptions: ParsableOptions {
     static let specs = [
-        OptionSpec(short: nil, long: "state", value: "DIR", help: "queue database directory (default $XDG_DATA_HOME/haul)"),
+        OptionSpec(short: nil, long: "state", value: "DIR", help: "queue database directory (default $XDG_DATA_HOME/haul)")
     ]
 
     let stateDirectory: String?
@@ -46,7 +46,7 @@ struct StoreOptions: ParsableOptions {
 /// `haul queue run` the count for the items added without one.
 struct ConnectionsOptions: ParsableOptions {
     static let specs = [
-        OptionSpec(short: "x", long: "connections", value: "N", help: "connections per file, 1-16 (default: adapt, up to 8)"),
+        OptionSpec(short: "x", long: "connections", value: "N", help: "connections per file, 1-16 (default: adapt, up to 8)")
     ]
 
     let connections: Int?

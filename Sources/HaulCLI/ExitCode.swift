@@ -32,19 +32,19 @@ enum ExitCode: Int32 {
     }
 
     static let table = """
-    Exit codes:
-      0    the file is complete and in place
-      1    unexpected failure
-      2    usage: bad option, bad URL, bad value
-      3    network: resolution, connection, timeout or dropped transfer (after retries)
-      4    the server answered with an HTTP error status (4xx/5xx)
-      5    the bytes on disk cannot be continued safely (they are kept)
-      6    disk or I/O error, e.g. the disk is full (downloaded bytes are kept)
-      7    the destination already exists (use --force or -c)
-      8    the file's checksum is not the expected one (the data is kept as a partial file)
-      9    the server broke the protocol (bad redirect, more bytes than announced,
-           a redirect from https to http without --allow-http-redirect)
-      10   the file is larger than --max-size (bytes received are kept)
-      130  interrupted by SIGINT; 143 by SIGTERM (the next run resumes)
-    """
+        Exit codes:
+          0    the file is complete and in place
+          1    unexpected failure
+          2    usage: bad option, bad URL, bad value
+          3    network: resolution, connection, timeout or dropped transfer (after retries)
+          4    the server answered with an HTTP error status (4xx/5xx)
+          5    the bytes on disk cannot be continued safely (they are kept)
+          6    disk or I/O error, e.g. the disk is full (downloaded bytes are kept)
+          7    the destination already exists (use --force or -c)
+          8    the file's checksum is not the expected one (the data is kept as a partial file)
+          9    the server broke the protocol (bad redirect, more bytes than announced,
+               a redirect from https to http without --allow-http-redirect)
+          10   the file is larger than --max-size (bytes received are kept)
+          130  interrupted by SIGINT; 143 by SIGTERM (the next run resumes)
+        """
 }

@@ -8,9 +8,15 @@ enum JSONEvent {
         var object: [String: Any]
         switch event {
         case .started(let started):
-            object = ["event": "started", "url": Redaction.url(started.url), "destination": started.destination ?? NSNull(), "resumingFrom": started.resumingFrom, "note": started.note ?? NSNull()]
+            object = [
+                "event": "started", "url": Redaction.url(started.url), "destination": started.destination ?? NSNull(), "resumingFrom": started.resumingFrom,
+                "note": started.note ?? NSNull(),
+            ]
         case .response(let info):
-            object = ["event": "response", "status": info.status, "finalURL": Redaction.url(info.finalURL), "totalBytes": info.totalBytes ?? NSNull(), "resumedFrom": info.resumedFrom, "destination": info.destination, "note": info.note ?? NSNull()]
+            object = [
+                "event": "response", "status": info.status, "finalURL": Redaction.url(info.finalURL), "totalBytes": info.totalBytes ?? NSNull(),
+                "resumedFrom": info.resumedFrom, "destination": info.destination, "note": info.note ?? NSNull(),
+            ]
         case .progress(let progress):
             object = progressObject("progress", progress)
         case .restarted(let reason):
@@ -20,9 +26,15 @@ enum JSONEvent {
         case .paused(let progress):
             object = progressObject("paused", progress)
         case .completed(let done):
-            object = ["event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds, "finalURL": Redaction.url(done.finalURL), "digest": done.digest ?? NSNull()]
+            object = [
+                "event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds,
+                "finalURL": Redaction.url(done.finalURL), "digest": done.digest ?? NSNull(),
+            ]
         case .failed(let error):
-            object = ["event": "failed", "category": error.category.name, "message": error.message, "httpStatus": error.httpStatus ?? NSNull(), "exitCode": Int(ExitCode(error).rawValue)]
+            object = [
+                "event": "failed", "category": error.category.name, "message": error.message, "httpStatus": error.httpStatus ?? NSNull(),
+                "exitCode": Int(ExitCode(error).rawValue),
+            ]
         case .cancelled:
             object = ["event": "cancelled"]
         }
@@ -40,7 +52,7 @@ enum JSONEvent {
 
     static func encode(_ object: [String: Any]) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
-              let text = String(data: data, encoding: .utf8)
+            let text = String(data: data, encoding: .utf8)
         else { return "{\"event\":\"unencodable\"}" }
         return text
     }

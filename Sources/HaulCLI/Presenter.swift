@@ -54,7 +54,8 @@ final class Presenter: @unchecked Sendable {
                 case .failed(let error): message("haul: #\(id) failed: \(error.message)")
                 case .restarted(let reason): message("haul: #\(id): \(reason.message)")
                 case .response(let info): if let note = info.note { message("haul: #\(id): \(note)") }
-                case .retrying(let retry): message("haul: #\(id): \(retry.reason); retry \(retry.attempt) of \(retry.maxRetries) in \(Format.seconds(retry.delay))")
+                case .retrying(let retry):
+                    message("haul: #\(id): \(retry.reason); retry \(retry.attempt) of \(retry.maxRetries) in \(Format.seconds(retry.delay))")
                 default: break
                 }
             }
@@ -66,8 +67,10 @@ final class Presenter: @unchecked Sendable {
         guard mode == .normal, isTerminal else { return }
         lock.withLock {
             let done = progress.filesCompleted + progress.filesFailed
-            var lines = ["[\(done)/\(max(total, progress.filesTotal)) files] \(Format.bytes(progress.bytes))  \(Format.bytes(Int64(progress.bytesPerSecond)))/s"
-                + (progress.filesFailed > 0 ? "  \(progress.filesFailed) failed" : "")]
+            var lines = [
+                "[\(done)/\(max(total, progress.filesTotal)) files] \(Format.bytes(progress.bytes))  \(Format.bytes(Int64(progress.bytesPerSecond)))/s"
+                    + (progress.filesFailed > 0 ? "  \(progress.filesFailed) failed" : "")
+            ]
             for (id, item) in progress.active.sorted(by: { $0.key < $1.key }).prefix(8) {
                 let percent = item.fraction.map { String(format: "%3d%%", Int($0 * 100)) } ?? "  ? "
                 lines.append("  #\(id) \(percent) \(Format.bytes(item.bytes))  \(Format.bytes(Int64(item.bytesPerSecond)))/s")
@@ -123,8 +126,9 @@ final class Presenter: @unchecked Sendable {
         case .completed(let done):
             if isTerminal { clearLine() }
             let speed = done.seconds > 0 ? Double(done.bytesTransferred) / done.seconds : 0
-            message("saved \(done.path) (\(Format.bytes(done.bytes)) in \(Format.seconds(done.seconds)), \(Format.bytes(Int64(speed)))/s)"
-                + (done.digest.map { ", \($0)" } ?? ""))
+            message(
+                "saved \(done.path) (\(Format.bytes(done.bytes)) in \(Format.seconds(done.seconds)), \(Format.bytes(Int64(speed)))/s)"
+                    + (done.digest.map { ", \($0)" } ?? ""))
         case .failed(let error):
             message("haul: \(error.message)")
         case .cancelled:

@@ -44,15 +44,16 @@ struct QueueListCommand: ParsableCommand {
         func column(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
         var lines = [column("ID", 6) + column("STATE", 11) + column("PROGRESS", 24) + column("SPEED", 13) + "DESTINATION / ERROR"]
         for item in items {
-            let progress = item.totalBytes.map { total in
-                "\(Format.bytes(item.bytes))/\(Format.bytes(total))"
-            } ?? Format.bytes(item.bytes)
+            let progress =
+                item.totalBytes.map { total in
+                    "\(Format.bytes(item.bytes))/\(Format.bytes(total))"
+                } ?? Format.bytes(item.bytes)
             let speed = item.bytesPerSecond > 0 ? "\(Format.bytes(Int64(item.bytesPerSecond)))/s" : "-"
-            var where_ = item.finalPath ?? item.destination
-            if let error = item.lastError { where_ += "  (\(error))" }
+            var location = item.finalPath ?? item.destination
+            if let error = item.lastError { location += "  (\(error))" }
             // A file name or an error text the server chose: its control characters made visible.
-            where_ = TerminalText.escaped(where_)
-            lines.append(column(String(item.id), 6) + column(item.state.rawValue, 11) + column(progress, 24) + column(speed, 13) + where_)
+            location = TerminalText.escaped(location)
+            lines.append(column(String(item.id), 6) + column(item.state.rawValue, 11) + column(progress, 24) + column(speed, 13) + location)
         }
         return lines.joined(separator: "\n")
     }

@@ -104,7 +104,7 @@ public enum ContentDisposition {
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = iterator.next().flatMap(hexValue),
-                      let low = iterator.next().flatMap(hexValue)
+                    let low = iterator.next().flatMap(hexValue)
                 else { return nil }
                 bytes.append(high << 4 | low)
             } else if byte > 0x20 && byte < 0x7F {

@@ -49,9 +49,9 @@ public struct ContentRange: Equatable, Sendable {
 
         let bounds = spanText.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard bounds.count == 2,
-              let first = DecimalDigits.nonNegativeInt64(bounds[0]),
-              let last = DecimalDigits.nonNegativeInt64(bounds[1]),
-              first <= last
+            let first = DecimalDigits.nonNegativeInt64(bounds[0]),
+            let last = DecimalDigits.nonNegativeInt64(bounds[1]),
+            first <= last
         else { return nil }
         if let completeLength, last >= completeLength { return nil }
         // A span whose length, or whose end offset (last + 1), cannot be represented is useless to

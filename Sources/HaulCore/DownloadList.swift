@@ -74,7 +74,7 @@ public struct DownloadList: Sendable, Equatable {
     /// then refuses the URL, which would be reported as a network failure instead of a bad URL.
     public static func parseHTTPURL(_ text: String) throws(URLProblem) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty
+            let host = url.host, !host.isEmpty
         else { throw .notHTTP }
         // The port as written: `url.port` is nil both for no port and for one too large for an Int.
         if let components = URLComponents(string: text), let range = components.rangeOfPort {

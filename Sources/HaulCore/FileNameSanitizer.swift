@@ -40,8 +40,9 @@ public enum FileNameSanitizer {
         contentDisposition: String?, url: URL, fallback: String = "download"
     ) -> String {
         if let contentDisposition,
-           let suggested = ContentDisposition.fileName(fromHeader: contentDisposition),
-           let name = sanitize(suggested) {
+            let suggested = ContentDisposition.fileName(fromHeader: contentDisposition),
+            let name = sanitize(suggested)
+        {
             return name
         }
         if let segment = lastPathSegment(of: url), let name = sanitize(segment) {
@@ -55,7 +56,8 @@ public enum FileNameSanitizer {
     /// The last non-empty segment of the still-encoded path, decoded only afterwards so that an
     /// encoded "%2F" cannot shift which segment is last.
     private static func lastPathSegment(of url: URL) -> String? {
-        let encodedPath = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath
+        let encodedPath =
+            URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath
             ?? url.path
         guard let segment = encodedPath.split(separator: "/").last else { return nil }
         return segment.removingPercentEncoding ?? String(segment)
@@ -95,7 +97,8 @@ public enum FileNameSanitizer {
         var stem = Substring(name)
         var pathExtension = Substring()
         if let dot = name.lastIndex(of: "."), dot != name.startIndex,
-           name.utf8[dot...].count <= maximumExtensionBytes {
+            name.utf8[dot...].count <= maximumExtensionBytes
+        {
             stem = name[..<dot]
             pathExtension = name[dot...]
         }

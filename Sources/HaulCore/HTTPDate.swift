@@ -79,9 +79,9 @@ public enum HTTPDate {
     private static func parseIMFFixdate(_ rest: Substring) -> CivilTime? {
         let parts = rest.split(separator: " ")
         guard parts.count == 5, isGMT(parts[4]),
-              let day = twoDigitDay(parts[0]),
-              let month = month(parts[1]),
-              let year = fourDigitYear(parts[2])
+            let day = twoDigitDay(parts[0]),
+            let month = month(parts[1]),
+            let year = fourDigitYear(parts[2])
         else { return nil }
         return clock(parts[3], year: year, month: month, day: day)
     }
@@ -92,8 +92,8 @@ public enum HTTPDate {
         guard parts.count == 3, isGMT(parts[2]) else { return nil }
         let date = parts[0].split(separator: "-", omittingEmptySubsequences: false)
         guard date.count == 3,
-              let day = twoDigitDay(date[0]),
-              let month = month(date[1])
+            let day = twoDigitDay(date[0]),
+            let month = month(date[1])
         else { return nil }
         let year: Int64
         if let full = fourDigitYear(date[2]) {
@@ -110,10 +110,10 @@ public enum HTTPDate {
     private static func parseAsctime(_ text: String) -> CivilTime? {
         let parts = text.split(separator: " ")
         guard parts.count == 5,
-              shortDayNames.contains(parts[0].lowercased()),
-              let month = month(parts[1]),
-              let day = twoDigitDay(parts[2]),
-              let year = fourDigitYear(parts[4])
+            shortDayNames.contains(parts[0].lowercased()),
+            let month = month(parts[1]),
+            let day = twoDigitDay(parts[2]),
+            let year = fourDigitYear(parts[4])
         else { return nil }
         return clock(parts[3], year: year, month: month, day: day)
     }
@@ -123,9 +123,9 @@ public enum HTTPDate {
     private static func clock(_ text: Substring, year: Int64, month: Int64, day: Int64) -> CivilTime? {
         let pieces = text.split(separator: ":", omittingEmptySubsequences: false)
         guard pieces.count == 3, pieces.allSatisfy({ $0.utf8.count == 2 }),
-              let hour = DecimalDigits.nonNegativeInt64(pieces[0]),
-              let minute = DecimalDigits.nonNegativeInt64(pieces[1]),
-              let second = DecimalDigits.nonNegativeInt64(pieces[2])
+            let hour = DecimalDigits.nonNegativeInt64(pieces[0]),
+            let minute = DecimalDigits.nonNegativeInt64(pieces[1]),
+            let second = DecimalDigits.nonNegativeInt64(pieces[2])
         else { return nil }
         return CivilTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }

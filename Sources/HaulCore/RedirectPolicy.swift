@@ -48,7 +48,10 @@ public struct RedirectPolicy: Sendable {
             throw RedirectError(message: "redirect to an unsupported location: \(location)")
         }
         if !allowsDowngrade, request.url.scheme?.lowercased() == "https", scheme == "http" {
-            throw RedirectError(message: "refused a redirect from https to http (\(Redaction.url(target))): the request would continue unencrypted; allow it with --allow-http-redirect")
+            throw RedirectError(
+                message:
+                    "refused a redirect from https to http (\(Redaction.url(target))): the request would continue unencrypted; allow it with --allow-http-redirect"
+            )
         }
         let normalized = Self.withoutFragment(target)
         if visited.contains(where: { Self.withoutFragment($0) == normalized }) {
@@ -56,7 +59,8 @@ public struct RedirectPolicy: Sendable {
         }
         var next = request
         next.url = normalized
-        let becomesGet = head.status == 303 && request.method != "HEAD"
+        let becomesGet =
+            head.status == 303 && request.method != "HEAD"
             || (head.status == 301 || head.status == 302) && request.method == "POST"
         if becomesGet {
             next.method = "GET"

@@ -11,7 +11,7 @@ public struct ResponseHead: Sendable, Equatable {
     /// `Content-Length`, when present and a valid non-negative number.
     public var contentLength: Int64? {
         guard let raw = headers["Content-Length"]?.trimmingCharacters(in: .whitespaces),
-              !raw.isEmpty, raw.allSatisfy(\.isASCIIDigit), let value = Int64(raw)
+            !raw.isEmpty, raw.allSatisfy(\.isASCIIDigit), let value = Int64(raw)
         else { return nil }
         return value
     }
@@ -32,7 +32,7 @@ public struct ResponseHead: Sendable, Equatable {
     /// The content coding, lower-cased; nil when absent or `identity`.
     public var contentEncoding: String? {
         guard let raw = headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces).lowercased(),
-              !raw.isEmpty, raw != "identity"
+            !raw.isEmpty, raw != "identity"
         else { return nil }
         return raw
     }

@@ -63,7 +63,8 @@ public enum ResponseVerdict: Sendable, Equatable {
         if case .range = plan.target {
             if let partial = plan.partial, !partial.isAdopted, partial.validators.conflicts(with: head.validators) {
                 // The If-Range guard fired: the file changed, so the range must be fetched anew.
-                return .restart(RestartReason(.resourceChanged, "the file changed on the server since the partial download: restarting the range from its first byte"))
+                return .restart(
+                    RestartReason(.resourceChanged, "the file changed on the server since the partial download: restarting the range from its first byte"))
             }
             return .fail(.cannotResume("the server ignored the byte range request and sent the whole file (status 200)"))
         }
@@ -72,23 +73,26 @@ public enum ResponseVerdict: Sendable, Equatable {
             if partial.isAdopted {
                 return evaluateWholeForAdopted(head, partial)
             }
-            let changed = partial.validators.conflicts(with: head.validators)
+            let changed =
+                partial.validators.conflicts(with: head.validators)
                 || (partial.totalLength != nil && head.contentLength != nil && partial.totalLength != head.contentLength)
-            restartReason = changed
+            restartReason =
+                changed
                 ? RestartReason(.resourceChanged, "the file changed on the server since the partial download: restarting from byte 0")
                 : RestartReason(.serverIgnoredRange, "the server ignored the Range request (status 200): restarting from byte 0")
         }
         let length = head.contentEncoding == nil ? head.contentLength : nil
-        return .write(BodyPlan(
-            writeOffset: 0,
-            overlap: 0,
-            expectedBodyLength: head.contentLength,
-            resourceStart: 0,
-            totalLength: length,
-            finalLength: head.contentLength,
-            validators: head.validators,
-            contentEncoding: head.contentEncoding,
-            restartReason: restartReason))
+        return .write(
+            BodyPlan(
+                writeOffset: 0,
+                overlap: 0,
+                expectedBodyLength: head.contentLength,
+                resourceStart: 0,
+                totalLength: length,
+                finalLength: head.contentLength,
+                validators: head.validators,
+                contentEncoding: head.contentEncoding,
+                restartReason: restartReason))
     }
 
     /// A 200 to `--continue`: the whole body is compared with the existing file as it streams
@@ -96,24 +100,36 @@ public enum ResponseVerdict: Sendable, Equatable {
     /// cannot match (shorter, compressed) restarts at once.
     static func evaluateWholeForAdopted(_ head: ResponseHead, _ partial: LocalPartial) -> ResponseVerdict {
         if head.contentEncoding != nil {
-            return .restart(RestartReason(.compressedPartial, "the server sent the whole file compressed (\(head.contentEncoding ?? "")), so the existing file cannot be compared with it: downloading it anew beside the existing file"))
+            return .restart(
+                RestartReason(
+                    .compressedPartial,
+                    "the server sent the whole file compressed (\(head.contentEncoding ?? "")), so the existing file cannot be compared with it: downloading it anew beside the existing file"
+                ))
         }
         if partial.resourceStart != 0 {
-            return .restart(RestartReason(.serverIgnoredRange, "the server sent the whole file, which does not line up with the existing file's first byte: downloading it anew beside the existing file"))
+            return .restart(
+                RestartReason(
+                    .serverIgnoredRange,
+                    "the server sent the whole file, which does not line up with the existing file's first byte: downloading it anew beside the existing file"))
         }
         if let length = head.contentLength, length < partial.bytesOnDisk {
-            return .restart(RestartReason(.lengthChanged, "the server's file (\(length) bytes) is shorter than the existing file (\(partial.bytesOnDisk) bytes): downloading it anew beside the existing file"))
+            return .restart(
+                RestartReason(
+                    .lengthChanged,
+                    "the server's file (\(length) bytes) is shorter than the existing file (\(partial.bytesOnDisk) bytes): downloading it anew beside the existing file"
+                ))
         }
-        return .write(BodyPlan(
-            writeOffset: 0,
-            overlap: partial.bytesOnDisk,
-            expectedBodyLength: head.contentLength,
-            resourceStart: 0,
-            totalLength: head.contentLength,
-            finalLength: head.contentLength,
-            validators: head.validators,
-            contentEncoding: nil,
-            restartReason: nil))
+        return .write(
+            BodyPlan(
+                writeOffset: 0,
+                overlap: partial.bytesOnDisk,
+                expectedBodyLength: head.contentLength,
+                resourceStart: 0,
+                totalLength: head.contentLength,
+                finalLength: head.contentLength,
+                validators: head.validators,
+                contentEncoding: nil,
+                restartReason: nil))
     }
 
     static func evaluatePartial(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {
@@ -121,15 +137,20 @@ public enum ResponseVerdict: Sendable, Equatable {
             return .fail(.protocolViolation("the server sent a partial response (206) to a request without Range"))
         }
         guard let contentRange = head.contentRange,
-              let first = contentRange.first, let last = contentRange.last
+            let first = contentRange.first, let last = contentRange.last
         else {
             return giveUp(plan, RestartReason(.noUsableContentRange, "the server's partial response has no usable Content-Range: restarting from byte 0"))
         }
         if head.contentEncoding != nil {
-            return giveUp(plan, RestartReason(.compressedPartial, "the server sent a compressed (\(head.contentEncoding ?? "")) partial response, which cannot be spliced: restarting from byte 0"))
+            return giveUp(
+                plan,
+                RestartReason(
+                    .compressedPartial,
+                    "the server sent a compressed (\(head.contentEncoding ?? "")) partial response, which cannot be spliced: restarting from byte 0"))
         }
         if let expectedFirst = plan.requestedFirst, first != expectedFirst {
-            return giveUp(plan, RestartReason(.unexpectedRange, "the server sent bytes from \(first) where \(expectedFirst) was asked for: restarting from byte 0"))
+            return giveUp(
+                plan, RestartReason(.unexpectedRange, "the server sent bytes from \(first) where \(expectedFirst) was asked for: restarting from byte 0"))
         }
         if let length = head.contentLength, length != last - first + 1 {
             return .fail(.protocolViolation("Content-Length \(length) does not match Content-Range \(first)-\(last)"))
@@ -138,36 +159,48 @@ public enum ResponseVerdict: Sendable, Equatable {
         if let wantedLast = plan.requestedLast {
             let expectedLast = total.map { min(wantedLast, $0 - 1) } ?? wantedLast
             if last != expectedLast {
-                return giveUp(plan, RestartReason(.unexpectedRange, "the server sent bytes up to \(last) where \(expectedLast) was asked for: restarting from byte 0"))
+                return giveUp(
+                    plan, RestartReason(.unexpectedRange, "the server sent bytes up to \(last) where \(expectedLast) was asked for: restarting from byte 0"))
             }
         } else if plan.isResume || plan.requestedFirst != nil, let total, last != total - 1 {
             return giveUp(plan, RestartReason(.unexpectedRange, "the server sent bytes up to \(last) of \(total) for an open range: restarting from byte 0"))
         }
         guard let partial = plan.partial else {
             // A fresh range download: the response fixes where the partial starts.
-            return .write(BodyPlan(
-                writeOffset: 0,
-                overlap: 0,
-                expectedBodyLength: last - first + 1,
-                resourceStart: first,
-                totalLength: total,
-                finalLength: last - first + 1,
-                validators: head.validators,
-                contentEncoding: nil,
-                restartReason: nil))
+            return .write(
+                BodyPlan(
+                    writeOffset: 0,
+                    overlap: 0,
+                    expectedBodyLength: last - first + 1,
+                    resourceStart: first,
+                    totalLength: total,
+                    finalLength: last - first + 1,
+                    validators: head.validators,
+                    contentEncoding: nil,
+                    restartReason: nil))
         }
         if let known = partial.totalLength {
             guard let total, total == known else {
-                return giveUp(plan, RestartReason(.lengthChanged, "the file's length on the server changed from \(known) to \(total.map(String.init) ?? "unknown"): restarting from byte 0"))
+                return giveUp(
+                    plan,
+                    RestartReason(
+                        .lengthChanged,
+                        "the file's length on the server changed from \(known) to \(total.map(String.init) ?? "unknown"): restarting from byte 0"))
             }
         }
         if partial.validators.conflicts(with: head.validators) {
-            return giveUp(plan, RestartReason(.resourceChanged, "the file changed on the server since the partial download (new validator): restarting from byte 0"))
+            return giveUp(
+                plan, RestartReason(.resourceChanged, "the file changed on the server since the partial download (new validator): restarting from byte 0"))
         }
         if plan.ifRange != nil, plan.overlap == 0, !partial.validators.isShown(by: head.validators) {
             // Only the validator If-Range named proves the server checked it; without it (and no
             // overlap to compare) these bytes may belong to another version.
-            return giveUp(plan, RestartReason(.validatorMissing, "the server's partial response does not show the validator the resume was guarded by, so it cannot be proven to be the same file: restarting from byte 0"))
+            return giveUp(
+                plan,
+                RestartReason(
+                    .validatorMissing,
+                    "the server's partial response does not show the validator the resume was guarded by, so it cannot be proven to be the same file: restarting from byte 0"
+                ))
         }
         let finalLength: Int64?
         if plan.requestedLast != nil || total != nil {
@@ -179,16 +212,17 @@ public enum ResponseVerdict: Sendable, Equatable {
         let fresh = head.validators
         if validators.etag == nil { validators.etag = fresh.etag }
         if validators.lastModified == nil { validators.lastModified = fresh.lastModified }
-        return .write(BodyPlan(
-            writeOffset: first - partial.resourceStart,
-            overlap: plan.overlap,
-            expectedBodyLength: last - first + 1,
-            resourceStart: partial.resourceStart,
-            totalLength: total ?? partial.totalLength,
-            finalLength: finalLength,
-            validators: validators,
-            contentEncoding: nil,
-            restartReason: nil))
+        return .write(
+            BodyPlan(
+                writeOffset: first - partial.resourceStart,
+                overlap: plan.overlap,
+                expectedBodyLength: last - first + 1,
+                resourceStart: partial.resourceStart,
+                totalLength: total ?? partial.totalLength,
+                finalLength: finalLength,
+                validators: validators,
+                contentEncoding: nil,
+                restartReason: nil))
     }
 
     static func evaluateUnsatisfiable(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {
@@ -197,12 +231,15 @@ public enum ResponseVerdict: Sendable, Equatable {
         }
         let next = partial.resourceStart + partial.bytesOnDisk
         guard let total = head.contentRange?.completeLength else {
-            return giveUp(plan, RestartReason(.rangeNotSatisfiable, "the server refused the resume range (416) without saying the file's length: restarting from byte 0"))
+            return giveUp(
+                plan, RestartReason(.rangeNotSatisfiable, "the server refused the resume range (416) without saying the file's length: restarting from byte 0"))
         }
         let lengthAgrees = partial.totalLength.map { $0 == total } ?? true
         if plan.overlap == 0, next == total, lengthAgrees, plan.requestedLast == nil {
             return .complete
         }
-        return giveUp(plan, RestartReason(.rangeNotSatisfiable, "the server's file is \(total) bytes, which does not fit the \(next) bytes on disk: restarting from byte 0"))
+        return giveUp(
+            plan,
+            RestartReason(.rangeNotSatisfiable, "the server's file is \(total) bytes, which does not fit the \(next) bytes on disk: restarting from byte 0"))
     }
 }

@@ -106,9 +106,11 @@ public enum ResumePlanner {
             return .send(freshPlan(target))
         }
         if partial.contentEncoding != nil && !partial.isAdopted {
-            return .discardPartial(RestartReason(
-                .compressedPartial,
-                "the partial download holds compressed (\(partial.contentEncoding ?? "")) bytes, which cannot be resumed by byte range: restarting from byte 0"))
+            return .discardPartial(
+                RestartReason(
+                    .compressedPartial,
+                    "the partial download holds compressed (\(partial.contentEncoding ?? "")) bytes, which cannot be resumed by byte range: restarting from byte 0"
+                ))
         }
         let next = partial.resourceStart + partial.bytesOnDisk
         var last: Int64?
@@ -122,14 +124,15 @@ public enum ResumePlanner {
         let overlap = proven ? 0 : min(overlapCheckLength, partial.bytesOnDisk)
         let first = next - overlap
         let spec: ByteRangeSpec = last.map { .closed(first: first, last: $0) } ?? .from(first: first)
-        return .send(RequestPlan(
-            range: spec.headerValue,
-            ifRange: guarded ? partial.validators.ifRangeValue : nil,
-            requestedFirst: first,
-            requestedLast: last,
-            overlap: overlap,
-            partial: partial,
-            target: target))
+        return .send(
+            RequestPlan(
+                range: spec.headerValue,
+                ifRange: guarded ? partial.validators.ifRangeValue : nil,
+                requestedFirst: first,
+                requestedLast: last,
+                overlap: overlap,
+                partial: partial,
+                target: target))
     }
 
     /// The request for one segment of a segmented download: bytes `begin..<end` of the version
@@ -154,7 +157,9 @@ public enum ResumePlanner {
             var first: Int64?
             var last: Int64?
             switch spec {
-            case .closed(let f, let l): first = f; last = l
+            case .closed(let f, let l):
+                first = f
+                last = l
             case .from(let f): first = f
             case .suffix: break
             }

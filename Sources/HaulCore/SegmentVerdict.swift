@@ -19,20 +19,27 @@ public enum SegmentVerdict: Sendable, Equatable {
             // (ResponseVerdict checks it only when one was sent): without one, nothing ties these
             // bytes to the rest of the file.
             guard plan.ifRange != nil else {
-                return .mismatch(RestartReason(.validatorMissing, "a segment request carried no If-Range validator, so its response cannot be proven to be the same file: restarting from byte 0 over one connection"))
+                return .mismatch(
+                    RestartReason(
+                        .validatorMissing,
+                        "a segment request carried no If-Range validator, so its response cannot be proven to be the same file: restarting from byte 0 over one connection"
+                    ))
             }
             guard body.overlap == 0, body.writeOffset == plan.requestedFirst,
-                  body.expectedBodyLength == plan.requestedLast.flatMap({ last in plan.requestedFirst.map { last - $0 + 1 } })
+                body.expectedBodyLength == plan.requestedLast.flatMap({ last in plan.requestedFirst.map { last - $0 + 1 } })
             else {
-                return .mismatch(RestartReason(.unexpectedRange, "a segment response did not carry the range asked for: restarting from byte 0 over one connection"))
+                return .mismatch(
+                    RestartReason(.unexpectedRange, "a segment response did not carry the range asked for: restarting from byte 0 over one connection"))
             }
             return .write
         case .restart(let reason):
             return .mismatch(reason)
         case .complete:
-            return .mismatch(RestartReason(.unexpectedRange, "a segment request was answered as if nothing were left to fetch: restarting from byte 0 over one connection"))
+            return .mismatch(
+                RestartReason(.unexpectedRange, "a segment request was answered as if nothing were left to fetch: restarting from byte 0 over one connection"))
         case .fail(.httpStatus(let status)):
-            return .mismatch(RestartReason(.serverIgnoredRange, "a segment request was answered with status \(status), not 206: restarting from byte 0 over one connection"))
+            return .mismatch(
+                RestartReason(.serverIgnoredRange, "a segment request was answered with status \(status), not 206: restarting from byte 0 over one connection"))
         case .fail(.cannotResume(let message)), .fail(.protocolViolation(let message)):
             return .mismatch(RestartReason(.unexpectedRange, "a segment response was refused (\(message)): restarting from byte 0 over one connection"))
         }

@@ -42,7 +42,8 @@ final class CurlCallContext {
             return true
         }
         if headerBytes > Self.maxHeaderBytes || headers.count >= Self.maxHeaderFields {
-            failure = TransportError(.headerTooLarge, "the server's response headers are too large (over \(Self.maxHeaderBytes / 1024) KiB or \(Self.maxHeaderFields) fields)")
+            failure = TransportError(
+                .headerTooLarge, "the server's response headers are too large (over \(Self.maxHeaderBytes / 1024) KiB or \(Self.maxHeaderFields) fields)")
             return false
         }
         guard let first = line.first else {

@@ -1,4 +1,5 @@
 import HaulCore
+
 // Pure decisions: what the response looks like, from the request, the resource and the faults.
 // No I/O here; the connection code carries plans out.
 

@@ -38,7 +38,8 @@ public final class TemporaryDirectory: Sendable {
     /// Creates a fresh, empty directory (mode 0700) under `$TMPDIR` or the system temporary directory and
     /// returns its path; the caller owns its removal.
     static func makeUnique(prefix: String) throws -> String {
-        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? FileManager.default.temporaryDirectory.path
         var template = Array((base + "/" + prefix + "-XXXXXX").utf8CString)
         let created = template.withUnsafeMutableBufferPointer { buffer -> String? in

@@ -68,7 +68,8 @@ struct CLIBatchTests {
         // (The output directory exists: a named line into a missing one is covered on its own below.)
         try FileManager.default.createDirectory(atPath: work.file("out"), withIntermediateDirectories: false)
         let list = work.file("list.txt")
-        let text = [server.url("/in0.bin"), "not a url", server.url("/in1.bin") + " renamed.bin", server.url("/in2.bin")]
+        let text =
+            [server.url("/in0.bin"), "not a url", server.url("/in1.bin") + " renamed.bin", server.url("/in2.bin")]
             .joined(separator: "\n") + "\n"
         try text.write(toFile: list, atomically: true, encoding: .utf8)
 

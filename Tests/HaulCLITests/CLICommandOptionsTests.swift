@@ -23,8 +23,9 @@ struct CLICommandOptionsTests {
     }
 
     static let misplaced: [Misplaced] = [
-        Misplaced(arguments: ["queue", "run", "--checksum", "sha256=" + String(repeating: "0", count: 64)],
-                  option: "--checksum", command: "haul queue run", owner: "haul URL"),
+        Misplaced(
+            arguments: ["queue", "run", "--checksum", "sha256=" + String(repeating: "0", count: 64)],
+            option: "--checksum", command: "haul queue run", owner: "haul URL"),
         Misplaced(arguments: ["queue", "run", "--range", "0-9"], option: "--range", command: "haul queue run", owner: "haul queue add"),
         Misplaced(arguments: ["queue", "run", "-H", "X: y"], option: "-H", command: "haul queue run", owner: "haul queue add"),
         Misplaced(arguments: ["queue", "list", "-o", "x"], option: "-o", command: "haul queue list", owner: "haul queue add"),
@@ -42,17 +43,17 @@ struct CLICommandOptionsTests {
     ]
 
     @Test(arguments: misplaced)
-    func anOptionOfAnotherCommandIsRefused(_ case_: Misplaced) throws {
+    func anOptionOfAnotherCommandIsRefused(_ testCase: Misplaced) throws {
         // GIVEN a state directory that does not exist yet
         let scratch = try TemporaryDirectory(prefix: "haul-cli-options")
         let state = scratch.file("state")
         // WHEN a command is given an option that belongs to another command
-        let result = try HaulBinary.run(case_.arguments + ["--state", state])
+        let result = try HaulBinary.run(testCase.arguments + ["--state", state])
         // THEN it exits 2, the message names the option, the command and where the option belongs
         #expect(result.status == 2, "stderr: \(result.stderr)")
-        #expect(result.stderr.contains(case_.option), "stderr: \(result.stderr)")
-        #expect(result.stderr.contains("'\(case_.command)'"), "stderr: \(result.stderr)")
-        #expect(result.stderr.contains("'\(case_.owner)'"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains(testCase.option), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("'\(testCase.command)'"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("'\(testCase.owner)'"), "stderr: \(result.stderr)")
         #expect(result.stdout.isEmpty)
         // AND nothing was done: the store was not even created
         #expect(!Disk.exists(state))
@@ -83,8 +84,9 @@ struct CLICommandOptionsTests {
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let objects = JSONLines.parse(run.stdoutString)
         for id in ids {
-            #expect(objects.contains { $0["event"] as? String == "completed" && ($0["id"] as? NSNumber)?.int64Value == id },
-                    "no completed event for \(id): \(run.stdoutString)")
+            #expect(
+                objects.contains { $0["event"] as? String == "completed" && ($0["id"] as? NSNumber)?.int64Value == id },
+                "no completed event for \(id): \(run.stdoutString)")
         }
         #expect(Disk.difference(out.file("r0.bin"), bodies[0]) == nil)
         #expect(Disk.difference(out.file("r1.bin"), bodies[1]) == nil)
@@ -125,8 +127,10 @@ struct CLICommandOptionsTests {
         let store = try StoreFixture()
         let out = try TemporaryDirectory(prefix: "haul-cli-out")
         // WHEN a download is added with a header, a range, a priority and paused, then resumed and run
-        let add = try store.haul(["add", server.url("/part.bin"), "-o", out.file("part.bin"), "-H", "X-Haul-Test: yes",
-                                  "--range", "0-9", "--priority", "5", "--paused"])
+        let add = try store.haul([
+            "add", server.url("/part.bin"), "-o", out.file("part.bin"), "-H", "X-Haul-Test: yes",
+            "--range", "0-9", "--priority", "5", "--paused",
+        ])
         #expect(add.status == 0, "stderr: \(add.stderr)")
         let id = try #require(StoreFixture.ids(add).first)
         let listed = try store.items()
@@ -168,39 +172,51 @@ struct CLICommandOptionsTests {
     }
 
     static let helpCases: [HelpCase] = [
-        HelpCase(arguments: ["queue", "run", "--help"],
-                 lists: ["Usage: haul queue run", "-j, --jobs", "--state", "-q, --quiet", "--json", "--limit-rate", "--retry", "--retry-wait",
-                         "--connect-timeout", "--stall-timeout", "-x, --connections"],
-                 omits: ["--checksum", "-r, --range", "-H, --header", "--data", "-o, --output", "-d, --dir", "--force", "--priority", "--delete",
-                         "--insecure", "--cacert", "--max-size", "--max-redirects", "--min-free-space"]),
-        HelpCase(arguments: ["queue", "add", "--help"],
-                 lists: ["Usage: haul queue add", "-o, --output", "-d, --dir", "--priority", "--paused", "-H, --header", "-r, --range",
-                         "-X, --request", "--data", "--force", "-c, --continue", "--state", "--checksum", "--min-free-space", "--max-size",
-                         "--insecure", "--cacert", "--max-redirects", "--allow-http-redirect", "-x, --connections"],
-                 omits: ["-j, --jobs", "--json", "-q, --quiet", "--retry", "--limit-rate", "--connect-timeout", "--delete"]),
-        HelpCase(arguments: ["queue", "list", "--help"],
-                 lists: ["Usage: haul queue list", "--json", "--state"],
-                 omits: ["-q, --quiet", "-o, --output", "-j, --jobs", "--retry", "--priority"]),
-        HelpCase(arguments: ["queue", "pause", "--help"], lists: ["Usage: haul queue pause", "--state"], omits: ["--delete", "--priority", "--json", "--retry"]),
+        HelpCase(
+            arguments: ["queue", "run", "--help"],
+            lists: [
+                "Usage: haul queue run", "-j, --jobs", "--state", "-q, --quiet", "--json", "--limit-rate", "--retry", "--retry-wait",
+                "--connect-timeout", "--stall-timeout", "-x, --connections",
+            ],
+            omits: [
+                "--checksum", "-r, --range", "-H, --header", "--data", "-o, --output", "-d, --dir", "--force", "--priority", "--delete",
+                "--insecure", "--cacert", "--max-size", "--max-redirects", "--min-free-space",
+            ]),
+        HelpCase(
+            arguments: ["queue", "add", "--help"],
+            lists: [
+                "Usage: haul queue add", "-o, --output", "-d, --dir", "--priority", "--paused", "-H, --header", "-r, --range",
+                "-X, --request", "--data", "--force", "-c, --continue", "--state", "--checksum", "--min-free-space", "--max-size",
+                "--insecure", "--cacert", "--max-redirects", "--allow-http-redirect", "-x, --connections",
+            ],
+            omits: ["-j, --jobs", "--json", "-q, --quiet", "--retry", "--limit-rate", "--connect-timeout", "--delete"]),
+        HelpCase(
+            arguments: ["queue", "list", "--help"],
+            lists: ["Usage: haul queue list", "--json", "--state"],
+            omits: ["-q, --quiet", "-o, --output", "-j, --jobs", "--retry", "--priority"]),
+        HelpCase(
+            arguments: ["queue", "pause", "--help"], lists: ["Usage: haul queue pause", "--state"], omits: ["--delete", "--priority", "--json", "--retry"]),
         HelpCase(arguments: ["queue", "resume", "-h"], lists: ["Usage: haul queue resume", "--state"], omits: ["--delete", "--priority", "--json"]),
-        HelpCase(arguments: ["queue", "cancel", "--help"], lists: ["Usage: haul queue cancel", "--delete", "--state"], omits: ["--priority", "--json", "--range"]),
+        HelpCase(
+            arguments: ["queue", "cancel", "--help"], lists: ["Usage: haul queue cancel", "--delete", "--state"], omits: ["--priority", "--json", "--range"]),
         HelpCase(arguments: ["queue", "rm", "--help"], lists: ["Usage: haul queue rm", "--state"], omits: ["--delete", "--priority", "--json"]),
-        HelpCase(arguments: ["queue", "--help"],
-                 lists: ["add", "list", "pause", "resume", "cancel", "rm", "run", "haul queue ACTION --help"],
-                 omits: ["--checksum", "--priority"]),
+        HelpCase(
+            arguments: ["queue", "--help"],
+            lists: ["add", "list", "pause", "resume", "cancel", "rm", "run", "haul queue ACTION --help"],
+            omits: ["--checksum", "--priority"]),
         HelpCase(arguments: ["--help"], lists: ["Usage: haul", "--checksum", "-j, --jobs"], omits: ["--priority", "--delete", "--paused"]),
     ]
 
     @Test(arguments: helpCases)
-    func eachCommandsHelpListsOnlyItsOptions(_ case_: HelpCase) throws {
+    func eachCommandsHelpListsOnlyItsOptions(_ testCase: HelpCase) throws {
         // GIVEN the built binary WHEN a command is asked for help
-        let result = try HaulBinary.run(case_.arguments)
+        let result = try HaulBinary.run(testCase.arguments)
         // THEN it succeeds and lists its own options and none of the others
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let help = result.stdoutString
         // The options part (the exit codes below it mention --force and --max-size).
         let options = help.components(separatedBy: "Exit codes:").first ?? help
-        for text in case_.lists { #expect(help.contains(text), "help does not list \(text):\n\(help)") }
-        for text in case_.omits { #expect(!options.contains(text), "help lists \(text):\n\(help)") }
+        for text in testCase.lists { #expect(help.contains(text), "help does not list \(text):\n\(help)") }
+        for text in testCase.omits { #expect(!options.contains(text), "help lists \(text):\n\(help)") }
     }
 }

@@ -117,7 +117,9 @@ struct CLIQueueTrustTests {
 
         // THEN that partial is gone
         #expect(cancelled.status == 0, "stderr: \(cancelled.stderr)")
-        let left = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix(".haul") || $0.hasSuffix(".haul-partial") || $0.hasSuffix(".haul-resume") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
+            $0.hasPrefix(".haul") || $0.hasSuffix(".haul-partial") || $0.hasSuffix(".haul-resume")
+        }
         #expect(left.isEmpty, "\(left)")
     }
 
@@ -151,7 +153,9 @@ struct CLIQueueTrustTests {
         let state = work.file("state")
         let output = work.file("s.bin")
         let url = server.url("/s.bin").replacingOccurrences(of: "http://", with: "http://alice:hunter2@")
-        let added = try HaulBinary.run(["queue", "add", "--state", state, "-H", "Authorization: Bearer TOPSECRET", "--data", "pw=hunter2", "-X", "GET", "-o", output, url])
+        let added = try HaulBinary.run([
+            "queue", "add", "--state", state, "-H", "Authorization: Bearer TOPSECRET", "--data", "pw=hunter2", "-X", "GET", "-o", output, url,
+        ])
         #expect(added.status == 0, "stderr: \(added.stderr)")
 
         // THEN the state directory is 0700 and the database 0600

@@ -56,7 +56,7 @@ struct CLISegmentedTests {
             let entries = nginx.accessLog().filter { $0.uri == uri }
             return entries.reduce(0) { $0 + $1.bodyBytesSent } >= size
         }
-        Thread.sleep(forTimeInterval: 0.5) // lines of connections closed by the kill come last
+        Thread.sleep(forTimeInterval: 0.5)  // lines of connections closed by the kill come last
         let entries = nginx.accessLog().filter { $0.uri == uri }
         let sent = entries.reduce(0) { $0 + $1.bodyBytesSent }
         let wasted = sent - size
@@ -68,8 +68,9 @@ struct CLISegmentedTests {
             wasted < Self.allowedWastePerKill * kills,
             "nginx sent \(sent) bytes for a \(size)-byte file over \(entries.count) requests (\(wasted) wasted)")
         // Several requests were closed ranges: the download really was segmented.
-        #expect(entries.filter { ($0.range ?? "").range(of: #"^bytes=\d+-\d+$"#, options: .regularExpression) != nil }.count >= 3,
-                "ranges: \(entries.map { $0.range ?? "-" })")
+        #expect(
+            entries.filter { ($0.range ?? "").range(of: #"^bytes=\d+-\d+$"#, options: .regularExpression) != nil }.count >= 3,
+            "ranges: \(entries.map { $0.range ?? "-" })")
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -176,7 +176,8 @@ enum Bytes {
     /// nil when equal; otherwise the sizes and the first differing offset.
     static func difference(_ actual: [UInt8], _ expected: [UInt8]) -> String? {
         if actual == expected { return nil }
-        let firstDifference = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let firstDifference =
+            zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
             ?? min(actual.count, expected.count)
         return "\(actual.count) bytes where \(expected.count) were expected; first difference at byte \(firstDifference)"
     }

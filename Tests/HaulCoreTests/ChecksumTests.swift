@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HaulCore
 
 @Suite("Checksum: the --checksum value")
@@ -13,7 +14,8 @@ struct ChecksumTests {
     }
 
     @Test func refusesBadInput() {
-        for bad in ["sha256", "sha256=abc", "crc32=00000000", "sha256=" + String(repeating: "g", count: 64), "=00", "md5=" + String(repeating: "0", count: 33)] {
+        for bad in ["sha256", "sha256=abc", "crc32=00000000", "sha256=" + String(repeating: "g", count: 64), "=00", "md5=" + String(repeating: "0", count: 33)]
+        {
             #expect(throws: ChecksumError.self) { try Checksum(parsing: bad) }
         }
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HaulCore
 
 @Suite("ContentRange")
@@ -26,29 +27,33 @@ struct ContentRangeTests {
         #expect(range.isUnsatisfied)
     }
 
-    @Test("GIVEN odd but valid spelling WHEN parsed THEN it is accepted",
-          arguments: [
-              ("  BYTES 0-0/1  ", ContentRange(first: 0, last: 0, completeLength: 1)),
-              ("Bytes\t1-2/3", ContentRange(first: 1, last: 2, completeLength: 3)),
-              ("bytes   5-9/10", ContentRange(first: 5, last: 9, completeLength: 10)),
-              ("bytes 0-9223372036854775806/9223372036854775807",
-               ContentRange(first: 0, last: .max - 1, completeLength: .max)),
-              ("bytes */0", ContentRange(first: nil, last: nil, completeLength: 0)),
-          ])
+    @Test(
+        "GIVEN odd but valid spelling WHEN parsed THEN it is accepted",
+        arguments: [
+            ("  BYTES 0-0/1  ", ContentRange(first: 0, last: 0, completeLength: 1)),
+            ("Bytes\t1-2/3", ContentRange(first: 1, last: 2, completeLength: 3)),
+            ("bytes   5-9/10", ContentRange(first: 5, last: 9, completeLength: 10)),
+            (
+                "bytes 0-9223372036854775806/9223372036854775807",
+                ContentRange(first: 0, last: .max - 1, completeLength: .max)
+            ),
+            ("bytes */0", ContentRange(first: nil, last: nil, completeLength: 0)),
+        ])
     func acceptsVariants(text: String, expected: ContentRange) {
         #expect(ContentRange(headerValue: text) == expected)
     }
 
-    @Test("GIVEN malformed or hostile input WHEN parsed THEN the result is nil",
-          arguments: [
-              "", "   ", "bytes", "bytes ", "bytes */*", "items 0-1/2", "bytes=0-1/2", "bytes0-1/2",
-              "bytes 5-3/10", "bytes 0-10/10", "bytes 0-10/5", "bytes 0-1", "bytes 0-/5", "bytes -1/5",
-              "bytes 0-1/", "bytes /5", "bytes -5-3/10", "bytes 0--1/5", "bytes +0-1/5", "bytes 0-1/-5",
-              "bytes 0-1/99999999999999999999", "bytes 0-99999999999999999999/*",
-              "bytes 1 - 2/3", "bytes 0-1/2/3", "bytes 0-1/2 extra", "bytes 0x0-0x1/2", "bytes a-b/c",
-              "bytes */1,2", "bytes 0-9223372036854775807/*",
-              "bytes 0-1/" + String(repeating: "9", count: 5_000),
-          ])
+    @Test(
+        "GIVEN malformed or hostile input WHEN parsed THEN the result is nil",
+        arguments: [
+            "", "   ", "bytes", "bytes ", "bytes */*", "items 0-1/2", "bytes=0-1/2", "bytes0-1/2",
+            "bytes 5-3/10", "bytes 0-10/10", "bytes 0-10/5", "bytes 0-1", "bytes 0-/5", "bytes -1/5",
+            "bytes 0-1/", "bytes /5", "bytes -5-3/10", "bytes 0--1/5", "bytes +0-1/5", "bytes 0-1/-5",
+            "bytes 0-1/99999999999999999999", "bytes 0-99999999999999999999/*",
+            "bytes 1 - 2/3", "bytes 0-1/2/3", "bytes 0-1/2 extra", "bytes 0x0-0x1/2", "bytes a-b/c",
+            "bytes */1,2", "bytes 0-9223372036854775807/*",
+            "bytes 0-1/" + String(repeating: "9", count: 5_000),
+        ])
     func rejectsMalformed(text: String) {
         #expect(ContentRange(headerValue: text) == nil)
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HaulCore
 
 @Suite("DownloadLifecycle: legal and illegal transitions, no I/O")

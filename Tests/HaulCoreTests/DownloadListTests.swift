@@ -1,18 +1,20 @@
 import Foundation
 import Testing
+
 @testable import HaulCore
 
 @Suite("DownloadList: the -i input file")
 struct DownloadListTests {
     @Test func urlsNamesCommentsAndBlankLines() {
         // GIVEN a list with comments, blank lines, names and tabs
-        let list = DownloadList(parsing: """
-            # images
-            http://a.test/1.png
+        let list = DownloadList(
+            parsing: """
+                # images
+                http://a.test/1.png
 
-            https://a.test/2.png  second.png
-            http://a.test/3\tthird.bin
-            """)
+                https://a.test/2.png  second.png
+                http://a.test/3\tthird.bin
+                """)
         // THEN three entries with their line numbers and names, and no problem
         #expect(list.entries.map(\.line) == [2, 4, 5])
         #expect(list.entries.map(\.name) == [nil, "second.png", "third.bin"])

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HaulCore
 
 /// The download's decisions without I/O: what to send, when to retry, restart, refresh, stop.
@@ -12,7 +13,8 @@ struct DownloadMachineTests {
         var machine = DownloadMachine(limits: Self.limits)
         // GIVEN nothing on disk WHEN asked THEN a request without Range
         guard case .send(let plan) = machine.next(target: .whole, partial: nil) else {
-            Issue.record("expected a request"); return
+            Issue.record("expected a request")
+            return
         }
         #expect(plan.range == nil)
         // WHEN the body was written to its end THEN finish; with segments running THEN join them first
@@ -26,7 +28,8 @@ struct DownloadMachineTests {
         var machine = DownloadMachine(limits: Self.limits)
         let partial = LocalPartial(bytesOnDisk: 1000, validators: Self.etag, totalLength: 5000)
         guard case .send(let plan) = machine.next(target: .whole, partial: partial) else {
-            Issue.record("expected a request"); return
+            Issue.record("expected a request")
+            return
         }
         #expect(plan.range == "bytes=1000-")
         #expect(plan.ifRange == "\"v1\"")
@@ -63,7 +66,8 @@ struct DownloadMachineTests {
         var other = DownloadMachine(limits: Self.limits)
         let compressed = LocalPartial(bytesOnDisk: 10, contentEncoding: "gzip")
         guard case .restartFromZero(let reason) = other.next(target: .whole, partial: compressed) else {
-            Issue.record("expected a restart"); return
+            Issue.record("expected a restart")
+            return
         }
         #expect(reason.code == .compressedPartial)
     }

@@ -1,19 +1,21 @@
 import Foundation
 import Testing
+
 @testable import HaulCore
 
 @Suite("EntityTag")
 struct EntityTagTests {
-    @Test("GIVEN valid header forms WHEN parsed THEN weakness and opaque tag are kept",
-          arguments: [
-              ("\"abc\"", false, "\"abc\""),
-              ("W/\"abc\"", true, "\"abc\""),
-              ("  \"x-1:2\"  ", false, "\"x-1:2\""),
-              ("\"\"", false, "\"\""),
-              ("W/\"\"", true, "\"\""),
-              ("\"über\"", false, "\"über\""),
-              ("\"a,b\"", false, "\"a,b\""),
-          ])
+    @Test(
+        "GIVEN valid header forms WHEN parsed THEN weakness and opaque tag are kept",
+        arguments: [
+            ("\"abc\"", false, "\"abc\""),
+            ("W/\"abc\"", true, "\"abc\""),
+            ("  \"x-1:2\"  ", false, "\"x-1:2\""),
+            ("\"\"", false, "\"\""),
+            ("W/\"\"", true, "\"\""),
+            ("\"über\"", false, "\"über\""),
+            ("\"a,b\"", false, "\"a,b\""),
+        ])
     func parsesQuoted(text: String, isWeak: Bool, opaqueTag: String) throws {
         let tag = try #require(EntityTag(headerValue: text))
         #expect(tag.isWeak == isWeak)
@@ -26,12 +28,13 @@ struct EntityTagTests {
         #expect(EntityTag(headerValue: "W/abc") == EntityTag(isWeak: true, opaqueTag: "\"abc\""))
     }
 
-    @Test("GIVEN malformed or hostile input WHEN parsed THEN the result is nil",
-          arguments: [
-              "", "   ", "\"", "W/", "W/\"", "\"abc", "abc\"", "\"a\"b\"", "\"a\" \"b\"", "\"a\", \"b\"",
-              "\"a b\"", "a b", "\"a\u{0}b\"", "\"a\nb\"", "\"a\u{7F}\"", "\"a\u{85}\"", "\"\t\"",
-              "w/\"abc\"x", "W/ \"abc\"", "\"abc\"W/",
-          ])
+    @Test(
+        "GIVEN malformed or hostile input WHEN parsed THEN the result is nil",
+        arguments: [
+            "", "   ", "\"", "W/", "W/\"", "\"abc", "abc\"", "\"a\"b\"", "\"a\" \"b\"", "\"a\", \"b\"",
+            "\"a b\"", "a b", "\"a\u{0}b\"", "\"a\nb\"", "\"a\u{7F}\"", "\"a\u{85}\"", "\"\t\"",
+            "w/\"abc\"x", "W/ \"abc\"", "\"abc\"W/",
+        ])
     func rejectsMalformed(text: String) {
         #expect(EntityTag(headerValue: text) == nil)
     }
@@ -51,14 +54,15 @@ struct EntityTagTests {
         #expect(EntityTag(headerValue: "bare")?.headerValue == "\"bare\"")
     }
 
-    @Test("GIVEN pairs of tags WHEN compared strongly THEN only two equal strong tags match",
-          arguments: [
-              ("\"1\"", "\"1\"", true),
-              ("W/\"1\"", "W/\"1\"", false),
-              ("W/\"1\"", "\"1\"", false),
-              ("\"1\"", "W/\"1\"", false),
-              ("\"1\"", "\"2\"", false),
-          ])
+    @Test(
+        "GIVEN pairs of tags WHEN compared strongly THEN only two equal strong tags match",
+        arguments: [
+            ("\"1\"", "\"1\"", true),
+            ("W/\"1\"", "W/\"1\"", false),
+            ("W/\"1\"", "\"1\"", false),
+            ("\"1\"", "W/\"1\"", false),
+            ("\"1\"", "\"2\"", false),
+        ])
     func strongComparison(lhs: String, rhs: String, matches: Bool) throws {
         let left = try #require(EntityTag(headerValue: lhs))
         let right = try #require(EntityTag(headerValue: rhs))

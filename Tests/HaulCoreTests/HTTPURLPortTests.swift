@@ -1,26 +1,31 @@
 import Foundation
 import Testing
+
 @testable import HaulCore
 
 @Suite("DownloadList.parseHTTPURL: ports")
 struct HTTPURLPortTests {
-    @Test("GIVEN a port outside 1-65535 WHEN the URL is parsed THEN it is refused naming the port as written",
-          arguments: [
-              ("http://127.0.0.1:70000/f", "70000"),
-              ("http://h:65536/", "65536"),
-              ("http://h:0/", "0"),
-              ("https://u:p@h:99999999999999999999999/x", "99999999999999999999999"),
-              ("http://[::1]:70000/", "70000"),
-              ("http://h:00000/", "00000"),
-          ])
+    @Test(
+        "GIVEN a port outside 1-65535 WHEN the URL is parsed THEN it is refused naming the port as written",
+        arguments: [
+            ("http://127.0.0.1:70000/f", "70000"),
+            ("http://h:65536/", "65536"),
+            ("http://h:0/", "0"),
+            ("https://u:p@h:99999999999999999999999/x", "99999999999999999999999"),
+            ("http://[::1]:70000/", "70000"),
+            ("http://h:00000/", "00000"),
+        ])
     func portOutOfRangeIsRefused(text: String, port: String) {
         #expect(throws: DownloadList.URLProblem.portOutOfRange(port)) { try DownloadList.parseHTTPURL(text) }
         #expect(DownloadList.httpURL(text) == nil)
     }
 
-    @Test("GIVEN a port inside 1-65535, an empty one or none WHEN the URL is parsed THEN it is accepted",
-          arguments: ["http://h:1/", "http://h:65535/", "http://h:080/", "http://h/", "http://h:/x", "http://[::1]:8080/",
-                      "http://h/a:70000", "http://h/?p=:0", "http://u:70000@h/"])
+    @Test(
+        "GIVEN a port inside 1-65535, an empty one or none WHEN the URL is parsed THEN it is accepted",
+        arguments: [
+            "http://h:1/", "http://h:65535/", "http://h:080/", "http://h/", "http://h:/x", "http://[::1]:8080/",
+            "http://h/a:70000", "http://h/?p=:0", "http://u:70000@h/",
+        ])
     func validPortIsAccepted(text: String) throws {
         let url = try DownloadList.parseHTTPURL(text)
         #expect(url.absoluteString == text)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HaulCore
 
 @Suite("SegmentTable: splitting and work stealing")

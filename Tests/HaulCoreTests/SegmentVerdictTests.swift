@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import HaulCore
 
 /// Findings of the SegmentFuzz target (fuzz/README.md), each pinned by a test.

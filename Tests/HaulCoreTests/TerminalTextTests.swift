@@ -1,38 +1,42 @@
 import Foundation
 import Testing
+
 @testable import HaulCore
 
 @Suite("TerminalText")
 struct TerminalTextTests {
-    @Test("GIVEN text without controls WHEN escaped THEN it is unchanged",
-          arguments: ["", "saved /tmp/a.bin (1.0 MiB)", "naïve €.txt 日本語 👍🏽", #"C:\dir\file"#, "tab-free", "e\u{301}"])
+    @Test(
+        "GIVEN text without controls WHEN escaped THEN it is unchanged",
+        arguments: ["", "saved /tmp/a.bin (1.0 MiB)", "naïve €.txt 日本語 👍🏽", #"C:\dir\file"#, "tab-free", "e\u{301}"])
     func plainTextIsUnchanged(text: String) {
         #expect(TerminalText.escaped(text) == text)
     }
 
-    @Test("GIVEN terminal control sequences WHEN escaped THEN each control is spelled out",
-          arguments: [
-              ("\u{1B}]0;pwned\u{07}", #"\u{1B}]0;pwned\u{07}"#),
-              ("\u{1B}[2J", #"\u{1B}[2J"#),
-              ("a\rb", #"a\u{0D}b"#),
-              ("\u{0}", #"\u{00}"#),
-              ("x\u{7F}y", #"x\u{7F}y"#),
-              ("\u{9B}31m", #"\u{9B}31m"#),
-              ("\u{85}", #"\u{85}"#),
-              ("\u{9D}0;t\u{9C}", #"\u{9D}0;t\u{9C}"#),
-              ("\t", #"\u{09}"#),
-          ])
+    @Test(
+        "GIVEN terminal control sequences WHEN escaped THEN each control is spelled out",
+        arguments: [
+            ("\u{1B}]0;pwned\u{07}", #"\u{1B}]0;pwned\u{07}"#),
+            ("\u{1B}[2J", #"\u{1B}[2J"#),
+            ("a\rb", #"a\u{0D}b"#),
+            ("\u{0}", #"\u{00}"#),
+            ("x\u{7F}y", #"x\u{7F}y"#),
+            ("\u{9B}31m", #"\u{9B}31m"#),
+            ("\u{85}", #"\u{85}"#),
+            ("\u{9D}0;t\u{9C}", #"\u{9D}0;t\u{9C}"#),
+            ("\t", #"\u{09}"#),
+        ])
     func controlsAreEscaped(raw: String, expected: String) {
         #expect(TerminalText.escaped(raw) == expected)
     }
 
-    @Test("GIVEN bidi overrides, isolates and marks WHEN escaped THEN they are spelled out",
-          arguments: [
-              ("evil\u{202E}gpj.exe", #"evil\u{202E}gpj.exe"#),
-              ("\u{202A}\u{202B}\u{202C}\u{202D}", #"\u{202A}\u{202B}\u{202C}\u{202D}"#),
-              ("\u{2066}a\u{2067}b\u{2068}c\u{2069}", #"\u{2066}a\u{2067}b\u{2068}c\u{2069}"#),
-              ("\u{200E}\u{200F}\u{061C}", #"\u{200E}\u{200F}\u{61C}"#),
-          ])
+    @Test(
+        "GIVEN bidi overrides, isolates and marks WHEN escaped THEN they are spelled out",
+        arguments: [
+            ("evil\u{202E}gpj.exe", #"evil\u{202E}gpj.exe"#),
+            ("\u{202A}\u{202B}\u{202C}\u{202D}", #"\u{202A}\u{202B}\u{202C}\u{202D}"#),
+            ("\u{2066}a\u{2067}b\u{2068}c\u{2069}", #"\u{2066}a\u{2067}b\u{2068}c\u{2069}"#),
+            ("\u{200E}\u{200F}\u{061C}", #"\u{200E}\u{200F}\u{61C}"#),
+        ])
     func bidiControlsAreEscaped(raw: String, expected: String) {
         #expect(TerminalText.escaped(raw) == expected)
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HaulCore
 
 @Suite("TokenBucket: the rate limit's arithmetic")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import HaulCore
 
 /// The pure decisions behind the "trust by construction" fixes: one verdict for every connection,
@@ -30,7 +31,8 @@ struct TrustDecisionTests {
         }
         #expect(reason.code == .validatorMissing)
         // AND with the validator shown, the same response is written
-        let shown = ResponseVerdict.evaluate(head(206, [("Content-Range", "bytes 4000-9999/10000"), ("Content-Length", "6000"), ("ETag", "\"v1\"")]), for: plan)
+        let shown = ResponseVerdict.evaluate(
+            head(206, [("Content-Range", "bytes 4000-9999/10000"), ("Content-Length", "6000"), ("ETag", "\"v1\"")]), for: plan)
         guard case .write(let body) = shown else {
             Issue.record("expected a write, got \(shown)")
             return
@@ -119,6 +121,7 @@ struct TrustDecisionTests {
         #expect(next.url.absoluteString == "http://b.test/f")
         // AND http -> https, https -> https stay allowed by default
         let upgrade = TransferRequest(url: try #require(URL(string: "http://a.test/f")))
-        _ = try RedirectPolicy().nextRequest(after: upgrade, head: head(302, [("Location", "https://a.test/g")]), originalOrigin: upgrade.origin, visited: [upgrade.url])
+        _ = try RedirectPolicy().nextRequest(
+            after: upgrade, head: head(302, [("Location", "https://a.test/g")]), originalOrigin: upgrade.origin, visited: [upgrade.url])
     }
 }

@@ -1,5 +1,6 @@
 import CCurl
 import Testing
+
 @testable import HaulEngine
 
 @Suite("libcurl options: every refusal is an error that names the option (no network)")

@@ -1,5 +1,6 @@
 import HaulCore
 import Testing
+
 @testable import HaulEngine
 
 /// A handler that keeps the head it is given.

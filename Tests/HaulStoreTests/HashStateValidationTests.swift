@@ -74,8 +74,9 @@ struct HashStateValidationTests {
         #expect(StreamingHash(restoring: state) == nil, sourceLocation: sourceLocation)
     }
 
-    @Test("GIVEN a state saved after n bytes WHEN restored THEN it validates and finishes with the one-shot digest",
-          arguments: algorithms, [0, 1, 63, 64, 127, 128, 1000])
+    @Test(
+        "GIVEN a state saved after n bytes WHEN restored THEN it validates and finishes with the one-shot digest",
+        arguments: algorithms, [0, 1, 63, 64, 127, 128, 1000])
     func genuineStateRestores(algorithm: ChecksumAlgorithm, count: Int) throws {
         let saved = Self.saved(algorithm, count: count)
         #expect(throws: Never.self) { try saved.validate() }
@@ -118,8 +119,9 @@ struct HashStateValidationTests {
         Self.expectRefused(Self.damaged(Self.saved(algorithm), length: length) { _ in }, .bitCount)
     }
 
-    @Test("GIVEN a state past 4 GiB with a consistent bit count WHEN validated THEN it passes, and without the high word it does not",
-          arguments: algorithms)
+    @Test(
+        "GIVEN a state past 4 GiB with a consistent bit count WHEN validated THEN it passes, and without the high word it does not",
+        arguments: algorithms)
     func bitCountAbove32BitsIsChecked(algorithm: ChecksumAlgorithm) {
         // 2^32 is a multiple of every block size, so `num` stays right for 1000 + 2^32 bytes.
         let length: Int64 = 1000 + (1 << 32)
@@ -190,6 +192,7 @@ struct HashStateValidationTests {
         withUnsafeMutableBytes(of: &state) { $0.copyBytes(from: saved.context) }
         state.u.sha512.md_len = 0xFFFF
         let context = withUnsafeBytes(of: &state) { [UInt8]($0) }
-        Self.expectRefused(SavedHashState(algorithm: .sha512, length: saved.length, openSSLVersion: saved.openSSLVersion, context: context), .digestLength(0xFFFF))
+        Self.expectRefused(
+            SavedHashState(algorithm: .sha512, length: saved.length, openSSLVersion: saved.openSSLVersion, context: context), .digestLength(0xFFFF))
     }
 }

@@ -82,7 +82,10 @@ extension QueueStoreTests {
             #expect(store.path == stateDirectory + "/" + QueueStore.fileName)
             #expect(FileManager.default.fileExists(atPath: store.path))
             let db = try rawConnection(store)
-            #expect(try db.query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == ["v1-downloads", "v2-attempts", "v3-options"])
+            #expect(
+                try db.query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
+                    "v1-downloads", "v2-attempts", "v3-options",
+                ])
             #expect(try db.query("PRAGMA user_version").first?[0] == .integer(3))
             let tables = Set(try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0.string("name") })
             #expect(tables.isSuperset(of: ["downloads", "schema_migrations"]))
@@ -113,7 +116,10 @@ extension QueueStoreTests {
 
             let store = try QueueStore(directory: directory.path)
 
-            #expect(try rawConnection(store).query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == ["v1-downloads", "v2-attempts", "v3-options"])
+            #expect(
+                try rawConnection(store).query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
+                    "v1-downloads", "v2-attempts", "v3-options",
+                ])
             let ids = try store.add([fileDownload(directory, "a")])
             #expect(try store.all().map(\.id) == ids)
         }
@@ -126,7 +132,8 @@ extension QueueStoreTests {
                 let db = try SQLiteConnection(path: directory.file(QueueStore.fileName))
                 var v1 = Migrator()
                 v1.registerMigration("v1-downloads") { db in
-                    try db.execute("""
+                    try db.execute(
+                        """
                         CREATE TABLE downloads (id INTEGER PRIMARY KEY AUTOINCREMENT, url TEXT NOT NULL, method TEXT NOT NULL,
                             headers TEXT NOT NULL, body BLOB, destination_kind TEXT NOT NULL, destination TEXT NOT NULL, range_spec TEXT,
                             existing_policy TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL,
@@ -136,7 +143,8 @@ extension QueueStoreTests {
                         """)
                 }
                 try v1.migrate(db)
-                try db.execute("""
+                try db.execute(
+                    """
                     INSERT INTO downloads (url, method, headers, destination_kind, destination, existing_policy, state, created_at, updated_at)
                     VALUES ('http://h/old', 'GET', '[]', 'file', '/tmp/old', 'refuse', 'paused', 1, 1)
                     """)
@@ -644,8 +652,9 @@ extension QueueStoreTests {
             let stale = LeaseOwner()
             #expect(try store.claimNext(for: stale)?.id == ids[0])
             #expect(try store.claimNext(for: stale)?.id == ids[1])
-            try rawConnection(store).execute("UPDATE downloads SET lease_expires = ? WHERE id = ?",
-                                             [.real(Date().timeIntervalSince1970 - 1), .integer(ids[0])])
+            try rawConnection(store).execute(
+                "UPDATE downloads SET lease_expires = ? WHERE id = ?",
+                [.real(Date().timeIntervalSince1970 - 1), .integer(ids[0])])
             let other = LeaseOwner()
             let otherStore = try otherProcessStore(store)
 
@@ -671,8 +680,9 @@ extension QueueStoreTests {
             _ = try store.claimNext(for: other)
             try store.apply(.pauseRequested, to: ids[0])
             // Let the owner's leases lapse; renewal must bring them back before anyone recovers them.
-            try rawConnection(store).execute("UPDATE downloads SET lease_expires = ? WHERE lease_owner = ?",
-                                             [.real(Date().timeIntervalSince1970 - 1), .text(owner.encoded)])
+            try rawConnection(store).execute(
+                "UPDATE downloads SET lease_expires = ? WHERE lease_owner = ?",
+                [.real(Date().timeIntervalSince1970 - 1), .text(owner.encoded)])
 
             let states = try store.renewLeases(for: owner)
 
@@ -892,7 +902,8 @@ extension QueueStoreTests {
                     #expect(item.destination == outputs + "/\(item.id)")
                     #expect(item.state == .queued)
                 }
-                #expect(items.count > rowsSoFar, "the loop added nothing in \(pause) s; stderr: \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
+                #expect(
+                    items.count > rowsSoFar, "the loop added nothing in \(pause) s; stderr: \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
                 // Every id a child printed is stored; at most each killed child's commit went unprinted
                 // (one per round so far: the printed file and the store accumulate over the rounds).
                 kills += 1
@@ -914,4 +925,3 @@ extension QueueStoreTests {
         }
     }
 }
-

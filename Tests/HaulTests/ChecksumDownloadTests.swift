@@ -4,6 +4,7 @@ import HaulCore
 import HaulStore
 import HaulTestSupport
 import Testing
+
 @testable import Haul
 
 @Suite("Checksums while downloading", .serialized)

@@ -51,9 +51,10 @@ extension DownloadFaultTests {
         // THEN the events tell the whole story in order
         #expect(steps.current == 2)
         #expect(watched.completion != nil, "failed: \(String(describing: watched.error))")
-        #expect(watched.collapsedKinds == [
-            "started", "response", "progress", "paused", "started", "response", "progress", "completed",
-        ])
+        #expect(
+            watched.collapsedKinds == [
+                "started", "response", "progress", "paused", "started", "response", "progress", "completed",
+            ])
         FaultHarness.expectFile(destination, equals: body)
         // AND the second run started where the pause left the file, with a guarded range
         let pausedAt = try #require(watched.events.compactMap { if case .paused(let p) = $0 { p.bytes } else { nil } }.first)
@@ -172,7 +173,8 @@ extension DownloadFaultTests {
         let destination = directory.file("late.bin")
         let download = Downloader().download(try FaultHarness.request(server, to: .file(destination)))
 
-        let (early, late) = try await FaultHarness.withTimeout(seconds: 20, onTimeout: { download.cancel() }) {
+        let cancel: @Sendable () -> Void = { download.cancel() }
+        let (early, late) = try await FaultHarness.withTimeout(seconds: 20, onTimeout: cancel) {
             var early: [DownloadEvent] = []
             for await event in download.events {
                 early.append(event)

@@ -116,8 +116,9 @@ extension DownloadFaultTests {
         let destination = directory.file("error.bin")
 
         // WHEN it is downloaded with two retries
-        let watched = try await FaultHarness.run(FaultHarness.request(
-            server, to: .file(destination), retry: RetryPolicy(maxRetries: 2, baseDelay: 0.05, maxDelay: 0.1)))
+        let watched = try await FaultHarness.run(
+            FaultHarness.request(
+                server, to: .file(destination), retry: RetryPolicy(maxRetries: 2, baseDelay: 0.05, maxDelay: 0.1)))
 
         // THEN three attempts were made and the failure carries the status
         #expect(watched.error?.category == .httpStatus)

@@ -139,8 +139,9 @@ extension DownloadFaultTests {
         let destination = directory.file("range-resumed.bin")
 
         // WHEN bytes 1000-600000 are downloaded with retries
-        let watched = try await FaultHarness.run(FaultHarness.request(
-            server, to: .file(destination), target: .range(.closed(first: 1000, last: 600_000))))
+        let watched = try await FaultHarness.run(
+            FaultHarness.request(
+                server, to: .file(destination), target: .range(.closed(first: 1000, last: 600_000))))
 
         // THEN the retry asks for the rest of the range, guarded, and the file is exactly the range
         #expect(watched.completion != nil, "failed: \(String(describing: watched.error))")
@@ -157,16 +158,19 @@ extension DownloadFaultTests {
         let old = TestData.bytes(count: 1 << 20, seed: 61)
         let new = TestData.bytes(count: 1 << 20, seed: 62)
         server.setResource(FaultHarness.path, body: old)
-        server.enqueueFaults(FaultHarness.path, [
-            .dropAfter(bytes: 100_000),
-            .replaceResource(body: new, etag: "\"v2\"", lastModified: nil),
-        ])
+        server.enqueueFaults(
+            FaultHarness.path,
+            [
+                .dropAfter(bytes: 100_000),
+                .replaceResource(body: new, etag: "\"v2\"", lastModified: nil),
+            ])
         let directory = try TemporaryDirectory()
         let destination = directory.file("range-changed.bin")
 
         // WHEN bytes 1000-600000 are downloaded with retries
-        let watched = try await FaultHarness.run(FaultHarness.request(
-            server, to: .file(destination), target: .range(.closed(first: 1000, last: 600_000))))
+        let watched = try await FaultHarness.run(
+            FaultHarness.request(
+                server, to: .file(destination), target: .range(.closed(first: 1000, last: 600_000))))
 
         // THEN the If-Range mismatch (a 200) gives up the old bytes and the range is asked again, whole
         #expect(watched.completion != nil, "failed: \(String(describing: watched.error))")
@@ -187,8 +191,9 @@ extension DownloadFaultTests {
         let destination = directory.file("norange.bin")
 
         // WHEN a closed range is downloaded
-        let watched = try await FaultHarness.run(FaultHarness.request(
-            server, to: .file(destination), target: .range(.closed(first: 100, last: 199))))
+        let watched = try await FaultHarness.run(
+            FaultHarness.request(
+                server, to: .file(destination), target: .range(.closed(first: 100, last: 199))))
 
         // THEN it cannot be done and nothing is written
         #expect(watched.error?.category == .cannotResume)

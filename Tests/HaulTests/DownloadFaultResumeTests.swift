@@ -52,8 +52,9 @@ extension DownloadFaultTests {
         let destination = directory.file("flaky.bin")
 
         // WHEN it is downloaded with a budget of one retry
-        let watched = try await FaultHarness.run(FaultHarness.request(
-            server, to: .file(destination), retry: RetryPolicy(maxRetries: 1, baseDelay: 0.02, maxDelay: 0.05)))
+        let watched = try await FaultHarness.run(
+            FaultHarness.request(
+                server, to: .file(destination), retry: RetryPolicy(maxRetries: 1, baseDelay: 0.02, maxDelay: 0.05)))
 
         // THEN progress renews the budget: each attempt resumes where the last one was cut
         #expect(watched.completion != nil, "failed: \(String(describing: watched.error))")
@@ -212,10 +213,12 @@ extension DownloadFaultTests {
         let old = TestData.bytes(count: 2 << 20, seed: 26)
         let new = TestData.bytes(count: 2 << 20, seed: 27)
         server.setResource(FaultHarness.path, body: old)
-        server.enqueueFaults(FaultHarness.path, [
-            .dropAfter(bytes: 500_000),
-            .replaceResource(body: new, etag: "\"v2\"", lastModified: nil),
-        ])
+        server.enqueueFaults(
+            FaultHarness.path,
+            [
+                .dropAfter(bytes: 500_000),
+                .replaceResource(body: new, etag: "\"v2\"", lastModified: nil),
+            ])
         let directory = try TemporaryDirectory()
         let destination = directory.file("changed-retry.bin")
 

@@ -247,7 +247,8 @@ enum FaultHarness {
         onEvent: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
     ) async throws -> WatchedDownload {
         let stream = download.events
-        let events = try await withTimeout(seconds: timeout, onTimeout: { download.cancel() }) {
+        let cancel: @Sendable () -> Void = { download.cancel() }
+        let events = try await withTimeout(seconds: timeout, onTimeout: cancel) {
             var collected: [DownloadEvent] = []
             for await event in stream {
                 collected.append(event)
@@ -324,7 +325,8 @@ enum FaultHarness {
             return
         }
         guard actual != expected else { return }
-        let firstDifference = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let firstDifference =
+            zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
             ?? min(actual.count, expected.count)
         Issue.record(
             "\(path) has \(actual.count) bytes, expected \(expected.count); first difference at byte \(firstDifference)",

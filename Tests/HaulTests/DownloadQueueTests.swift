@@ -3,6 +3,7 @@ import HaulCore
 import HaulStore
 import HaulTestSupport
 import Testing
+
 @testable import Haul
 
 @Suite("DownloadQueue: many downloads from a durable store", .serialized)

@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulTestSupport
 import Testing
+
 @testable import Haul
 
 @Suite("Expiring URLs: a fresh URL from the hook", .serialized)

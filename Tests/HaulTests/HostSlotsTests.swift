@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Haul
 
 @Suite("HostSlots: the per-host connection limit")

@@ -200,8 +200,10 @@ struct HostileInputTests {
         ("attachment; filename=\"..\\\\..\\\\x\"", .named("x")),
         ("attachment; filename=\"a\u{0}b\"", .namedOrRefused("ab")),
         ("attachment; filename=\"invoice\u{202E}fdp.exe\"", .named("invoicefdp.exe")),
-        ("attachment; filename=\"" + String(repeating: "n", count: 1000) + ".txt\"",
-         .named(String(repeating: "n", count: 251) + ".txt")),
+        (
+            "attachment; filename=\"" + String(repeating: "n", count: 1000) + ".txt\"",
+            .named(String(repeating: "n", count: 251) + ".txt")
+        ),
         ("attachment; filename*=UTF-8''%2e%2e%2f%2e%2e%2fx", .named("x")),
         ("attachment; filename*=UTF-8''%2e%2e", .named("file.bin")),
         ("attachment; filename=\"..\"", .named("file.bin")),

@@ -2,6 +2,7 @@ import Foundation
 import HaulCore
 import HaulTestSupport
 import Testing
+
 @testable import Haul
 
 @Suite("Rate limit shared across downloads", .serialized)

@@ -4,6 +4,7 @@ import HaulEngine
 import HaulTestSupport
 import Synchronization
 import Testing
+
 @testable import Haul
 
 /// A transport that plays a script of responses, one per request, with no network at all.
@@ -61,10 +62,12 @@ struct ScriptedTransportTests {
         let directory = try TemporaryDirectory()
         let destination = directory.file("out.bin")
         let transport = ScriptedTransport([
-            .init(status: 200, headers: [("Content-Length", "10000"), ("ETag", "\"abc\""), ("Accept-Ranges", "bytes")],
-                  body: Array(content[0..<4000]), failure: TransportError(.connectionLost, "connection reset")),
-            .init(status: 206, headers: [("Content-Range", "bytes 4000-9999/10000"), ("Content-Length", "6000"), ("ETag", "\"abc\"")],
-                  body: Array(content[4000...])),
+            .init(
+                status: 200, headers: [("Content-Length", "10000"), ("ETag", "\"abc\""), ("Accept-Ranges", "bytes")],
+                body: Array(content[0..<4000]), failure: TransportError(.connectionLost, "connection reset")),
+            .init(
+                status: 206, headers: [("Content-Range", "bytes 4000-9999/10000"), ("Content-Length", "6000"), ("ETag", "\"abc\"")],
+                body: Array(content[4000...])),
         ])
         var request = DownloadRequest(url: url, destination: .file(destination))
         request.retry = RetryPolicy(maxRetries: 2, baseDelay: 0.01, maxDelay: 0.01)
@@ -98,7 +101,8 @@ struct ScriptedTransportTests {
         #expect(progressBytes == progressBytes.sorted())
         #expect(progressBytes.last == 10_000)
         guard case .response(let second) = seen.filter({ $0.kindName == "response" }).last else {
-            Issue.record("no second response"); return
+            Issue.record("no second response")
+            return
         }
         #expect(second.resumedFrom == 4000)
         #expect(second.totalBytes == 10_000)
@@ -110,8 +114,9 @@ struct ScriptedTransportTests {
         let destination = directory.file("out.bin")
         let newContent = TestData.bytes(count: 9_000, seed: 8)
         let transport = ScriptedTransport([
-            .init(status: 200, headers: [("Content-Length", "10000"), ("ETag", "\"v1\"")],
-                  body: Array(content[0..<4000]), failure: TransportError(.connectionLost, "reset")),
+            .init(
+                status: 200, headers: [("Content-Length", "10000"), ("ETag", "\"v1\"")],
+                body: Array(content[0..<4000]), failure: TransportError(.connectionLost, "reset")),
             .init(status: 200, headers: [("Content-Length", "9000"), ("ETag", "\"v2\"")], body: newContent),
         ])
         var request = DownloadRequest(url: url, destination: .file(destination))
@@ -134,7 +139,7 @@ struct ScriptedTransportTests {
         let directory = try TemporaryDirectory()
         let destination = directory.file("out.bin")
         let transport = ScriptedTransport([
-            .init(status: 404, headers: [("Content-Length", "9")], body: Array("not found".utf8)),
+            .init(status: 404, headers: [("Content-Length", "9")], body: Array("not found".utf8))
         ])
         // WHEN downloading
         let download = Downloader(transport: transport).download(DownloadRequest(url: url, destination: .file(destination)))

@@ -166,10 +166,12 @@ struct SegmentedDownloadTests {
         // just before the third request is answered
         let old = TestData.bytes(count: 16 << 20, seed: 204)
         let new = TestData.bytes(count: 18 << 20, seed: 205)
-        let server = try Self.serve(old, then: [
-            Self.throttle,
-            .combined([Self.throttle, .replaceResource(body: new, etag: "\"v2\"", lastModified: nil)]),
-        ])
+        let server = try Self.serve(
+            old,
+            then: [
+                Self.throttle,
+                .combined([Self.throttle, .replaceResource(body: new, etag: "\"v2\"", lastModified: nil)]),
+            ])
         let directory = try TemporaryDirectory()
         let destination = directory.file("replaced.bin")
 
@@ -227,10 +229,12 @@ struct SegmentedDownloadTests {
     func throttledExtraConnections() async throws {
         // GIVEN the second and third requests (extra connections) are answered 429
         let body = TestData.bytes(count: 16 << 20, seed: 208)
-        let server = try Self.serve(body, then: [
-            .retryAfter(status: 429, value: "1"),
-            .retryAfter(status: 429, value: "1"),
-        ])
+        let server = try Self.serve(
+            body,
+            then: [
+                .retryAfter(status: 429, value: "1"),
+                .retryAfter(status: 429, value: "1"),
+            ])
         let directory = try TemporaryDirectory()
         let destination = directory.file("throttled.bin")
 

@@ -17,7 +17,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let name = FileNameSanitizer.sanitize(text) { checkSafe(name, from: text) }
 
     // The name actually used for a response, with the header and a hostile URL path.
-    let url = URL(string: "http://example.invalid/d/" + (text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""))
+    let url =
+        URL(string: "http://example.invalid/d/" + (text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""))
         ?? URL(string: "http://example.invalid/")
     if let url {
         let header = selector & 1 == 0 ? text : nil
@@ -49,8 +50,9 @@ private func checkSafe(_ name: String, from raw: String) {
     require(name != "." && name != "..", "dot name \(shown)")
     require(!name.hasPrefix("."), "hidden name \(shown)")
     require(name.utf8.count <= FileNameSanitizer.maximumByteCount, "\(name.utf8.count) bytes: \(shown)")
-    require(!name.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format },
-            "control or format character in \(shown)")
+    require(
+        !name.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format },
+        "control or format character in \(shown)")
     // Sanitizing is idempotent: a safe name is left alone.
     require(FileNameSanitizer.sanitize(name) == name, "not idempotent: \(shown) -> \(String(describing: FileNameSanitizer.sanitize(name)))")
     // Joined to a directory the way OutputLayout does it, it is a direct child of it. Compared as

@@ -50,10 +50,12 @@ private func checkByteRangeSpec(_ text: String) {
 private func checkEntityTag(_ text: String) {
     guard let tag = EntityTag(headerValue: text) else { return }
     let scalars = Array(tag.opaqueTag.unicodeScalars)
-    require(scalars.count >= 2 && scalars.first == "\"" && scalars.last == "\"",
-            "opaque tag not quoted: \(tag.opaqueTag.debugDescription)")
-    require(!scalars.dropFirst().dropLast().contains("\"") && !scalars.contains { $0.value < 0x20 || $0.value == 0x7F },
-            "quote or control character inside \(tag.opaqueTag.debugDescription)")
+    require(
+        scalars.count >= 2 && scalars.first == "\"" && scalars.last == "\"",
+        "opaque tag not quoted: \(tag.opaqueTag.debugDescription)")
+    require(
+        !scalars.dropFirst().dropLast().contains("\"") && !scalars.contains { $0.value < 0x20 || $0.value == 0x7F },
+        "quote or control character inside \(tag.opaqueTag.debugDescription)")
     checkEntityTagRoundTrip(tag)
     require(tag.weaklyMatches(tag), "a tag does not weakly match itself")
     require(tag.stronglyMatches(tag) == !tag.isWeak, "strong self-match wrong for \(tag.headerValue.debugDescription)")

@@ -26,8 +26,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             continue
         }
         guard let colon = line.firstIndex(of: ":") else { continue }
-        headers.add(line[..<colon].trimmingCharacters(in: .whitespaces),
-                    line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        headers.add(
+            line[..<colon].trimmingCharacters(in: .whitespaces),
+            line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         if headers.count > 256 { break }
     }
 

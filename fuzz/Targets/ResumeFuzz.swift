@@ -106,7 +106,8 @@ private func makeHead(_ input: inout FuzzInput, plan: RequestPlan) -> ResponseHe
         } else {
             last = input.int64(in: 0...limit)
         }
-        let value = input.byte() % 16 == 0
+        let value =
+            input.byte() % 16 == 0
             ? "bytes */\(total.map(String.init) ?? "*")"
             : "bytes \(first)-\(last)/\(total.map(String.init) ?? "*")"
         headers.add("Content-Range", value)
@@ -151,7 +152,9 @@ private func checkPlan(_ plan: RequestPlan, target: DownloadTarget, partial: Loc
     let next = partial.resourceStart + partial.bytesOnDisk
     require(plan.partial == partial, "resume plan lost its partial")
     require(plan.overlap >= 0 && plan.overlap <= partial.bytesOnDisk && plan.overlap <= overlapCheckLength, "overlap \(plan.overlap) for \(partial)")
-    require(plan.requestedFirst == next - plan.overlap, "resume asks from \(String(describing: plan.requestedFirst)), next byte is \(next), overlap \(plan.overlap)")
+    require(
+        plan.requestedFirst == next - plan.overlap, "resume asks from \(String(describing: plan.requestedFirst)), next byte is \(next), overlap \(plan.overlap)"
+    )
     require(plan.range?.hasPrefix("bytes=\(next - plan.overlap)-") == true, "Range \(String(describing: plan.range)) for next byte \(next)")
     if partial.isAdopted {
         // An adopted file is proven by overlap, never by a validator Haul did not record.
@@ -182,14 +185,16 @@ private func checkVerdict(_ verdict: ResponseVerdict, head: ResponseHead, plan: 
         }
         if let partial, body.writeOffset > 0 || body.overlap > 0 {
             // Appending: the body continues exactly where the trusted bytes end.
-            require(body.writeOffset + body.overlap == partial.bytesOnDisk,
-                    "resume writes at \(body.writeOffset) + overlap \(body.overlap), partial has \(partial.bytesOnDisk) bytes: head \(head), plan \(plan)")
+            require(
+                body.writeOffset + body.overlap == partial.bytesOnDisk,
+                "resume writes at \(body.writeOffset) + overlap \(body.overlap), partial has \(partial.bytesOnDisk) bytes: head \(head), plan \(plan)")
             require(body.resourceStart == partial.resourceStart, "resume moved resourceStart")
             require(body.restartReason == nil, "append with a restart reason")
         }
         if head.status == 206, let partial {
-            require(body.writeOffset + body.overlap == partial.bytesOnDisk,
-                    "206 to a resume written at \(body.writeOffset) + \(body.overlap), partial has \(partial.bytesOnDisk): head \(head)")
+            require(
+                body.writeOffset + body.overlap == partial.bytesOnDisk,
+                "206 to a resume written at \(body.writeOffset) + \(body.overlap), partial has \(partial.bytesOnDisk): head \(head)")
             if partial.isAdopted {
                 require(body.overlap > 0, "adopted file appended to without an overlap check")
             }

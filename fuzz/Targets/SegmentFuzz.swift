@@ -117,8 +117,9 @@ private func makeHead(_ input: inout FuzzInput, _ segment: Cut, _ validators: Va
 // MARK: - Invariants
 
 private func checkPlan(_ plan: RequestPlan, _ segment: Cut, _ validators: Validators) {
-    require(plan.requestedFirst == segment.begin && plan.requestedLast == segment.end - 1,
-            "segment \(segment.begin)..<\(segment.end) planned as \(String(describing: plan.requestedFirst))-\(String(describing: plan.requestedLast))")
+    require(
+        plan.requestedFirst == segment.begin && plan.requestedLast == segment.end - 1,
+        "segment \(segment.begin)..<\(segment.end) planned as \(String(describing: plan.requestedFirst))-\(String(describing: plan.requestedLast))")
     require(plan.range == "bytes=\(segment.begin)-\(segment.end - 1)", "Range \(String(describing: plan.range)) for \(segment.begin)..<\(segment.end)")
     require(plan.ifRange == validators.ifRangeValue, "If-Range \(String(describing: plan.ifRange)) for \(validators)")
     require(plan.overlap == 0, "a segment plan with an overlap: \(plan)")
@@ -145,15 +146,17 @@ private func checkVerdict(_ verdict: SegmentVerdict, head: ResponseHead, plan: R
         guard let range = head.headers["Content-Range"].flatMap(ContentRange.init(headerValue:)) else {
             violated("segment written without a usable Content-Range: \(head)")
         }
-        require(range.first == segment.begin && range.last == segment.end - 1,
-                "segment \(segment.begin)..<\(segment.end) written from Content-Range \(range): \(head)")
+        require(
+            range.first == segment.begin && range.last == segment.end - 1,
+            "segment \(segment.begin)..<\(segment.end) written from Content-Range \(range): \(head)")
         require(range.completeLength == segment.total, "segment of a \(segment.total)-byte file written from Content-Range \(range): \(head)")
         require(head.contentEncoding == nil, "compressed segment written: \(head)")
         if let length = head.contentLength {
             require(length == segment.end - segment.begin, "segment written with Content-Length \(length) for \(segment.end - segment.begin) bytes")
         }
-        require(showsIfRangeValidator(head, plan: plan),
-                "segment written though the response does not show the If-Range validator \(String(describing: plan.ifRange)): \(head)")
+        require(
+            showsIfRangeValidator(head, plan: plan),
+            "segment written though the response does not show the If-Range validator \(String(describing: plan.ifRange)): \(head)")
     case .throttled:
         require(head.status == 429 || head.status == 503, "throttled by status \(head.status)")
     case .mismatch:

@@ -21,11 +21,13 @@ extension QueueStore {
                 claimed.insert(key)
                 let now = Date().timeIntervalSince1970
                 let options = try new.options.map { options throws(StoreError) in try options.encoded() }
-                try db.execute("""
+                try db.execute(
+                    """
                     INSERT INTO downloads (url, method, headers, body, destination_kind, destination, range_spec,
                         existing_policy, priority, state, created_at, updated_at, options)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [
+                    """,
+                    [
                         .text(new.url), .text(new.method), .text(Self.encodeHeaders(new.headers)),
                         new.body.map(SQLiteValue.blob) ?? .null, .text(new.destinationKind.rawValue), .text(new.destination),
                         new.range.map(SQLiteValue.text) ?? .null, .text(new.existingPolicy), .integer(Int64(new.priority)),
@@ -52,7 +54,8 @@ extension QueueStore {
     /// again finds what it already finished.
     public func completedItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
         try read { db in
-            let rows = try db.query("""
+            let rows = try db.query(
+                """
                 SELECT id FROM downloads WHERE destination_kind = ? AND destination = ? AND url = ? AND state = 'completed'
                 ORDER BY id DESC LIMIT 1
                 """, [.text(new.destinationKind.rawValue), .text(new.destination), .text(StoredSecrets.withoutPassword(new.url))])
@@ -84,7 +87,9 @@ extension QueueStore {
         if destinationKind == .file {
             rows = try db.query("SELECT id FROM downloads WHERE destination_kind = 'file' AND destination = ? AND \(active) LIMIT 1", [.text(destination)])
         } else {
-            rows = try db.query("SELECT id FROM downloads WHERE destination_kind = 'directory' AND destination = ? AND url = ? AND \(active) LIMIT 1", [.text(destination), .text(url)])
+            rows = try db.query(
+                "SELECT id FROM downloads WHERE destination_kind = 'directory' AND destination = ? AND url = ? AND \(active) LIMIT 1",
+                [.text(destination), .text(url)])
         }
         return rows.first?.int64("id")
     }

@@ -34,7 +34,8 @@ extension QueueStore {
                 for row in page {
                     guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
                     let now = Date().timeIntervalSince1970
-                    try db.execute("""
+                    try db.execute(
+                        """
                         UPDATE downloads SET state = 'running', lease_owner = ?, lease_expires = ?, updated_at = ?,
                             last_error = NULL, error_category = NULL, attempts = attempts + 1
                         WHERE id = ? AND state = 'queued'
@@ -51,8 +52,9 @@ extension QueueStore {
     /// cancel requested by another process reaches the running transfer.
     public func renewLeases(for owner: LeaseOwner) throws(StoreError) -> [Int64: DownloadState] {
         try write { db in
-            try db.execute("UPDATE downloads SET lease_expires = ? WHERE lease_owner = ?",
-                           [.real(Date().timeIntervalSince1970 + Self.leaseSeconds), .text(owner.encoded)])
+            try db.execute(
+                "UPDATE downloads SET lease_expires = ? WHERE lease_owner = ?",
+                [.real(Date().timeIntervalSince1970 + Self.leaseSeconds), .text(owner.encoded)])
             var states: [Int64: DownloadState] = [:]
             for row in try db.query("SELECT id, state FROM downloads WHERE lease_owner = ?", [.text(owner.encoded)]) {
                 if let id = row.int64("id"), let state = row.string("state").flatMap(DownloadState.init(rawValue:)) {
@@ -81,8 +83,9 @@ extension QueueStore {
             let expired = (row.double("lease_expires") ?? 0) < now
             guard expired || !(owner?.isAlive ?? false) else { continue }
             guard case .success(let (next, _)) = DownloadLifecycle.apply(.ownerLost, to: state) else { continue }
-            try db.execute("UPDATE downloads SET state = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? WHERE id = ?",
-                           [.text(next.rawValue), .real(now), .integer(id)])
+            try db.execute(
+                "UPDATE downloads SET state = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? WHERE id = ?",
+                [.text(next.rawValue), .real(now), .integer(id)])
         }
     }
 }

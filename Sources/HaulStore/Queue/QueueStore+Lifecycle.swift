@@ -62,12 +62,14 @@ extension QueueStore {
             item.lastError = nil
         }
         let releasesLease = next.isSettled || next == .queued
-        try db.execute("""
+        try db.execute(
+            """
             UPDATE downloads SET state = ?, last_error = ?, error_category = ?, updated_at = ?,
                 lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END,
                 lease_expires = CASE WHEN ? THEN NULL ELSE lease_expires END
             WHERE id = ?
-            """, [
+            """,
+            [
                 .text(next.rawValue), item.lastError.map(SQLiteValue.text) ?? .null, item.errorCategory.map(SQLiteValue.text) ?? .null,
                 .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease), .integer(id),
             ])
@@ -77,8 +79,9 @@ extension QueueStore {
         if let finished = change.finished {
             // A completed download: its final size and place, and no record left to resume from (its
             // finished record is forgotten here, in the commit that completes it: see `recordSlot(for:)`).
-            try db.execute("UPDATE downloads SET bytes = ?, total_bytes = ?, speed = 0, final_path = ?, record = NULL WHERE id = ?",
-                           [.integer(finished.bytes), .integer(finished.bytes), .text(finished.path), .integer(id)])
+            try db.execute(
+                "UPDATE downloads SET bytes = ?, total_bytes = ?, speed = 0, final_path = ?, record = NULL WHERE id = ?",
+                [.integer(finished.bytes), .integer(finished.bytes), .text(finished.path), .integer(id)])
         }
         return (item, action)
     }
@@ -86,10 +89,12 @@ extension QueueStore {
     /// A download that can no longer run keeps no credentials: its secret headers, its body and
     /// the password in its URL are removed (secure_delete overwrites the old values).
     static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload) throws {
-        try db.execute("UPDATE downloads SET headers = ?, body = NULL, url = ? WHERE id = ?", [
-            .text(encodeHeaders(StoredSecrets.publicHeaders(item.headers))),
-            .text(StoredSecrets.withoutPassword(item.url)), .integer(item.id),
-        ])
+        try db.execute(
+            "UPDATE downloads SET headers = ?, body = NULL, url = ? WHERE id = ?",
+            [
+                .text(encodeHeaders(StoredSecrets.publicHeaders(item.headers))),
+                .text(StoredSecrets.withoutPassword(item.url)), .integer(item.id),
+            ])
     }
 
     private static func leaseOwner(_ db: SQLiteConnection, _ id: Int64) throws -> String? {

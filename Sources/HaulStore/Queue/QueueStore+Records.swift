@@ -5,11 +5,15 @@ import HaulCore
 extension QueueStore {
     public func updateProgress(_ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?) throws(StoreError) {
         try write { db in
-            try db.execute("""
+            try db.execute(
+                """
                 UPDATE downloads SET bytes = ?, total_bytes = ?, speed = ?, final_path = COALESCE(?, final_path), updated_at = ?
                 WHERE id = ?
-                """, [.integer(bytes), totalBytes.map(SQLiteValue.integer) ?? .null, .real(bytesPerSecond),
-                      finalPath.map(SQLiteValue.text) ?? .null, .real(Date().timeIntervalSince1970), .integer(id)])
+                """,
+                [
+                    .integer(bytes), totalBytes.map(SQLiteValue.integer) ?? .null, .real(bytesPerSecond),
+                    finalPath.map(SQLiteValue.text) ?? .null, .real(Date().timeIntervalSince1970), .integer(id),
+                ])
         }
     }
 

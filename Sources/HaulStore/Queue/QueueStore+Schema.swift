@@ -4,7 +4,8 @@ extension QueueStore {
     static let migrator: Migrator = {
         var migrator = Migrator()
         migrator.registerMigration("v1-downloads") { db in
-            try db.execute("""
+            try db.execute(
+                """
                 CREATE TABLE downloads (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     url TEXT NOT NULL,

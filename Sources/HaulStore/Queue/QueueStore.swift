@@ -95,7 +95,8 @@ public final class QueueStore: Sendable {
         case let error as SQLiteError where error.isBusy:
             return StoreError(.locked, "the queue database \(path) is locked by another process; try again")
         case let error as SQLiteError where error.isCorrupt:
-            return StoreError(.corruptStore, "\(path) is not a usable Haul queue database (\(error.message)); it was left untouched — move it aside to start a new queue")
+            return StoreError(
+                .corruptStore, "\(path) is not a usable Haul queue database (\(error.message)); it was left untouched — move it aside to start a new queue")
         case let error as SQLiteError where error.isDiskFull:
             return StoreError(.noSpace, "the disk holding \(path) is full")
         case let error as MigrationError:
