@@ -183,6 +183,28 @@ struct CLIQueueTrustTests {
         }
     }
 
+    @Test func incompleteFilesArePrivateAndTheFinishedFileIsNot() throws {
+        // GIVEN a download cut after 1.5 MB
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 3 << 20, seed: 213)
+        server.setResource("/p.bin", body: body)
+        server.enqueueFaults("/p.bin", [.dropAfter(bytes: 1_500_000)])
+        let work = try TemporaryDirectory(prefix: "haul-qtrust")
+        let output = work.file("p.bin")
+        let arguments = ["-q", "-x", "1", "--retry", "0", "-o", output, server.url("/p.bin")]
+        #expect(try HaulBinary.run(arguments).status == 3)
+
+        // THEN the partial and its record are 0600
+        #expect(Self.mode(output + ".haul-partial") == 0o600)
+        #expect(Self.mode(output + ".haul-resume") == 0o600)
+
+        // WHEN it completes THEN the file has the usual mode (0666 less the umask)
+        #expect(try HaulBinary.run(arguments).status == 0)
+        let mask = umask(0o022)
+        umask(mask)
+        #expect(Self.mode(output) == 0o666 & ~mask)
+    }
+
     static func mode(_ path: String) -> mode_t? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }

@@ -110,6 +110,28 @@ struct DownloadQueueTests {
         #expect(throws: DownloadError.self) { try queue.cancel(id) }
     }
 
+    @Test func damagedStoredRangeFailsTheItemInsteadOfFetchingTheWholeFile() async throws {
+        // GIVEN an item whose stored range cannot be read back
+        let server = try FaultServer()
+        defer { server.stop() }
+        server.setResource("/whole.bin", body: TestData.bytes(count: 300_000, seed: 212))
+        let directory = try TemporaryDirectory()
+        let state = try TemporaryDirectory()
+        let store = try QueueStore(directory: state.path)
+        try store.add([NewDownload(url: server.url("/whole.bin"), destinationKind: .file, destination: directory.file("part"), range: "bytes=oops")])
+
+        // WHEN the queue runs it
+        let queue = try DownloadQueue(stateDirectory: state.path)
+        let summary = await queue.run(QueueRunOptions(maxConcurrent: 1))
+
+        // THEN it fails as a usage error naming the range, and nothing was fetched or written
+        #expect(summary.failed.count == 1)
+        #expect(summary.failed.first?.1.category == .usage)
+        #expect(summary.failed.first?.1.message.contains("range") == true)
+        #expect(server.requests.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("part")))
+    }
+
     @Test func cancelDeletingPartialOfAPausedItem() async throws {
         let server = try FaultServer()
         defer { server.stop() }
