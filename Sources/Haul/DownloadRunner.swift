@@ -116,7 +116,8 @@ final class DownloadRunner {
                     DownloadStarted(
                         url: request.url,
                         destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
-                        resumingFrom: output.sink.length,
+                        // A segmented partial holds segments past its sequential prefix too.
+                        resumingFrom: output.sink.length + (record.segments.map { SegmentTable(segments: $0).bytesDone } ?? 0),
                         note: startNote)))
             if output.alreadyInPlace { return .completed(try finish(output)) }
             return try attemptLoop(output)
