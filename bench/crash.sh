@@ -51,7 +51,7 @@ url="http://127.0.0.1:$nginx_port/file.bin"
 log "nginx on port $nginx_port, limit_rate $rate per connection"
 
 # Bytes nginx has sent so far (headers included), summed over its log.
-sent_total() { awk '{ s += $1 } END { printf "%d\n", s }' "$work/nginx/sent.log" 2>/dev/null || echo 0; }
+sent_total() { awk '{ s += $1 } END { printf "%.0f\n", s }' "$work/nginx/sent.log" 2>/dev/null || echo 0; }
 
 # One trial: the command is run and killed $kills times at random moments, then run to the end.
 trial() {
@@ -68,7 +68,7 @@ trial() {
         status=0
         wait "$child" 2>/dev/null || status=$?
         child=""
-        sleep 0.3 # let nginx log the aborted request
+        sleep 1 # let nginx notice the closed connections and log them
         # A run that ended by itself before the kill must have succeeded; then the file is done.
         if ((status == 0)); then
             break
@@ -81,7 +81,7 @@ trial() {
     if ((i > kills)); then
         "$@" "$out" "$url" >/dev/null 2>"$work/$name.err" || status=$?
     fi
-    sleep 0.3
+    sleep 1
     after=$(sent_total)
     local got
     got=$(sha256sum "$out" 2>/dev/null | cut -d' ' -f1 || true)

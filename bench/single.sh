@@ -60,7 +60,7 @@ tools=(curl aria2)
 haul_bin=.build/release/haul
 log "building haul: swift build -c release"
 if swift build -c release >"$work/haul-build.log" 2>&1 && [[ -x "$haul_bin" ]]; then
-    tools=(haul haul-sha curl aria2)
+    tools=(haul haul-x1 haul-sha curl aria2)
 else
     echo "warning: could not build $haul_bin; benchmarking the others only. Build output (tail):" >&2
     tail -n 30 "$work/haul-build.log" >&2
@@ -72,6 +72,7 @@ command_for() { # tool out-file
     local out=$2
     case "$1" in
     haul) cmd=("$haul_bin" -q -o "$out" "$url") ;;
+    haul-x1) cmd=("$haul_bin" -q -x 1 -o "$out" "$url") ;;
     # The same download verified with --checksum: the hash runs as the bytes arrive.
     haul-sha) cmd=("$haul_bin" -q --checksum "sha256=$source_sha" -o "$out" "$url") ;;
     curl) cmd=(curl -s -o "$out" "$url") ;;
@@ -88,6 +89,10 @@ for ((round = 1; round <= rounds; round++)); do
         out="$work/out/$tool.bin"
         rm -f "$out" "$out.aria2"
         sync
+        # Freed memory goes back to the host within seconds here, and faulting it in again costs
+        # more than the write itself: fault in and free as much as the run will write, right before it.
+        dd if=/dev/zero of=/dev/shm/haul-bench-warm bs=1M count="$((size_mb + 64))" status=none 2>/dev/null || true
+        rm -f /dev/shm/haul-bench-warm
         command_for "$tool" "$out"
         if ! /usr/bin/time -f '%e %U %S %M' -o "$work/time.txt" "${cmd[@]}" </dev/null >"$work/run.log" 2>&1; then
             echo "warning: $tool failed in round $round:" >&2
@@ -121,7 +126,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 echo
 printf 'Single file, %d MiB, %d round(s), nginx on 127.0.0.1, output written to %s\n' "$size_mb" "$rounds" "$base_tmp"
 printf '%-9s %6s %14s %14s %12s %12s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" "MiB/s"
-for tool in haul haul-sha curl aria2; do
+for tool in haul haul-x1 haul-sha curl aria2; do
     lines=${results[$tool]:-}
     if [[ -z "$lines" || -n "${failed[$tool]:-}" ]]; then
         printf '%-9s %6s\n' "$tool" "failed or not run"
@@ -144,6 +149,10 @@ if [[ -n "${wall[haul]:-}" && -n "${wall[curl]:-}" ]]; then
 else
     echo
     echo "haul / curl: n/a (haul did not run or failed)"
+fi
+if [[ -n "${wall[haul-x1]:-}" && -n "${wall[curl]:-}" ]]; then
+    printf 'haul -x 1 / curl: wall %s, CPU %s\n' \
+        "$(ratio "${wall[haul-x1]}" "${wall[curl]}")" "$(ratio "${cpu[haul-x1]}" "${cpu[curl]}")"
 fi
 if [[ -n "${cpu[haul]:-}" && -n "${cpu[haul-sha]:-}" ]]; then
     printf 'haul --checksum sha256 / haul: CPU %s, wall %s\n' \

@@ -118,5 +118,6 @@ extension DownloadQueue {
         defer { lock.release() }
         guard let current = FileIdentity.of(layout.partialPath), current.device == owned.device, current.inode == owned.inode else { return }
         unlink(layout.partialPath)
+        unlink(layout.segmentMapPath)
     }
 }

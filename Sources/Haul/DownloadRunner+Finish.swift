@@ -30,6 +30,7 @@ extension DownloadRunner {
             }
             CrashPoint.reach(.afterDirectorySync)
             keeper?.remove()
+            unlink(layout.segmentMapPath)
             releaseDestination(keepingName: true)
             path = finalPath
         } else {

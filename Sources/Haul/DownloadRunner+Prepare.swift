@@ -116,7 +116,11 @@ extension DownloadRunner {
             startNote =
                 "the partial download came from another URL (\(Redaction.url(loaded.originalURL))); it is continued only if this server's file proves to be the same"
         }
-        if let trusted = loaded.trustedSegments(currentBoot: BootID.current) {
+        if loaded.segments == nil {
+            // A map left by an earlier segmented attempt describes nothing any more.
+            unlink(layout.segmentMapPath)
+        }
+        if let trusted = Self.trustedSegments(loaded, layout: layout) {
             // A segmented partial has holes: its record says what is there, not its length.
             file.setPrefixLength(min(trusted.prefix, file.length))
             record.segments = trusted.segments
@@ -134,6 +138,16 @@ extension DownloadRunner {
             }
         }
         return PreparedOutput(sink: .partial(file), layout: layout)
+    }
+
+    /// The segment progress to trust: in the boot that wrote them, the mapped file's (updated after
+    /// every write, so a killed run loses almost nothing), else the record's.
+    static func trustedSegments(_ record: ResumeRecord, layout: OutputLayout) -> (prefix: Int64, segments: [Segment])? {
+        guard record.segments != nil else { return nil }
+        if let boot = record.bootID, boot == BootID.current, let mapped = SegmentProgressMap.read(path: layout.segmentMapPath) {
+            return mapped
+        }
+        return record.trustedSegments(currentBoot: BootID.current)
     }
 
     /// The finished file an earlier run put in place and did not get to forget, if it is still

@@ -12,7 +12,7 @@ extension DownloadRunner {
     func startSegmentsIfUseful(_ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PreparedOutput) {
         let limit = min(Self.maximumConnections, request.connections ?? Self.adaptiveConnectionLimit)
         guard segments == nil, !segmentingDisabled, limit > 1, case .whole = request.target,
-            output.layout != nil, case .partial(let file) = output.sink,
+            case .partial(let file) = output.sink,
             body.overlap == 0, body.contentEncoding == nil, body.resourceStart == 0,
             let total = body.totalLength, body.finalLength == total,
             body.validators.canGuardResume,
@@ -24,11 +24,12 @@ extension DownloadRunner {
             request: sent, transfer: request.transfer, validators: body.validators, total: total,
             host: host, maxHelpers: limit - 1, adaptive: request.connections == nil, retry: request.retry,
             rateLimiter: request.rateLimiter)
-        guard let keeper else { return }
+        guard let keeper, let layout = output.layout else { return }
         let snapshot = record
         let coordinator = SegmentCoordinator(
             setup: setup, file: file, transport: transport, control: control,
             mainNext: output.sink.length, resumed: record.segments,
+            progressMap: Self.progressMap(layout, prefix: output.sink.length, segments: record.segments ?? []),
             saveRecord: { prefix, segments, synced throws(StoreError) in
                 try keeper.saveSegments(snapshot, prefix: prefix, segments: segments, synced: synced)
             })
@@ -36,10 +37,24 @@ extension DownloadRunner {
         coordinator.start()
     }
 
-    /// Forgets the coordinator once its connections ended, keeping the count of bytes they moved.
+    /// Forgets the coordinator once its connections ended, keeping the count of bytes they moved;
+    /// its progress map goes with it (the record no longer has segments).
     func retireSegments() {
-        if let segments { retiredSegmentBytes += segments.transferred }
+        if let segments {
+            retiredSegmentBytes += segments.transferred
+            segments.progressMap?.remove()
+        }
         segments = nil
+    }
+
+    /// The mapped progress file; without one (no memory map here) the monitor records progress
+    /// every 0.1 s instead, so a failure costs re-fetching, never trust.
+    static func progressMap(_ layout: OutputLayout, prefix: Int64, segments: [Segment]) -> SegmentProgressMap? {
+        do {
+            return try SegmentProgressMap(path: layout.segmentMapPath, prefix: prefix, segments: segments)
+        } catch {
+            return nil
+        }
     }
 
     /// Stops the extra connections (their progress stays with the coordinator for a checkpoint).

@@ -227,6 +227,7 @@ final class DownloadRunner {
         case .cancelAndDelete:
             if let layout = output.layout {
                 unlink(layout.partialPath)
+                unlink(layout.segmentMapPath)
                 keeper?.discardStale()
             }
             throw DownloadError(.cancelled, "the download was cancelled and its partial data deleted")

@@ -14,6 +14,10 @@ struct OutputLayout: Sendable, Equatable {
     var finalPath: String?
     let partialPath: String
     let recordPath: String
+    /// A segmented download's progress, mapped into memory (see `SegmentProgressMap`).
+    var segmentMapPath: String {
+        String(partialPath.dropLast(Self.partialSuffix.count)) + ".haul-segments"
+    }
     /// The lock that gives one run at a time the right to write the partial.
     var lockPath: String {
         String(partialPath.dropLast(Self.partialSuffix.count)) + Self.lockSuffix

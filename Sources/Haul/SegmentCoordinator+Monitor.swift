@@ -11,15 +11,15 @@ extension SegmentCoordinator {
         var slow = SlowConnectionWatch()
         var ticks = 0
         while true {
-            // Every 0.1 s the progress is recorded for this boot (a killed process re-fetches
-            // little); every second the file is synced and the record made durable. While the
+            // Progress for this boot is in the mapped file after every write (else recorded every
+            // 0.1 s); every second the file is synced and the record made durable. While the
             // connection count grows, the throughput is judged every half second.
             let window = growth.growing ? 0.5 : 1.0
             var slept = 0.0
             while slept < window, !state.withLock({ $0.stopping }) {
                 Thread.sleep(forTimeInterval: 0.1)
                 slept += 0.1
-                recordProgress()
+                if progressMap == nil { recordProgress() }
             }
             ticks += 1
             if !growth.growing || ticks % 2 == 0 { checkpointRecordingFailure() }

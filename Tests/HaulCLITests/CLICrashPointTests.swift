@@ -49,7 +49,7 @@ struct CLICrashPointTests {
         let next = try HaulBinary.run(arguments)
         #expect(next.status == 0, "\(step): stderr: \(next.stderr)")
         #expect(Disk.difference(output, body) == nil, "\(step)")
-        for suffix in [".haul-partial", ".haul-resume", ".haul-lock"] {
+        for suffix in [".haul-partial", ".haul-resume", ".haul-lock", ".haul-segments"] {
             #expect(!Disk.exists(output + suffix), "\(step): \(suffix) left behind")
         }
     }
