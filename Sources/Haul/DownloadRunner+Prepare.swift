@@ -69,6 +69,10 @@ extension DownloadRunner {
             // An adoption whose file was put back under its name before the process died.
             loaded = nil
         }
+        if let current = loaded, current.finishedLength == nil, DestinationKind.of(layout.partialPath) == .none {
+            // The partial it describes is gone (removed by hand): start afresh.
+            loaded = nil
+        }
         if let finished = loaded, finished.finishedLength != nil {
             if let inPlace = try finishedFileInPlace(finished, layout: layout) { return inPlace }
             // The finished file was changed, moved or replaced since (or --force asks for a new

@@ -242,6 +242,25 @@ struct CLITrustTests {
         #expect(Disk.bytes(victim) == original)
     }
 
+    @Test func recordWhosePartialWasDeletedStartsAfresh() throws {
+        // GIVEN an interrupted download whose partial the user then deleted (the record stays)
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 2 << 20, seed: 214)
+        server.setResource("/f.bin", body: body)
+        server.enqueueFaults("/f.bin", [.dropAfter(bytes: 1_500_000)])
+        let directory = try TemporaryDirectory()
+        let output = directory.file("f.bin")
+        let arguments = ["-q", "-x", "1", "--retry", "0", "-o", output, server.url("/f.bin")]
+        #expect(try HaulBinary.run(arguments).status == 3)
+        #expect(unlink(output + ".haul-partial") == 0)
+
+        // WHEN the same command runs again THEN it downloads the file from byte 0
+        let again = try HaulBinary.run(arguments)
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        #expect(Disk.difference(output, body) == nil)
+        #expect(server.requests.last?.header("Range") == nil)
+    }
+
     @Test func forceKeepsThePermissionBitsOfTheReplacedFile() throws {
         // GIVEN an existing out.bin with mode 0600
         let server = try FaultServer()
