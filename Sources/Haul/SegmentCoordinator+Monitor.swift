@@ -14,7 +14,7 @@ extension SegmentCoordinator {
             // Progress for this boot is in the mapped file after every write (else recorded every
             // 0.1 s); every second the file is synced and the record made durable. While the
             // connection count grows, the throughput is judged every half second.
-            let window = growth.growing ? 0.5 : 1.0
+            let window = growth.growing ? 0.3 : 1.0
             var slept = 0.0
             while slept < window, !state.withLock({ $0.stopping }) {
                 Thread.sleep(forTimeInterval: 0.1)

@@ -3,10 +3,13 @@
 public struct ConnectionGrowth: Sendable, Equatable {
     /// Still probing: another window will be judged.
     public private(set) var growing: Bool
-    /// The throughput before the last connections were added; nil before the first addition.
-    private var beforeLastAddition: Double?
+    /// The throughput, and the extra connections, before the last addition; nil before the first.
+    private var beforeLastAddition: (rate: Double, helpers: Int)?
     /// A gain below this factor is no gain: the connection count stops growing.
     public static let requiredGain = 1.15
+    /// A gain this close to linear (per connection added) shows a per-connection cap: every
+    /// connection left is added at once instead of doubling again.
+    public static let linearShare = 0.85
 
     /// `adaptive`: probe (no `-x` given); otherwise the count is fixed and never grows.
     public init(adaptive: Bool) {
@@ -17,18 +20,31 @@ public struct ConnectionGrowth: Sendable, Equatable {
     /// most `limit`, `throttled` once the server asked for fewer. Returns how many to add.
     public mutating func judge(rate: Double, helpers: Int, limit: Int, throttled: Bool) -> Int {
         guard growing else { return 0 }
-        // Near-linear gains mean a per-connection cap: add more; no real gain means stop.
-        if let before = beforeLastAddition, rate < before * Self.requiredGain {
-            growing = false
-            return 0
+        var nearLinear = false
+        if let before = beforeLastAddition {
+            // No real gain from the last addition: stop for good.
+            guard rate >= before.rate * Self.requiredGain else {
+                growing = false
+                return 0
+            }
+            let linear = Double(helpers + 1) / Double(before.helpers + 1)
+            nearLinear = rate >= before.rate * (1 + (linear - 1) * Self.linearShare)
         }
         guard !throttled, helpers < limit else {
             growing = false
             return 0
         }
-        beforeLastAddition = rate
-        // Doubling the connections each time finds a per-connection cap in a few steps.
-        return min(limit - helpers, helpers + 1)
+        beforeLastAddition = (rate, helpers)
+        // Doubling the connections finds a per-connection cap in a few steps; a cap already shown
+        // (near-linear gain) takes the rest at once.
+        return nearLinear ? limit - helpers : min(limit - helpers, helpers + 1)
+    }
+}
+
+extension ConnectionGrowth {
+    public static func == (a: ConnectionGrowth, b: ConnectionGrowth) -> Bool {
+        a.growing == b.growing && a.beforeLastAddition?.rate == b.beforeLastAddition?.rate
+            && a.beforeLastAddition?.helpers == b.beforeLastAddition?.helpers
     }
 }
 

@@ -170,12 +170,23 @@ struct ConnectionDecisionTests {
         var growth = ConnectionGrowth(adaptive: true)
         // one connection at 20 MB/s: add one
         #expect(growth.judge(rate: 20e6, helpers: 0, limit: 7, throttled: false) == 1)
-        // two at 40 MB/s (a per-connection cap): double
-        #expect(growth.judge(rate: 40e6, helpers: 1, limit: 7, throttled: false) == 2)
-        // four at 42 MB/s: no real gain, stop growing for good
-        #expect(growth.judge(rate: 42e6, helpers: 3, limit: 7, throttled: false) == 0)
+        // two at 26 MB/s: a real gain but far from linear, so double (not all at once)
+        #expect(growth.judge(rate: 26e6, helpers: 1, limit: 7, throttled: false) == 2)
+        // four at 27 MB/s: no real gain, stop growing for good
+        #expect(growth.judge(rate: 27e6, helpers: 3, limit: 7, throttled: false) == 0)
         #expect(!growth.growing)
         #expect(growth.judge(rate: 100e6, helpers: 3, limit: 7, throttled: false) == 0)
+    }
+
+    @Test func nearLinearGainTakesEveryConnectionLeftAtOnce() {
+        // GIVEN a server that caps each connection at 20 MB/s
+        var growth = ConnectionGrowth(adaptive: true)
+        #expect(growth.judge(rate: 20e6, helpers: 0, limit: 7, throttled: false) == 1)
+        // WHEN two connections give 39 MB/s (near double) THEN the other six come at once
+        #expect(growth.judge(rate: 39e6, helpers: 1, limit: 7, throttled: false) == 6)
+        // AND eight at 150 MB/s is the limit: growth ends
+        #expect(growth.judge(rate: 150e6, helpers: 7, limit: 7, throttled: false) == 0)
+        #expect(!growth.growing)
     }
 
     @Test func fixedCountNeverGrowsAndThrottlingStopsGrowth() {
