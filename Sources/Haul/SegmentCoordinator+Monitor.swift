@@ -8,13 +8,14 @@ extension SegmentCoordinator {
     func monitor() {
         var lastBytes = state.withLock { $0.mainNext + $0.table.bytesDone }
         var growth = ConnectionGrowth(adaptive: setup.adaptive)
+        var cpu = CPUWatch()
         var slow = SlowConnectionWatch()
         var ticks = 0
         while true {
             // Progress for this boot is in the mapped file after every write (else recorded every
             // 0.1 s); every second the file is synced and the record made durable. While the
             // connection count grows, the throughput is judged every half second.
-            let window = growth.growing ? 0.3 : 1.0
+            let window = growth.growing ? 0.5 : 1.0
             var slept = 0.0
             while slept < window, !state.withLock({ $0.stopping }) {
                 Thread.sleep(forTimeInterval: 0.1)
@@ -32,7 +33,8 @@ extension SegmentCoordinator {
             let rate = Double(bytes - lastBytes) / max(slept, 0.1)
             lastBytes = bytes
             let (helpers, throttled, limit) = state.withLock { ($0.helpers, $0.throttled, $0.maxHelpers) }
-            for _ in 0..<growth.judge(rate: rate, helpers: helpers, limit: limit, throttled: throttled) { addHelper() }
+            let saturated = cpu.saturatedSinceLastLook()
+            for _ in 0..<growth.judge(rate: rate, helpers: helpers, limit: limit, throttled: throttled, cpuSaturated: saturated) { addHelper() }
         }
     }
 
@@ -84,5 +86,35 @@ extension SegmentCoordinator {
             state.stopping = true
             if state.ioFailure == nil { state.ioFailure = error }
         }
+    }
+}
+
+/// The process's CPU use between two looks, as a share of the machine's cores.
+struct CPUWatch {
+    /// At or above this share of all cores, the process is CPU-bound.
+    static let saturation = 0.75
+    private var lastCPU = CPUWatch.processCPUSeconds()
+    private var lastWall = ContinuousClock.now
+
+    mutating func saturatedSinceLastLook() -> Bool {
+        let cpu = Self.processCPUSeconds()
+        let now = ContinuousClock.now
+        let elapsed = now - lastWall
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        defer {
+            lastCPU = cpu
+            lastWall = now
+        }
+        guard wall > 0 else { return false }
+        let cores = Double(max(1, ProcessInfo.processInfo.activeProcessorCount))
+        return (cpu - lastCPU) / wall >= Self.saturation * cores
+    }
+
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        return user + system
     }
 }

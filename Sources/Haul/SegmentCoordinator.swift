@@ -131,10 +131,11 @@ final class SegmentCoordinator: Sendable {
         state.withLock { $0.holdsMainSlot = HostSlots.shared.acquire(setup.host) }
         let initial = state.withLock { state -> Int in
             let resumedWork = state.table.segments.filter { !$0.isDone }.count
-            // Adaptive: two connections first (plus whatever an earlier run left); the monitor
-            // doubles them while the throughput keeps up, and takes the rest at once when the
-            // gain is near linear (a per-connection cap).
-            return setup.adaptive ? min(max(resumedWork, 1), setup.maxHelpers) : state.maxHelpers
+            // Adaptive: the runner's connection alone first (plus whatever an earlier run left);
+            // the monitor doubles the connections while the throughput keeps up, and takes the
+            // rest at once when the gain is near linear (a per-connection cap). Two connections
+            // from the start, or 0.3 s windows, cost 2x the CPU on a fast loopback (measured).
+            return setup.adaptive ? min(resumedWork, setup.maxHelpers) : state.maxHelpers
         }
         for _ in 0..<initial { addHelper() }
         launch("haul-segments-monitor") { [self] in monitor() }

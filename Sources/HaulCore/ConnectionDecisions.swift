@@ -17,9 +17,15 @@ public struct ConnectionGrowth: Sendable, Equatable {
     }
 
     /// One judged window: `rate` bytes per second with `helpers` extra connections running, at
-    /// most `limit`, `throttled` once the server asked for fewer. Returns how many to add.
-    public mutating func judge(rate: Double, helpers: Int, limit: Int, throttled: Bool) -> Int {
+    /// most `limit`, `throttled` once the server asked for fewer, `cpuSaturated` when the process
+    /// used nearly every core in the window (more connections would only compete for CPU: on a
+    /// fast local link one connection is already the whole machine). Returns how many to add.
+    public mutating func judge(rate: Double, helpers: Int, limit: Int, throttled: Bool, cpuSaturated: Bool = false) -> Int {
         guard growing else { return 0 }
+        guard !cpuSaturated else {
+            growing = false
+            return 0
+        }
         var nearLinear = false
         if let before = beforeLastAddition {
             // No real gain from the last addition: stop for good.

@@ -189,6 +189,15 @@ struct ConnectionDecisionTests {
         #expect(!growth.growing)
     }
 
+    @Test func aCPUBoundProcessAddsNoConnection() {
+        // GIVEN one connection that already keeps every core busy (a fast local link)
+        var growth = ConnectionGrowth(adaptive: true)
+        // WHEN the window is judged THEN nothing is added, and growth ends for good
+        #expect(growth.judge(rate: 700e6, helpers: 0, limit: 7, throttled: false, cpuSaturated: true) == 0)
+        #expect(!growth.growing)
+        #expect(growth.judge(rate: 700e6, helpers: 0, limit: 7, throttled: false) == 0)
+    }
+
     @Test func fixedCountNeverGrowsAndThrottlingStopsGrowth() {
         var fixed = ConnectionGrowth(adaptive: false)
         #expect(fixed.judge(rate: 1, helpers: 0, limit: 7, throttled: false) == 0)
