@@ -115,10 +115,11 @@ final class BodyWriter: TransferHandler {
         let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:))
         let path = layout.path(forName: claim.name)
         runner.claimedPath = path
-        if DestinationKind.of(path) == .symlink {
+        let existing = DestinationKind.of(path)
+        if existing == .symlink {
             throw DownloadError.symlinkRefusal(path)
         }
-        if runner.record.fileName == nil, !overwrite, DestinationKind.of(path) != .none {
+        if runner.record.fileName == nil, !overwrite, existing != .none {
             throw DownloadError(.destinationExists, "\(path) already exists; use --force to replace it or -c to continue it")
         }
         if claim.renamed {

@@ -80,8 +80,8 @@ extension DownloadRunner {
             loaded = nil
         }
         if loaded == nil { keeper.discardStale() }
-        if let finalPath = layout.finalPath, DestinationKind.of(finalPath) != .none {
-            switch (request.existingFile, DestinationKind.of(finalPath)) {
+        if let finalPath = layout.finalPath, case let existing = DestinationKind.of(finalPath), existing != .none {
+            switch (request.existingFile, existing) {
             case (_, .symlink):
                 throw DownloadError.symlinkRefusal(finalPath)
             case (.refuse, _):

@@ -79,13 +79,9 @@ extension SegmentCoordinator {
         }
     }
 
-    /// Stops every connection because a write, sync or record save failed; the first failure is
-    /// the one the runner reports.
+    /// Stops every connection because a write, sync or record save failed.
     func stop(failing error: StoreError) {
-        state.withLock { state in
-            state.stopping = true
-            if state.ioFailure == nil { state.ioFailure = error }
-        }
+        state.withLock { $0.stop(failing: error) }
     }
 }
 

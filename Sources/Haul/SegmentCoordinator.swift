@@ -50,6 +50,13 @@ final class SegmentCoordinator: Sendable {
         var dropped: Set<Int> = []
         /// Whether the runner's own connection holds one of the host's slots.
         var holdsMainSlot = false
+
+        /// Stops every connection because a write, sync or record save failed; the first
+        /// failure is the one the runner reports.
+        mutating func stop(failing error: StoreError) {
+            stopping = true
+            if ioFailure == nil { ioFailure = error }
+        }
     }
 
     let setup: Setup
@@ -271,9 +278,7 @@ final class SegmentCoordinator: Sendable {
             do throws(StoreError) {
                 try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: segment.next)
             } catch {
-                // Inside the lock already: the same as `stop(failing:)`.
-                state.stopping = true
-                if state.ioFailure == nil { state.ioFailure = error }
+                state.stop(failing: error)
                 return (0, true)
             }
             state.table.advance(index, by: Int64(count))

@@ -1,24 +1,35 @@
 import Foundation
 
-/// What of a request may be shown: a URL without its password, a header without a credential.
-/// Every output (events, `--json`, `queue list`, messages) shows requests through this.
+/// What of a request may be shown or kept: a URL without its password, headers without their
+/// credentials. Every output (events, `--json`, `queue list`, messages) shows requests through
+/// this, and the queue keeps no credential of a download that can no longer run.
 public enum Redaction {
-    /// Header fields whose values are credentials.
-    public static let secretHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+    /// Header fields whose values are credentials (compared lowercased): the ones a redirect to
+    /// another origin also drops.
+    public static let secretHeaderNames = Set(RedirectPolicy.credentialHeaders.map { $0.lowercased() })
 
     /// The URL with `user:password@` shown as `user:***@` (a user alone is kept).
     public static func url(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.password != nil else { return text }
-        components.password = "***"
-        return components.string ?? text
+        replacingPassword(in: text, with: "***")
     }
 
     public static func url(_ url: URL) -> String {
         self.url(url.absoluteString)
     }
 
-    /// A header's value as it may be shown: `***` for credentials.
-    public static func headerValue(name: String, value: String) -> String {
-        secretHeaderNames.contains(name.lowercased()) ? "***" : value
+    /// The URL without its password (`user:password@` becomes `user@`).
+    public static func withoutPassword(_ text: String) -> String {
+        replacingPassword(in: text, with: nil)
+    }
+
+    /// The header fields without credentials.
+    public static func publicHeaders(_ fields: [HTTPHeaders.Field]) -> [HTTPHeaders.Field] {
+        fields.filter { !secretHeaderNames.contains($0.name.lowercased()) }
+    }
+
+    private static func replacingPassword(in text: String, with replacement: String?) -> String {
+        guard var components = URLComponents(string: text), components.password != nil else { return text }
+        components.password = replacement
+        return components.string ?? text
     }
 }

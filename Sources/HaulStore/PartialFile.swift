@@ -148,14 +148,14 @@ public final class PartialFile: @unchecked Sendable {
         return FileIdentity(info)
     }
 
-    /// The mode a new file gets from this process: 0666 less the umask (read from the kernel,
+    /// The mode a new file gets from this process: 0666 less the umask (read from the kernel once,
     /// since asking umask(2) would change it for every thread for a moment).
-    public static var defaultFileMode: mode_t {
+    public static let defaultFileMode: mode_t = {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
         let mask = line.flatMap { mode_t($0.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0o022
         return 0o666 & ~mask
-    }
+    }()
 
     /// Sets the permission bits (those of a file this one replaces). Best effort: a file system
     /// without permissions keeps its own.

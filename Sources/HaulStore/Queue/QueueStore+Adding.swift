@@ -58,7 +58,7 @@ extension QueueStore {
                 """
                 SELECT id FROM downloads WHERE destination_kind = ? AND destination = ? AND url = ? AND state = 'completed'
                 ORDER BY id DESC LIMIT 1
-                """, [.text(new.destinationKind.rawValue), .text(new.destination), .text(StoredSecrets.withoutPassword(new.url))])
+                """, [.text(new.destinationKind.rawValue), .text(new.destination), .text(Redaction.withoutPassword(new.url))])
             return try rows.first?.int64("id").flatMap { try Self.load(db, id: $0) }
         }
     }

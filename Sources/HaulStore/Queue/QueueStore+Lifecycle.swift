@@ -92,8 +92,8 @@ extension QueueStore {
         try db.execute(
             "UPDATE downloads SET headers = ?, body = NULL, url = ? WHERE id = ?",
             [
-                .text(encodeHeaders(StoredSecrets.publicHeaders(item.headers))),
-                .text(StoredSecrets.withoutPassword(item.url)), .integer(item.id),
+                .text(encodeHeaders(Redaction.publicHeaders(item.headers))),
+                .text(Redaction.withoutPassword(item.url)), .integer(item.id),
             ])
     }
 

@@ -41,18 +41,3 @@ public struct StoredOptions: Codable, Sendable, Equatable {
         }
     }
 }
-
-/// What of a download's request is a secret: kept only while the download may still run.
-public enum StoredSecrets {
-    /// The headers without credentials.
-    public static func publicHeaders(_ fields: [HTTPHeaders.Field]) -> [HTTPHeaders.Field] {
-        fields.filter { !Redaction.secretHeaderNames.contains($0.name.lowercased()) }
-    }
-
-    /// The URL without its password (`user:pass@` becomes `user@`).
-    public static func withoutPassword(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = nil
-        return components.string ?? url
-    }
-}
