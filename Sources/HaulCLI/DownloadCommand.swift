@@ -38,11 +38,7 @@ struct DownloadCommand: ParsableCommand {
     let output: OutputOptions
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
-        var urls: [URL] = []
-        for text in parsed.positional {
-            urls.append(try OptionValue.url(text))
-        }
-        self.urls = urls
+        urls = try OptionValue.urls(parsed.positional)
         input = parsed.value(Self.input.long)
         destination = try DestinationOptions(parsed)
         store = StoreOptions(parsed)

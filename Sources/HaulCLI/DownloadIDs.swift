@@ -31,3 +31,29 @@ struct DownloadIDs: Sendable {
         return .success
     }
 }
+
+/// A queue command that applies one action to each download id it is given (`pause`, `resume`,
+/// `rm`): its options, parsing, validation and run are these; each command names its action.
+protocol QueueIDCommand: ParsableCommand {
+    /// What the command does to one download.
+    static func act(on id: Int64, in queue: DownloadQueue) throws(DownloadError)
+    init(ids: DownloadIDs, store: StoreOptions)
+    var ids: DownloadIDs { get }
+    var store: StoreOptions { get }
+}
+
+extension QueueIDCommand {
+    static var options: [OptionSpec] { StoreOptions.specs }
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        self.init(ids: try DownloadIDs(parsed), store: StoreOptions(parsed))
+    }
+
+    func validate() throws(UsageError) {
+        try ids.validate()
+    }
+
+    func run() async throws(CommandError) -> ExitCode {
+        try ids.each(in: store) { queue, id throws(DownloadError) in try Self.act(on: id, in: queue) }
+    }
+}

@@ -35,6 +35,15 @@ enum OptionValue {
     }
 
     /// An http(s) URL with a host, as an operand.
+    /// Every operand as an http(s) URL; the first that is not one is refused.
+    static func urls(_ operands: [String]) throws(UsageError) -> [URL] {
+        var urls: [URL] = []
+        for text in operands {
+            urls.append(try url(text))
+        }
+        return urls
+    }
+
     static func url(_ text: String) throws(UsageError) -> URL {
         do throws(DownloadList.URLProblem) {
             return try DownloadList.parseHTTPURL(text)

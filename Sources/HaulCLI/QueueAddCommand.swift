@@ -32,11 +32,7 @@ struct QueueAddCommand: ParsableCommand {
     let connections: ConnectionsOptions
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
-        var urls: [URL] = []
-        for text in parsed.positional {
-            urls.append(try OptionValue.url(text))
-        }
-        self.urls = urls
+        urls = try OptionValue.urls(parsed.positional)
         destination = try DestinationOptions(parsed)
         priorityValue = try OptionValue.integer(parsed, Self.priority.long, default: 0, range: -1000...1000)
         startsPaused = parsed.flag(Self.paused.long)

@@ -1,10 +1,9 @@
 import Haul
 
 /// `haul queue pause ID...`.
-struct QueuePauseCommand: ParsableCommand {
+struct QueuePauseCommand: QueueIDCommand {
     static let commandName = "haul queue pause"
     static let abstract = "pause downloads at their next checkpoint, even in another process"
-    static var options: [OptionSpec] { StoreOptions.specs }
 
     static let overview = """
         Usage: haul queue pause ID...
@@ -16,16 +15,7 @@ struct QueuePauseCommand: ParsableCommand {
     let ids: DownloadIDs
     let store: StoreOptions
 
-    init(_ parsed: ParsedArguments) throws(UsageError) {
-        ids = try DownloadIDs(parsed)
-        store = StoreOptions(parsed)
-    }
-
-    func validate() throws(UsageError) {
-        try ids.validate()
-    }
-
-    func run() async throws(CommandError) -> ExitCode {
-        try ids.each(in: store) { queue, id throws(DownloadError) in try queue.pause(id) }
+    static func act(on id: Int64, in queue: DownloadQueue) throws(DownloadError) {
+        try queue.pause(id)
     }
 }

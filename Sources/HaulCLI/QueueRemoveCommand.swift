@@ -1,10 +1,9 @@
 import Haul
 
 /// `haul queue rm ID...`.
-struct QueueRemoveCommand: ParsableCommand {
+struct QueueRemoveCommand: QueueIDCommand {
     static let commandName = "haul queue rm"
     static let abstract = "remove downloads from the queue (a completed file stays)"
-    static var options: [OptionSpec] { StoreOptions.specs }
 
     static let overview = """
         Usage: haul queue rm ID...
@@ -16,16 +15,7 @@ struct QueueRemoveCommand: ParsableCommand {
     let ids: DownloadIDs
     let store: StoreOptions
 
-    init(_ parsed: ParsedArguments) throws(UsageError) {
-        ids = try DownloadIDs(parsed)
-        store = StoreOptions(parsed)
-    }
-
-    func validate() throws(UsageError) {
-        try ids.validate()
-    }
-
-    func run() async throws(CommandError) -> ExitCode {
-        try ids.each(in: store) { queue, id throws(DownloadError) in try queue.remove(id) }
+    static func act(on id: Int64, in queue: DownloadQueue) throws(DownloadError) {
+        try queue.remove(id)
     }
 }
