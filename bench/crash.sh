@@ -35,9 +35,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$work/root" "$work/out" "$work/nginx"
 
-log "building haul: swift build -c release --scratch-path $scratch"
-swift build -c release --scratch-path "$scratch" >"$work/build.log" 2>&1 || { tail -n 30 "$work/build.log" >&2; exit 1; }
-haul_bin="$scratch/release/haul"
+build_haul_release "$scratch" "$work/build.log" || exit 1
 
 log "making a ${size_mb} MiB file"
 head -c "$((size_mb * 1048576))" /dev/urandom >"$work/root/file.bin"

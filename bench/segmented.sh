@@ -50,14 +50,7 @@ trap 'exit 130' INT TERM
 mkdir -p "$work/root" "$work/out" "$work/nginx"
 
 # ---- haul -------------------------------------------------------------------------------------
-log "building haul: swift build -c release --scratch-path $scratch"
-if ! swift build -c release --scratch-path "$scratch" >"$work/haul-build.log" 2>&1; then
-    echo "error: the release build failed (tail):" >&2
-    tail -n 30 "$work/haul-build.log" >&2
-    exit 1
-fi
-haul_bin="$scratch/release/haul"
-[[ -x "$haul_bin" ]] || { echo "error: no $haul_bin" >&2; exit 1; }
+build_haul_release "$scratch" "$work/haul-build.log" || exit 1
 
 # ---- source files -----------------------------------------------------------------------------
 limited_file="$work/root/limited.bin"

@@ -22,6 +22,20 @@ install_missing() {
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
 }
 
+# Builds the release haul in swift build's scratch path $1, logging to $2; sets haul_bin. On a
+# failed build prints the log's tail and returns 1.
+build_haul_release() {
+    local scratch=$1 build_log=$2
+    echo "==> building haul: swift build -c release --scratch-path $scratch"
+    if ! swift build -c release --scratch-path "$scratch" >"$build_log" 2>&1; then
+        echo "error: the release build failed (tail):" >&2
+        tail -n 30 "$build_log" >&2
+        return 1
+    fi
+    haul_bin="$scratch/release/haul"
+    [[ -x "$haul_bin" ]] || { echo "error: no $haul_bin" >&2; return 1; }
+}
+
 nginx_pid=""
 nginx_port=""
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
