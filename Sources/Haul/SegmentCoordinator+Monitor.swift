@@ -14,8 +14,9 @@ extension SegmentCoordinator {
         while true {
             // Progress for this boot is in the mapped file after every write (else recorded every
             // 0.1 s); every second the file is synced and the record made durable. While the
-            // connection count grows, the throughput is judged every half second.
-            let window = growth.growing ? 0.5 : 1.0
+            // connection count grows, the throughput is judged every half second (the first window,
+            // which only tells whether one connection keeps the process busy, 0.1 s).
+            let window = growth.growing ? (ticks == 0 ? 0.1 : 0.5) : 1.0
             var slept = 0.0
             while slept < window, !state.withLock({ $0.stopping }) {
                 Thread.sleep(forTimeInterval: 0.1)
@@ -33,8 +34,10 @@ extension SegmentCoordinator {
             let rate = Double(bytes - lastBytes) / max(slept, 0.1)
             lastBytes = bytes
             let (helpers, throttled, limit) = state.withLock { ($0.helpers, $0.throttled, $0.maxHelpers) }
-            let saturated = cpu.saturatedSinceLastLook()
-            for _ in 0..<growth.judge(rate: rate, helpers: helpers, limit: limit, throttled: throttled, cpuSaturated: saturated) { addHelper() }
+            // A run under a speed limit is idle because of the limit: that says nothing of the link.
+            var load = cpu.loadSinceLastLook()
+            if load.isIdle, setup.rateLimiter != nil { load = .unknown }
+            for _ in 0..<growth.judge(rate: rate, helpers: helpers, limit: limit, throttled: throttled, cpu: load) { addHelper() }
         }
     }
 
@@ -87,12 +90,10 @@ extension SegmentCoordinator {
 
 /// The process's CPU use between two looks, as a share of the machine's cores.
 struct CPUWatch {
-    /// At or above this share of all cores, the process is CPU-bound.
-    static let saturation = 0.75
     private var lastCPU = CPUWatch.processCPUSeconds()
     private var lastWall = ContinuousClock.now
 
-    mutating func saturatedSinceLastLook() -> Bool {
+    mutating func loadSinceLastLook() -> CPULoad {
         let cpu = Self.processCPUSeconds()
         let now = ContinuousClock.now
         let elapsed = now - lastWall
@@ -101,9 +102,7 @@ struct CPUWatch {
             lastCPU = cpu
             lastWall = now
         }
-        guard wall > 0 else { return false }
-        let cores = Double(max(1, ProcessInfo.processInfo.activeProcessorCount))
-        return (cpu - lastCPU) / wall >= Self.saturation * cores
+        return CPULoad(cpuSeconds: cpu - lastCPU, wallSeconds: wall, cores: ProcessInfo.processInfo.activeProcessorCount)
     }
 
     static func processCPUSeconds() -> Double {

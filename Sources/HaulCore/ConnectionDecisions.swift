@@ -17,14 +17,22 @@ public struct ConnectionGrowth: Sendable, Equatable {
     }
 
     /// One judged window: `rate` bytes per second with `helpers` extra connections running, at
-    /// most `limit`, `throttled` once the server asked for fewer, `cpuSaturated` when the process
-    /// used nearly every core in the window (more connections would only compete for CPU: on a
-    /// fast local link one connection is already the whole machine). Returns how many to add.
-    public mutating func judge(rate: Double, helpers: Int, limit: Int, throttled: Bool, cpuSaturated: Bool = false) -> Int {
+    /// most `limit`, `throttled` once the server asked for fewer; `cpu` is what the process used
+    /// in the window. Returns how many connections to add.
+    ///
+    /// The CPU tells what holds the connections back. A process that was almost idle with one
+    /// connection is held back by the link or the server, not by itself: every connection is
+    /// added at once instead of probing 2, 4, 8 (each probe costs a window). A busy process adds
+    /// only the connections its CPU budget (`CPULoad.budgetShare` of the cores) can feed at the
+    /// CPU each one costs now: on a fast local link one connection is already the machine, and
+    /// more would only compete with each other and the server for the same cores.
+    public mutating func judge(rate: Double, helpers: Int, limit: Int, throttled: Bool, cpu: CPULoad = .unknown) -> Int {
         guard growing else { return 0 }
-        guard !cpuSaturated else {
-            growing = false
-            return 0
+        let connections = helpers + 1
+        let fit = cpu.connectionsThatFit(running: connections)
+        if beforeLastAddition == nil, cpu.isIdle, !throttled, helpers < limit, fit > connections {
+            beforeLastAddition = (rate, helpers)
+            return min(limit - helpers, fit - connections)
         }
         var nearLinear = false
         if let before = beforeLastAddition {
@@ -33,17 +41,53 @@ public struct ConnectionGrowth: Sendable, Equatable {
                 growing = false
                 return 0
             }
-            let linear = Double(helpers + 1) / Double(before.helpers + 1)
+            let linear = Double(connections) / Double(before.helpers + 1)
             nearLinear = rate >= before.rate * (1 + (linear - 1) * Self.linearShare)
         }
-        guard !throttled, helpers < limit else {
+        guard !throttled, helpers < limit, fit > connections else {
             growing = false
             return 0
         }
         beforeLastAddition = (rate, helpers)
         // Doubling the connections finds a per-connection cap in a few steps; a cap already shown
         // (near-linear gain) takes the rest at once.
-        return nearLinear ? limit - helpers : min(limit - helpers, helpers + 1)
+        let wanted = nearLinear ? limit - helpers : min(limit - helpers, connections)
+        return min(wanted, fit - connections)
+    }
+}
+
+/// What the process used of the machine's CPU during a judged window.
+public struct CPULoad: Sendable, Equatable {
+    /// Cores' worth of CPU time used per second of the window (1.5 = one and a half cores).
+    public var coresUsed: Double
+    public var cores: Int
+
+    /// Under this many cores' worth the process is idle: the link or the server holds it back.
+    public static let idleCores = 0.25
+    /// The share of all cores that connections may use; the server may need the rest (on a
+    /// loopback link it runs on the same machine).
+    public static let budgetShare = 0.75
+    /// Nothing measured: no limit from the CPU.
+    public static let unknown = CPULoad(coresUsed: 0, cores: 0)
+
+    public init(coresUsed: Double, cores: Int) {
+        self.coresUsed = coresUsed
+        self.cores = cores
+    }
+
+    /// The load of `cpuSeconds` used over `wallSeconds` on a machine of `cores` cores.
+    public init(cpuSeconds: Double, wallSeconds: Double, cores: Int) {
+        self.init(coresUsed: wallSeconds > 0 ? cpuSeconds / wallSeconds : 0, cores: wallSeconds > 0 ? cores : 0)
+    }
+
+    public var isIdle: Bool { cores > 0 && coresUsed < Self.idleCores }
+
+    /// How many connections the CPU budget can feed, each costing what `running` cost on average.
+    public func connectionsThatFit(running: Int) -> Int {
+        guard cores > 0, coresUsed > 0, running > 0 else { return Int.max }
+        let perConnection = coresUsed / Double(running)
+        let fit = Self.budgetShare * Double(cores) / perConnection
+        return fit >= Double(Int.max / 2) ? Int.max : Int(fit)
     }
 }
 

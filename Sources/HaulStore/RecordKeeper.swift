@@ -13,6 +13,10 @@ public final class RecordKeeper: @unchecked Sendable {
     private let store: any ResumeRecordStore
     private let lock = NSLock()
     private var stored = false
+    /// Whether `stored` is known: the store was read (or written) by this run.
+    private var known = false
+    /// Whether the last record saved was a finished one.
+    private var savedFinished = false
     /// The last segment progress saved durably; a volatile save keeps it beside the fresher one.
     private var durableSegments: (prefix: Int64, segments: [Segment])?
 
@@ -28,6 +32,7 @@ public final class RecordKeeper: @unchecked Sendable {
         let record = try store.load()
         lock.withLock {
             stored = record != nil
+            known = true
             if let record, let segments = record.segments {
                 durableSegments = (record.segmentPrefix ?? 0, segments)
             }
@@ -46,6 +51,8 @@ public final class RecordKeeper: @unchecked Sendable {
         try locked { () throws(StoreError) in
             try store.save(saved)
             stored = true
+            known = true
+            savedFinished = saved.finishedLength != nil
             if let segments = saved.segments {
                 durableSegments = (saved.segmentPrefix ?? 0, segments)
             }
@@ -76,6 +83,8 @@ public final class RecordKeeper: @unchecked Sendable {
                 try store.saveVolatile(record)
             }
             stored = true
+            known = true
+            savedFinished = false
         }
         CrashPoint.reach(.afterRecordSave)
     }
@@ -92,8 +101,11 @@ public final class RecordKeeper: @unchecked Sendable {
         lock.withLock {
             guard stored else { return }
             CrashPoint.reach(.beforeRecordRemove)
-            store.remove()
+            // A store that settles finished records itself (the queue's) forgets this one in the
+            // commit that completes the download: nothing to write now.
+            if !(savedFinished && store.settlesFinishedRecord) { store.remove() }
             stored = false
+            savedFinished = false
             durableSegments = nil
         }
     }
@@ -101,8 +113,11 @@ public final class RecordKeeper: @unchecked Sendable {
     /// Forgets a record this run never loaded (one from another download of the same layout).
     public func discardStale() {
         lock.withLock {
-            store.remove()
+            // A store read empty by this run has nothing to forget (a fresh download costs no write).
+            if stored || !known { store.remove() }
             stored = false
+            known = true
+            savedFinished = false
             durableSegments = nil
         }
     }

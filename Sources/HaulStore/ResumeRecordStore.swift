@@ -11,9 +11,14 @@ public protocol ResumeRecordStore: Sendable {
     /// Replaces the record atomically, without waiting for the disk: for progress that is only
     /// trusted within the same boot (the page cache outlives a killed process, not a power cut).
     func saveVolatile(_ record: ResumeRecord) throws(StoreError)
+    /// Whether a finished record (one with `finishedLength`) is forgotten by the store itself, in
+    /// the commit that settles the download, rather than by `remove`.
+    var settlesFinishedRecord: Bool { get }
 }
 
 extension ResumeRecordStore {
+    public var settlesFinishedRecord: Bool { false }
+
     public func saveVolatile(_ record: ResumeRecord) throws(StoreError) {
         try save(record)
     }

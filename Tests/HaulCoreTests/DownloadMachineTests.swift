@@ -193,9 +193,57 @@ struct ConnectionDecisionTests {
         // GIVEN one connection that already keeps every core busy (a fast local link)
         var growth = ConnectionGrowth(adaptive: true)
         // WHEN the window is judged THEN nothing is added, and growth ends for good
-        #expect(growth.judge(rate: 700e6, helpers: 0, limit: 7, throttled: false, cpuSaturated: true) == 0)
+        #expect(growth.judge(rate: 700e6, helpers: 0, limit: 7, throttled: false, cpu: CPULoad(coresUsed: 1.6, cores: 2)) == 0)
         #expect(!growth.growing)
         #expect(growth.judge(rate: 700e6, helpers: 0, limit: 7, throttled: false) == 0)
+    }
+
+    @Test func anIdleProcessWithOneConnectionTakesEveryConnectionAtOnce() {
+        // GIVEN one connection at 20 MB/s that leaves the process almost idle (the link or the
+        // server holds it back, not the machine)
+        var growth = ConnectionGrowth(adaptive: true)
+        // WHEN the first window is judged THEN every connection is added at once
+        #expect(growth.judge(rate: 20e6, helpers: 0, limit: 7, throttled: false, cpu: Self.idle) == 7)
+        // AND eight at 150 MB/s is the limit: growth ends
+        #expect(growth.judge(rate: 150e6, helpers: 7, limit: 7, throttled: false, cpu: Self.idle) == 0)
+        #expect(!growth.growing)
+
+        // An idle window after the first addition, or one the server throttled, is judged as before
+        var later = ConnectionGrowth(adaptive: true)
+        #expect(later.judge(rate: 20e6, helpers: 0, limit: 7, throttled: false) == 1)
+        #expect(later.judge(rate: 26e6, helpers: 1, limit: 7, throttled: false, cpu: Self.idle) == 2)
+        var throttled = ConnectionGrowth(adaptive: true)
+        #expect(throttled.judge(rate: 20e6, helpers: 0, limit: 7, throttled: true, cpu: Self.idle) == 0)
+    }
+
+    static let idle = CPULoad(coresUsed: 0.05, cores: 2)
+
+    @Test func aBusyProcessAddsOnlyTheConnectionsItsCPUCanFeed() {
+        // GIVEN one connection that costs 0.9 of a core on a 2-core machine (a fast local link:
+        // the budget of 1.5 cores feeds only one such connection)
+        var local = ConnectionGrowth(adaptive: true)
+        // WHEN the first window is judged THEN nothing is added, and growth ends
+        #expect(local.judge(rate: 700e6, helpers: 0, limit: 7, throttled: false, cpu: CPULoad(coresUsed: 0.9, cores: 2)) == 0)
+        #expect(!local.growing)
+
+        // GIVEN one connection at 0.3 of a core: doubling fits
+        var fast = ConnectionGrowth(adaptive: true)
+        #expect(fast.judge(rate: 100e6, helpers: 0, limit: 7, throttled: false, cpu: CPULoad(coresUsed: 0.3, cores: 2)) == 1)
+        // WHEN two give a near-linear gain at 0.6 of a core THEN only the connections that fit come
+        // (1.5 cores at 0.3 each: five in all), not all eight
+        #expect(fast.judge(rate: 195e6, helpers: 1, limit: 7, throttled: false, cpu: CPULoad(coresUsed: 0.6, cores: 2)) == 3)
+    }
+
+    @Test func cpuLoadIsCoresUsedPerSecond() {
+        let load = CPULoad(cpuSeconds: 0.3, wallSeconds: 0.5, cores: 2)
+        #expect(abs(load.coresUsed - 0.6) < 1e-9)
+        #expect(!load.isIdle)
+        #expect(load.connectionsThatFit(running: 2) == 5)
+        #expect(CPULoad(cpuSeconds: 0.01, wallSeconds: 0.1, cores: 2).isIdle)
+        // Nothing measured: no limit, and not idle
+        #expect(CPULoad(cpuSeconds: 1, wallSeconds: 0, cores: 2) == .unknown)
+        #expect(!CPULoad.unknown.isIdle)
+        #expect(CPULoad.unknown.connectionsThatFit(running: 3) == Int.max)
     }
 
     @Test func fixedCountNeverGrowsAndThrottlingStopsGrowth() {

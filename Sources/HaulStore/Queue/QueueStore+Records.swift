@@ -93,6 +93,8 @@ public struct QueueRecordSlot: ResumeRecordStore {
         try store.saveRecord(id, record)
     }
 
+    public var settlesFinishedRecord: Bool { keepsFinishedRecord }
+
     public func remove() {
         // A record that cannot be read or cleared here stays: harmless, since a finished record
         // vouches only for a file with the identity it saved, and the completing commit clears it.
