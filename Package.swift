@@ -26,6 +26,11 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // civetweb: the embedded HTTP and WebSocket server of `haul serve`.
+        .systemLibrary(
+            name: "CCivetweb",
+            providers: [.apt(["libcivetweb-dev"])]
+        ),
         // The few system calls Swift's Glibc module does not expose (sync_file_range).
         .target(name: "CHaulSystem"),
         // Value types and pure decisions: no I/O.
@@ -38,8 +43,16 @@ let package = Package(
         .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "HaulChecksum", "CHaulSystem"]),
         // The public API: one download, its event stream, the wiring.
         .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore", "HaulChecksum", "CHaulSystem"]),
+        // `haul serve`: aria2's JSON-RPC over HTTP and WebSocket, and the dashboard, on the queue.
+        .target(
+            name: "HaulServe",
+            dependencies: ["Haul", "HaulCore", "HaulStore", "CCivetweb"],
+            resources: [
+                .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/dashboard.css"),
+            ]
+        ),
         // The `haul` command line tool.
-        .executableTarget(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulEngine"]),
+        .executableTarget(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulEngine", "HaulServe"]),
         // Loopback servers for tests: a fault-injecting HTTP server and an nginx launcher.
         .target(name: "HaulTestSupport", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
@@ -47,5 +60,6 @@ let package = Package(
         .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulTestSupport", "HaulChecksum"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulEngine", "HaulStore", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore"]),
+        .testTarget(name: "HaulServeTests", dependencies: ["HaulServe", "Haul", "HaulCore", "HaulTestSupport"]),
     ]
 )

@@ -12,7 +12,7 @@ size_mb=${DEMO_SIZE_MB:-200}
 log() { printf '==> %s\n' "$*"; }
 
 source scripts/nginx.sh
-install_missing libcurl4-openssl-dev libsqlite3-dev libssl-dev pkg-config nginx-light
+install_missing libcurl4-openssl-dev libsqlite3-dev libssl-dev libcivetweb-dev pkg-config nginx-light
 
 log "building: swift build -c release"
 swift build -c release 2>&1 | tail -n 1

@@ -43,7 +43,7 @@ extension DownloadQueue {
         options.minFreeSpace = request.minFreeSpace
         options.maxSize = request.maxSize
         options.connections = request.connections
-        options.bytesPerSecond = request.rateLimiter.map { Int64($0.bytesPerSecond) }
+        options.bytesPerSecond = request.rateLimiter.map { Int64($0.bytesPerSecond) }.flatMap { $0 > 0 ? $0 : nil }
         options.verifyTLS = request.transfer.verifyTLS
         options.caFile = request.transfer.caFile
         options.allowsHTTPRedirect = request.allowsHTTPRedirect
@@ -81,7 +81,11 @@ extension DownloadQueue {
         request.allowsHTTPRedirect = run.allowsHTTPRedirect
         request.maxSize = run.maxSize
         if let stored = item.options { try apply(stored, to: &request, id: item.id) }
-        if let shared = run.rateLimiter { request.rateLimiter = shared }
+        if let shared = run.rateLimiter {
+            // The download's own limit, if any, within the run's.
+            let own = Int64(request.rateLimiter?.bytesPerSecond ?? 0)
+            request.rateLimiter = own > 0 ? RateLimiter(bytesPerSecond: own, within: shared) : shared
+        }
         return request
     }
 

@@ -16,19 +16,21 @@ extension DownloadQueue {
             state.aggregate = QueueProgress(filesTotal: pending)
         }
         let runState = RunState()
-        let workers = max(1, options.maxConcurrent)
+        let workers = options.concurrency?.maximum ?? max(1, options.maxConcurrent)
+        live.withLock { $0.concurrency = options.concurrency }
         let leases = LeaseKeeper(queue: self)
         leases.start()
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<workers {
                 group.addTask {
                     await Self.onThread(name: "haul-worker-\(index)") {
-                        self.work(options, ids, runState)
+                        self.work(index, options, ids, runState)
                     }
                 }
             }
         }
         leases.stop()
+        live.withLock { $0.concurrency = nil }
         // Renames of finished files are made durable once per directory, not once per file.
         for directory in runState.directories.withLock({ $0 }) {
             FileIO.syncDirectory(containing: directory + "/.")
@@ -41,11 +43,17 @@ extension DownloadQueue {
     }
 
     /// One worker: claim, download, note the outcome, repeat. Each outcome reaches the store in
-    /// the same transaction as the next claim: one commit per download.
-    private func work(_ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState) {
+    /// the same transaction as the next claim: one commit per download. In a long-running run
+    /// (`options.concurrency`), a worker beyond the limit, or one that found nothing, waits.
+    private func work(_ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState) {
         var pending: [QueueStore.Settlement] = []
         while true {
             let draining = live.withLock { $0.draining }
+            if let concurrency = options.concurrency, !draining, index >= concurrency.limit {
+                if !pending.isEmpty { settleOnly(&pending) }
+                concurrency.idle(seconds: 2)
+                continue
+            }
             let claimed: StoredDownload?
             do {
                 claimed = try store.claimNext(for: owner, among: draining ? [] : ids, settling: pending)
@@ -55,9 +63,24 @@ extension DownloadQueue {
                 if error.kind == .locked { continue }
                 return
             }
-            guard let item = claimed else { return }
+            guard let item = claimed else {
+                guard let concurrency = options.concurrency, !draining else { return }
+                // Nothing to claim: wait for an item added here (a wake-up) or by another process.
+                concurrency.idle(seconds: 2)
+                continue
+            }
             let ending = runItem(item, options, run)
             pending = [settle(ending, of: item.id, run)]
+        }
+    }
+
+    /// Hands settlements to the store without claiming (a worker about to wait).
+    private func settleOnly(_ pending: inout [QueueStore.Settlement]) {
+        do {
+            _ = try store.claimNext(for: owner, among: [], settling: pending)
+            pending = []
+        } catch {
+            // Kept for the next claim.
         }
     }
 
@@ -69,14 +92,20 @@ extension DownloadQueue {
             // Progress reaches the store after the first second: a small file never costs a write for it.
             state.persistedAt[item.id] = .now
         }
-        defer { _ = live.withLock { $0.controls.removeValue(forKey: item.id) } }
-        let request: DownloadRequest
+        defer {
+            live.withLock { state in
+                state.controls.removeValue(forKey: item.id)
+                state.limiters.removeValue(forKey: item.id)
+            }
+        }
+        var request: DownloadRequest
         do {
             request = try Self.request(for: item, options)
         } catch {
             hub.publish(.failed(error))
             return .failed(error)
         }
+        attachLimiter(&request, id: item.id, stored: item.options, options)
         let store = self.store
         let runner = DownloadRunner(
             request: request, transport: transport, hub: hub, control: control,

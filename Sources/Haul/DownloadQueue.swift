@@ -36,6 +36,10 @@ public final class DownloadQueue: Sendable {
         var eventSubscribers: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
         var nextSubscriber = 0
         var draining = false
+        /// The running long-lived run's limit and wake-up, if one runs.
+        var concurrency: QueueConcurrency?
+        /// The speed limiter of each download a long-running run runs now.
+        var limiters: [Int64: RateLimiter] = [:]
     }
 
     /// `$XDG_DATA_HOME/haul`, else `~/.local/share/haul`.
@@ -79,7 +83,9 @@ public final class DownloadQueue: Sendable {
             news.append(try Self.newDownload(request, priority: priority, paused: paused))
         }
         do {
-            return try store.add(news)
+            let ids = try store.add(news)
+            wakeWorkers()
+            return ids
         } catch  where error.kind == .conflict {
             throw DownloadError(.destinationExists, error.message)
         } catch {
@@ -122,6 +128,7 @@ public final class DownloadQueue: Sendable {
     /// Puts a paused or failed download back in the queue; it continues from its bytes on disk.
     public func resume(_ id: Int64) throws(DownloadError) {
         try storeCall { try $0.apply(.resumeRequested, to: id) }
+        wakeWorkers()
     }
 
     /// Cancels a download. With `deletingPartial`, its partial file and record go too.
@@ -166,6 +173,12 @@ public final class DownloadQueue: Sendable {
             return Array(state.controls.values)
         }
         for control in controls { control.request(.pause) }
+        wakeWorkers()
+    }
+
+    /// Idle workers of a long-running run look for work again.
+    func wakeWorkers() {
+        live.withLock { $0.concurrency }?.wake()
     }
 
     // MARK: observing
@@ -255,7 +268,8 @@ extension QueueItem {
     init(_ stored: StoredDownload) {
         self.init(
             id: stored.id, url: URL(string: stored.url), urlString: Redaction.url(stored.url), destination: stored.destination,
-            finalPath: stored.finalPath, state: stored.state, priority: stored.priority, bytes: stored.bytes,
+            destinationIsDirectory: stored.destinationKind == .directory, finalPath: stored.finalPath, state: stored.state, priority: stored.priority,
+            bytes: stored.bytes,
             totalBytes: stored.totalBytes, bytesPerSecond: stored.state == .running ? stored.bytesPerSecond : 0,
             lastError: stored.lastError, errorCategory: stored.errorCategory)
     }

@@ -10,6 +10,8 @@ public struct QueueItem: Sendable, Equatable {
     public let urlString: String
     /// The file path, or the directory for a download named by the server.
     public let destination: String
+    /// Whether `destination` is a directory (the file is named from the response).
+    public let destinationIsDirectory: Bool
     public let finalPath: String?
     public let state: DownloadState
     public let priority: Int
@@ -63,6 +65,9 @@ public struct QueueRunOptions: Sendable {
     public var allowsHTTPRedirect = false
     /// See `DownloadRequest.maxSize`.
     public var maxSize: Int64?
+    /// Given, the run does not end when the queue is empty: its workers wait for new items until
+    /// `stopAll()`, and this (not `maxConcurrent`) says how many run at once (`haul serve`).
+    public var concurrency: QueueConcurrency?
 
     public init(
         maxConcurrent: Int = 4,

@@ -112,7 +112,7 @@ protocol ParsableOptions: Sendable {
 
 /// Every command, so a command refusing an option can say which commands take it.
 enum CommandDirectory {
-    static let commands: [any ParsableCommand.Type] = [DownloadCommand.self] + QueueCommand.subcommands.map(\.command)
+    static let commands: [any ParsableCommand.Type] = [DownloadCommand.self, ServeCommand.self] + QueueCommand.subcommands.map(\.command)
 
     /// The error for an option `command` does not take: where it belongs, when another command takes it.
     static func refusal(of typed: String, by command: String) -> UsageError {

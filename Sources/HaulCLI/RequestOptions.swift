@@ -67,18 +67,16 @@ struct RequestOptions: ParsableOptions {
     }
 
     private static func header(_ line: String) throws(UsageError) -> (name: String, value: String) {
-        guard let colon = line.firstIndex(of: ":"), line.startIndex != colon else {
+        do throws(HeaderLineError) {
+            let field = try HTTPHeaders.field(line: line)
+            return (field.name, field.value)
+        } catch .notNameAndValue {
             throw UsageError(message: "--header needs \"Name: value\", got \"\(line)\"")
-        }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        guard !name.contains(where: { $0.isWhitespace || $0.isNewline }), !value.contains(where: \.isNewline) else {
+        } catch .reserved(let name) {
+            throw UsageError(message: "Haul sets \(name) itself; use --range to download part of a file")
+        } catch {
             throw UsageError(message: "--header has an invalid name or value: \"\(line)\"")
         }
-        if ["range", "if-range"].contains(name.lowercased()) {
-            throw UsageError(message: "Haul sets \(name) itself; use --range to download part of a file")
-        }
-        return (name, value)
     }
 
     private static func body(_ data: String) throws(UsageError) -> [UInt8] {

@@ -7,6 +7,9 @@ func runCommand() async -> ExitCode {
     if arguments.first == "queue" {
         return await QueueCommand.main(Array(arguments.dropFirst()))
     }
+    if arguments.first == "serve" {
+        return await ServeCommand.main(Array(arguments.dropFirst()))
+    }
     return await DownloadCommand.main(arguments)
 }
 

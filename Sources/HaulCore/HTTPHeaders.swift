@@ -55,3 +55,27 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     public var count: Int { fields.count }
 }
+
+/// Why a "Name: value" line from a user or an RPC client cannot be a request header.
+public enum HeaderLineError: Error, Sendable, Equatable {
+    /// No colon, or nothing before it.
+    case notNameAndValue
+    /// Whitespace in the name or a line break in the value (header injection).
+    case invalid
+    /// `Range` and `If-Range` are Haul's own (they decide what is spliced).
+    case reserved(String)
+}
+
+extension HTTPHeaders {
+    /// The one rule for headers supplied from outside (`--header`, aria2's `header` option).
+    public static func field(line: String) throws(HeaderLineError) -> Field {
+        guard let colon = line.firstIndex(of: ":"), line.startIndex != colon else { throw .notNameAndValue }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, !name.contains(where: { $0.isWhitespace || $0.isNewline }), !value.contains(where: \.isNewline) else {
+            throw .invalid
+        }
+        if ["range", "if-range"].contains(name.lowercased()) { throw .reserved(name) }
+        return Field(name: name, value: value)
+    }
+}

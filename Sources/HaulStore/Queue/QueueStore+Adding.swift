@@ -93,4 +93,23 @@ extension QueueStore {
         }
         return rows.first?.int64("id")
     }
+
+    /// Replaces the per-download options of an item (`haul serve`'s changeOption).
+    public func updateOptions(_ id: Int64, _ options: StoredOptions) throws(StoreError) {
+        let text = try options.encoded()
+        try write { db in
+            try db.execute("UPDATE downloads SET options = ?, updated_at = ? WHERE id = ?", [.text(text), .real(Date().timeIntervalSince1970), .integer(id)])
+            guard db.changes == 1 else { throw StoreError(.notFound, "no download \(id) in the queue") }
+        }
+    }
+
+    /// Sets the priorities of several items in one transaction (the queue's order: priority
+    /// first, then id).
+    public func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError) {
+        try write { db in
+            for (id, priority) in priorities {
+                try db.execute("UPDATE downloads SET priority = ? WHERE id = ?", [.integer(Int64(priority)), .integer(id)])
+            }
+        }
+    }
 }

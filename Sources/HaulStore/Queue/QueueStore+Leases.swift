@@ -24,6 +24,8 @@ extension QueueStore {
                 }
             }
             if recover { try Self.recoverAbandoned(db) }
+            // Settling only (a draining or waiting worker): nothing to look for.
+            if let ids, ids.isEmpty { return nil }
             // Page through the queued items best first; a batch (`among`) usually finds its own on the first page.
             var offset: Int64 = 0
             while true {

@@ -1,0 +1,50 @@
+/// Which browser-borne requests `haul serve` answers. Pure: the server asks it with the request's
+/// `Host` and `Origin` headers.
+///
+/// - A request with an `Origin` (a browser's) is answered only when that origin is this server's
+///   own (`http://` + its `Host`) or one the user allowed (`--allow-origin`, for a web UI served
+///   elsewhere): no other page can drive the daemon (CSRF).
+/// - On loopback, `Host` must name loopback: a page that made its own domain resolve to
+///   127.0.0.1 (DNS rebinding) sends its domain there, and is refused.
+/// - Clients that are not browsers (aria2p, curl, scripts) send no `Origin`; the token is what
+///   keeps them out.
+public struct RequestPolicy: Sendable, Equatable {
+    public let loopbackOnly: Bool
+    public let allowedOrigins: Set<String>
+
+    public init(loopbackOnly: Bool, allowedOrigins: Set<String>) {
+        self.loopbackOnly = loopbackOnly
+        self.allowedOrigins = allowedOrigins
+    }
+
+    /// Why the request is refused, or nil when it may be answered.
+    public func refusal(host: String?, origin: String?) -> String? {
+        if loopbackOnly {
+            guard let host, Self.isLoopbackHost(host) else {
+                return "the Host header must name this machine (127.0.0.1, localhost or [::1])"
+            }
+        }
+        guard let origin, origin != "null" || !allowedOrigins.contains("null") else {
+            return origin == nil ? nil : "requests from origin null are refused"
+        }
+        if allowedOrigins.contains(origin) || allowedOrigins.contains("*") { return nil }
+        if let host, origin.lowercased() == "http://" + host.lowercased() || origin.lowercased() == "https://" + host.lowercased() {
+            return nil
+        }
+        return "requests from origin \(origin) are refused (start haul serve with --allow-origin \(origin) to allow a web UI there)"
+    }
+
+    /// Whether `host` (a Host header: name or address, optional port) is loopback.
+    static func isLoopbackHost(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            name = String(name[name.index(after: name.startIndex)..<close])
+        } else if let colon = name.lastIndex(of: ":") {
+            name = String(name[..<colon])
+        }
+        if name == "localhost" || name == "::1" { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part) != nil }
+    }
+}

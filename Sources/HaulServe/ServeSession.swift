@@ -1,0 +1,107 @@
+import Foundation
+import Haul
+
+/// `haul serve`: the queue run without end (as `haul queue run`, same store and leases), aria2's
+/// JSON-RPC and the dashboard in front of it, and the queue's events turned into aria2's
+/// notifications. `stop()` (a signal, `aria2.shutdown`) pauses every download at a checkpoint;
+/// they come back active by themselves when the server starts again on the same store.
+public final class ServeSession: Sendable {
+    public let queue: DownloadQueue
+    public let settings: ServeSettings
+    private let runOptions: QueueRunOptions
+    private let server: LockedServer
+
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        public var port = 6800
+        public var secret: String?
+        public var root: String
+        public var jobs = 5
+        public var allowedOrigins: [String] = []
+        public var runOptions = QueueRunOptions()
+
+        public init(root: String) {
+            self.root = root
+        }
+    }
+
+    public init(queue: DownloadQueue, configuration: Configuration) throws(ServeError) {
+        if !RPCServer.isLoopback(configuration.host), configuration.secret?.isEmpty ?? true {
+            throw ServeError("listening on \(configuration.host) (not loopback) needs --secret: anyone who can reach it could download to this machine")
+        }
+        self.queue = queue
+        let overall = configuration.runOptions.rateLimiter ?? RateLimiter(bytesPerSecond: 0)
+        settings = ServeSettings(
+            root: configuration.root, concurrency: QueueConcurrency(limit: configuration.jobs, maximum: max(16, configuration.jobs)),
+            overallLimit: overall)
+        var options = configuration.runOptions
+        options.concurrency = settings.concurrency
+        options.rateLimiter = overall
+        runOptions = options
+        let server = LockedServer()
+        self.server = server
+        let stopper = StopRelay()
+        let service = RPCService(
+            queue: queue, settings: settings, secret: configuration.secret,
+            notify: { method, id in server.get()?.notify(method, gid: GID.string(id)) },
+            shutdown: { _ in stopper.fire() })
+        let started = try RPCServer(service: service, host: configuration.host, port: configuration.port, allowedOrigins: configuration.allowedOrigins)
+        server.set(started)
+        stopper.action = { [queue] in queue.stopAll() }
+    }
+
+    /// The port the server listens on.
+    public var port: Int { server.get()?.port ?? 0 }
+
+    /// Runs the queue until `stop()`; then stops the server.
+    public func run() async {
+        let events = queue.allEvents()
+        let pump = Task { [server] in
+            for await event in events {
+                guard let method = Self.notification(for: event.event) else { continue }
+                server.get()?.notify(method, gid: GID.string(event.id))
+            }
+        }
+        _ = await queue.run(runOptions)
+        pump.cancel()
+        server.get()?.stop()
+    }
+
+    /// Pauses every download at a checkpoint and ends `run()`.
+    public func stop() {
+        queue.stopAll()
+    }
+
+    static func notification(for event: DownloadEvent) -> String? {
+        switch event {
+        case .started: return "aria2.onDownloadStart"
+        case .paused: return "aria2.onDownloadPause"
+        case .completed: return "aria2.onDownloadComplete"
+        case .failed: return "aria2.onDownloadError"
+        case .cancelled: return "aria2.onDownloadStop"
+        default: return nil
+        }
+    }
+}
+
+/// The server, set once after it started (the service's closures are made before it exists).
+final class LockedServer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var server: RPCServer?
+
+    func set(_ value: RPCServer) { lock.withLock { server = value } }
+    func get() -> RPCServer? { lock.withLock { server } }
+}
+
+/// `aria2.shutdown`'s way to stop the session that owns the service.
+final class StopRelay: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: (@Sendable () -> Void)?
+
+    var action: (@Sendable () -> Void)? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+
+    func fire() { action?() }
+}
