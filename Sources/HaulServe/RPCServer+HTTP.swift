@@ -21,6 +21,10 @@ extension RPCServer {
             return respondError(connection, status: 413, RPCError(code: -32600, "Request too large (over \(RPCService.maximumBodyBytes) bytes)"))
         }
         let (response, _) = service.handle(body)
+        guard let response else {
+            // Only JSON-RPC notifications: nothing to answer.
+            return respond(connection, status: 204, type: "application/json-rpc", body: Data(), origin: request.header("Origin"))
+        }
         return respond(connection, status: 200, type: "application/json-rpc", body: response, origin: request.header("Origin"))
     }
 

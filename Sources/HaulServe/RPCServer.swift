@@ -111,7 +111,7 @@ private let socketDataHandler: mg_websocket_data_handler = { connection, bits, b
         let body = bytes.map { Data(bytes: $0, count: length) } ?? Data()
         let (response, authenticated) = server.service.handle(body)
         if authenticated { client.markAuthenticated() }
-        client.send(response, isNotification: false)
+        if let response { client.send(response, isNotification: false) }
         return 1
     default:
         return 1

@@ -131,7 +131,14 @@ extension RPCService {
 
     func unpause(_ params: [JSONValue]) throws -> JSONValue {
         let (gid, id) = try Self.gid(params)
-        let before = try item(id, gid)
+        var before = try item(id, gid)
+        // Paused a moment ago: its transfer is still stopping at a checkpoint (aria2 reports it
+        // paused already, so clients unpause it at once). Wait for it, briefly.
+        let deadline = ContinuousClock.now + .seconds(3)
+        while before.state == .pausing, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            before = try item(id, gid)
+        }
         guard before.state == .paused else { throw RPCError("GID \(gid) is not paused") }
         try queue.resume(id)
         return .string(gid)

@@ -35,9 +35,11 @@ public final class RPCService: Sendable {
         self.shutdown = shutdown
     }
 
-    /// The answer to one HTTP body or WebSocket message, and whether it carried a valid token (a
-    /// WebSocket that made an authenticated call gets notifications).
-    public func handle(_ body: Data) -> (response: Data, authenticated: Bool) {
+    /// The answer to one HTTP body or WebSocket message (nil when it held only JSON-RPC
+    /// notifications, requests without an `id`, which get no answer), and whether it carried a
+    /// valid token (a WebSocket that made an authenticated call gets notifications; a client that
+    /// only listens, as aria2p's listener, can authenticate its socket with one such silent call).
+    public func handle(_ body: Data) -> (response: Data?, authenticated: Bool) {
         guard body.count <= Self.maximumBodyBytes else {
             return (Self.reply(id: .null, .failure(RPCError(code: -32600, "Request too large"))).serialized(), false)
         }
@@ -47,28 +49,30 @@ public final class RPCService: Sendable {
         if case .array(let batch) = request {
             guard !batch.isEmpty else { return (Self.reply(id: .null, .failure(.invalidRequest)).serialized(), false) }
             var authenticated = false
-            let replies = batch.map { element -> JSONValue in
+            let replies = batch.compactMap { element -> JSONValue? in
                 let (reply, ok) = handle(element)
                 authenticated = authenticated || ok
                 return reply
             }
-            return (JSONValue.array(replies).serialized(), authenticated)
+            return (replies.isEmpty ? nil : JSONValue.array(replies).serialized(), authenticated)
         }
         let (reply, authenticated) = handle(request)
-        return (reply.serialized(), authenticated)
+        return (reply?.serialized(), authenticated)
     }
 
-    private func handle(_ request: JSONValue) -> (JSONValue, Bool) {
-        let id = request["id"] ?? .null
-        guard case .string(let method)? = request["method"] else { return (Self.reply(id: id, .failure(.invalidRequest)), false) }
+    private func handle(_ request: JSONValue) -> (JSONValue?, Bool) {
+        guard case .object(let fields) = request else { return (Self.reply(id: .null, .failure(.invalidRequest)), false) }
+        let id = fields["id"] ?? .null
+        let isNotification = fields["id"] == nil
+        guard case .string(let method)? = fields["method"] else { return (Self.reply(id: id, .failure(.invalidRequest)), false) }
         let params: [JSONValue]
-        switch request["params"] {
+        switch fields["params"] {
         case nil, .null?: params = []
         case .array(let list)?: params = list
-        default: return (Self.reply(id: id, .failure(.invalidParams("params must be a list"))), false)
+        default: return (isNotification ? nil : Self.reply(id: id, .failure(.invalidParams("params must be a list"))), false)
         }
         let (result, authenticated) = call(method, params)
-        return (Self.reply(id: id, result), authenticated)
+        return (isNotification ? nil : Self.reply(id: id, result), authenticated)
     }
 
     /// One call: the token checked (and removed from the params), then the method.

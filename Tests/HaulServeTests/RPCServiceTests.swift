@@ -42,7 +42,7 @@ struct RPCServiceTests {
         }
 
         func raw(_ body: Data) -> JSONValue {
-            JSONValue.parse(service.handle(body).response) ?? .null
+            service.handle(body).response.flatMap(JSONValue.parse) ?? .null
         }
 
         func result(_ method: String, _ params: [JSONValue] = []) throws -> JSONValue {
@@ -95,7 +95,12 @@ struct RPCServiceTests {
         #expect(fixture.raw(Data("[]".utf8))["error"]?["code"]?.integer == -32600)
         #expect(fixture.raw(Data("42".utf8))["error"]?["code"]?.integer == -32600)
         #expect(fixture.raw(Data(#"{"method": 7}"#.utf8))["error"]?["code"]?.integer == -32600)
-        #expect(fixture.raw(Data(#"{"method": "aria2.getVersion", "params": {"a": 1}}"#.utf8))["error"]?["code"]?.integer == -32602)
+        // A JSON-RPC notification (no id) gets no answer, but its token still counts
+        let silent = fixture.service.handle(Data(#"{"jsonrpc":"2.0","method":"aria2.getVersion","params":["token:s3cret"]}"#.utf8))
+        #expect(silent.response == nil && silent.authenticated)
+        let silentBad = fixture.service.handle(Data(#"{"jsonrpc":"2.0","method":"aria2.getVersion","params":["token:no"]}"#.utf8))
+        #expect(silentBad.response == nil && !silentBad.authenticated)
+        #expect(fixture.raw(Data(#"{"id": 3, "method": "aria2.getVersion", "params": {"a": 1}}"#.utf8))["error"]?["code"]?.integer == -32602)
         #expect(fixture.raw(Data(repeating: 0x20, count: RPCService.maximumBodyBytes + 1))["error"]?["message"] == "Request too large")
         #expect(fixture.call("aria2.nosuch")["error"]?["code"]?.integer == -32601)
         #expect(fixture.call("aria2.addTorrent", ["abc"])["error"]?["message"]?.string?.contains("not supported") == true)

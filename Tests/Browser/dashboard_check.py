@@ -1,0 +1,468 @@
+#!/usr/bin/env python3
+"""Drives the Haul dashboard in a real headless Chromium over the Chrome DevTools Protocol.
+
+Launches its own chromium (fresh profile in a temp dir), opens --page, checks that a wrong
+secret is refused, connects with --secret, adds --download-url, waits for it to be active with
+progress, takes a screenshot, then pauses, resumes and removes it. Prints a one-line JSON
+summary on stdout; exits 0 only when every step passed. Whatever happens, it kills the chromium
+it started (its process group, by PID) and removes its temp dir; it never touches anything else.
+
+Needs Python 3 and `websocket-client` (PyPI).
+"""
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+try:
+    import websocket  # websocket-client
+except ImportError:  # pragma: no cover
+    sys.stderr.write("error: needs the websocket-client package (pip install websocket-client)\n")
+    sys.exit(2)
+
+
+class StepFailed(Exception):
+    pass
+
+
+def log(msg):
+    sys.stderr.write("[dashboard_check] %s\n" % msg)
+    sys.stderr.flush()
+
+
+class Chromium:
+    """The chromium this script started: its process, profile dir and DevTools port."""
+
+    def __init__(self, binary, deadline):
+        self.tmp = tempfile.mkdtemp(prefix="dashboard-check-")
+        self.profile = os.path.join(self.tmp, "profile")
+        os.mkdir(self.profile)
+        self.log_path = os.path.join(self.tmp, "chromium.log")
+        self.proc = None
+        self.port = None
+        self.deadline = deadline
+        self.binary = binary
+
+    def start(self):
+        binary = self.binary
+        args = [
+            binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,800",
+            "--remote-debugging-port=0", "--user-data-dir=" + self.profile,
+            "--no-first-run", "--no-default-browser-check",
+            "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--disable-extensions", "--mute-audio",
+            "about:blank",
+        ]
+        with open(self.log_path, "wb") as out:
+            try:
+                # start_new_session: chromium and its helpers get a process group of their own,
+                # so cleanup can end exactly them.
+                self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out,
+                                             stderr=subprocess.STDOUT, start_new_session=True)
+            except OSError as e:
+                raise StepFailed("launch chromium: cannot run %s: %s" % (binary, e))
+
+    def log_tail(self, n=15):
+        try:
+            with open(self.log_path, "r", errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+    def wait_port(self):
+        path = os.path.join(self.profile, "DevToolsActivePort")
+        while time.monotonic() < self.deadline:
+            if os.path.exists(path):
+                with open(path) as f:
+                    first = f.readline().strip()
+                if first.isdigit():
+                    self.port = int(first)
+                    return self.port
+            if not self._running():
+                raise StepFailed("launch chromium: it exited early:\n" + self.log_tail())
+            time.sleep(0.1)
+        raise StepFailed("launch chromium: no DevToolsActivePort after waiting:\n" + self.log_tail())
+
+    @staticmethod
+    def _stat(pid):
+        """(state, pgrp) of a process, or None when it is gone."""
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return fields[0], int(fields[2])
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def _running(self):
+        # The leader is never reaped before close(), so a dead one shows up as a zombie.
+        st = self._stat(self.proc.pid)
+        return st is not None and st[0] not in ("Z", "X")
+
+    def _group_members(self, pgid):
+        """Live (non-zombie) processes in process group pgid."""
+        members = []
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                st = self._stat(int(name))
+                if st is not None and st[1] == pgid and st[0] not in ("Z", "X"):
+                    members.append(int(name))
+        return members
+
+    def page_ws_url(self):
+        url = "http://127.0.0.1:%d/json" % self.port
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, no proxy
+        last = None
+        while time.monotonic() < self.deadline:
+            try:
+                with opener.open(url, timeout=5) as r:
+                    targets = json.load(r)
+                for t in targets:
+                    if t.get("type") == "page" and t.get("webSocketDebuggerUrl"):
+                        return t["webSocketDebuggerUrl"]
+                last = "no page target in %s" % url
+            except OSError as e:
+                last = str(e)
+            time.sleep(0.2)
+        raise StepFailed("find page target: %s" % last)
+
+    def close(self):
+        if self.proc is not None:
+            # chromium was started with start_new_session, so its PID is its process group.
+            # The leader stays unreaped (at worst a zombie) until the signals are sent, so the
+            # group id cannot have been reused by anything else.
+            pgid = self.proc.pid
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                if not self._group_members(pgid):
+                    break
+                try:
+                    os.killpg(pgid, sig)
+                except (ProcessLookupError, PermissionError):
+                    break
+                end = time.monotonic() + 5.0
+                while time.monotonic() < end and self._group_members(pgid):
+                    time.sleep(0.1)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            self.proc = None
+        for _ in range(20):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            if not os.path.exists(self.tmp):
+                break
+            time.sleep(0.1)
+
+
+class CDP:
+    """A minimal Chrome DevTools Protocol client over one page target's WebSocket."""
+
+    def __init__(self, ws_url):
+        self.ws = websocket.create_connection(ws_url, timeout=10, suppress_origin=True)
+        self.next_id = 0
+        self.exceptions = []
+        self.console_errors = []
+
+    def _event(self, msg):
+        method = msg.get("method")
+        params = msg.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            d = params.get("exceptionDetails", {})
+            text = (d.get("exception") or {}).get("description") or d.get("text", "")
+            self.exceptions.append(text)
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            args = params.get("args", [])
+            self.console_errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in args))
+        elif method == "Log.entryAdded":
+            e = params.get("entry", {})
+            if e.get("level") == "error":
+                self.console_errors.append(e.get("text", ""))
+
+    def send(self, method, params=None, timeout=15):
+        self.next_id += 1
+        mid = self.next_id
+        self.ws.send(json.dumps({"id": mid, "method": method, "params": params or {}}))
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise StepFailed("CDP %s: no answer in %.0fs" % (method, timeout))
+            self.ws.settimeout(left)
+            try:
+                msg = json.loads(self.ws.recv())
+            except websocket.WebSocketTimeoutException:
+                continue
+            except (websocket.WebSocketException, OSError) as e:
+                raise StepFailed("CDP %s: connection to chromium lost: %s" % (method, e))
+            if msg.get("id") == mid:
+                if "error" in msg:
+                    raise StepFailed("CDP %s: %s" % (method, msg["error"].get("message")))
+                return msg.get("result", {})
+            if "method" in msg:
+                self._event(msg)
+
+    def eval(self, expression):
+        r = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                           "awaitPromise": True, "userGesture": True})
+        if "exceptionDetails" in r:
+            d = r["exceptionDetails"]
+            text = (d.get("exception") or {}).get("description") or d.get("text")
+            raise StepFailed("page script failed: %s\n  in: %s" % (text, expression[:200]))
+        return r.get("result", {}).get("value")
+
+    def close(self):
+        try:
+            self.ws.close()
+        except Exception:
+            pass
+
+
+# Page-side helpers, installed once after navigation.
+HELPERS = r"""
+window.__chk = {
+  set(sel, value) {
+    const e = document.querySelector(sel);
+    if (!e) throw new Error("no element " + sel);
+    e.focus(); e.value = value;
+    e.dispatchEvent(new Event("input", {bubbles: true}));
+    e.dispatchEvent(new Event("change", {bubbles: true}));
+    return true;
+  },
+  click(sel) {
+    const e = document.querySelector(sel);
+    if (!e) throw new Error("no element " + sel);
+    if (e.hidden || e.closest("[hidden]")) throw new Error(sel + " is hidden");
+    if (e.disabled) throw new Error(sel + " is disabled");
+    e.click();
+    return true;
+  },
+  text(sel) { const e = document.querySelector(sel); return e ? e.textContent.trim() : null; },
+  gids() { return [...document.querySelectorAll("#downloads tr[data-gid]")].map(r => r.getAttribute("data-gid")); },
+  row(gid) {
+    const r = document.querySelector('#downloads tr[data-gid="' + CSS.escape(gid) + '"]');
+    if (!r) return null;
+    const q = s => r.querySelector(s);
+    const btn = s => { const b = q(s); return b ? {present: true, hidden: b.hidden || b.hasAttribute("hidden")} : {present: false, hidden: true}; };
+    const p = q(".progress");
+    return {
+      gid,
+      name: q(".name") ? q(".name").textContent.trim() : null,
+      state: q(".state") ? q(".state").textContent.trim() : null,
+      percent: p ? parseInt(p.getAttribute("data-percent") || p.getAttribute("value") || "NaN", 10) : null,
+      progressText: p ? (p.parentElement.textContent || "").trim() : null,
+      speed: q(".speed") ? q(".speed").textContent.trim() : null,
+      eta: q(".eta") ? q(".eta").textContent.trim() : null,
+      pause: btn(".pause"), resume: btn(".resume"), remove: btn(".remove"),
+    };
+  },
+};
+true;
+"""
+
+
+def row_sel(gid):
+    return '#downloads tr[data-gid="%s"]' % gid
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Drive the Haul dashboard in headless Chromium.")
+    ap.add_argument("--page", required=True, help="dashboard URL, possibly with ?rpc=ws://...")
+    ap.add_argument("--secret", required=True, help="the RPC secret")
+    ap.add_argument("--download-url", required=True, help="a URL to add (served slowly)")
+    ap.add_argument("--screenshot", required=True, help="PNG path for the screenshot")
+    ap.add_argument("--chromium", default="/usr/bin/chromium", help="chromium binary")
+    ap.add_argument("--timeout", type=float, default=60.0, help="overall time limit in seconds")
+    args = ap.parse_args()
+
+    deadline = time.monotonic() + args.timeout
+    summary = {"ok": False, "step": None, "gid": None, "states_seen": [],
+               "percent_at_screenshot": None, "wrong_secret_status": None, "status": None,
+               "screenshot": None}
+    browser = None
+    cdp = None
+    step = "start"
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, on_signal)
+
+    def remaining():
+        return deadline - time.monotonic()
+
+    def wait_for(what, probe, ok, interval=0.2):
+        """Polls probe() until ok(value); fails with the last value seen."""
+        last = None
+        while True:
+            last = probe()
+            if ok(last):
+                return last
+            if remaining() <= 0:
+                raise StepFailed("%s: timed out; last seen: %s" % (what, json.dumps(last)))
+            time.sleep(interval)
+
+    def seen_row(gid):
+        r = cdp.eval("__chk.row(%s)" % json.dumps(gid))
+        if r and r.get("state") and (not summary["states_seen"] or summary["states_seen"][-1] != r["state"]):
+            summary["states_seen"].append(r["state"])
+        return r
+
+    exit_code = 1
+    try:
+        step = "launch chromium"
+        browser = Chromium(args.chromium, deadline)
+        browser.start()
+        browser.wait_port()
+        cdp = CDP(browser.page_ws_url())
+        cdp.send("Runtime.enable")
+        cdp.send("Log.enable")
+        cdp.send("Page.enable")
+        cdp.send("Emulation.setDeviceMetricsOverride",
+                 {"width": 1200, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+
+        step = "open page"
+        nav = cdp.send("Page.navigate", {"url": args.page})
+        if nav.get("errorText"):
+            raise StepFailed("open page %s: %s" % (args.page, nav["errorText"]))
+        wait_for("open page (document ready with #secret, #connect, #downloads)",
+                 lambda: cdp.eval("document.readyState === 'complete' && !!document.querySelector('#secret')"
+                                  " && !!document.querySelector('#connect') && !!document.querySelector('#downloads')"
+                                  " && !!document.querySelector('#status')"),
+                 bool)
+        cdp.eval(HELPERS)
+
+        step = "wrong secret"
+        before = cdp.eval("__chk.text('#status')")
+        cdp.eval("__chk.set('#secret', %s) && __chk.click('#connect')" % json.dumps("wrong-" + args.secret))
+        st = wait_for("wrong secret gives #status 'error...' (was %r)" % before,
+                      lambda: cdp.eval("__chk.text('#status')"),
+                      lambda s: s is not None and s.startswith("error"))
+        summary["wrong_secret_status"] = st
+        log("wrong secret -> %r" % st)
+
+        step = "connect"
+        cdp.eval("__chk.set('#secret', %s) && __chk.click('#connect')" % json.dumps(args.secret))
+        st = wait_for("connect: #status starts with 'connected'",
+                      lambda: cdp.eval("__chk.text('#status')"),
+                      lambda s: s is not None and s.startswith("connected"))
+        summary["status"] = st
+        log("status -> %r" % st)
+
+        step = "add download"
+        # Let the list settle (same rows on two polls a refresh apart) so that rows already
+        # there are not mistaken for the new one.
+        prev = [None]
+
+        def settled():
+            now = sorted(cdp.eval("__chk.gids()") or [])
+            same = now == prev[0]
+            prev[0] = now
+            return now if same else None
+
+        old = set(wait_for("add download: the list settles before adding", settled,
+                           lambda v: v is not None, interval=1.1))
+        cdp.eval("__chk.set('#add-url', %s) && __chk.click('#add-button')" % json.dumps(args.download_url))
+        new = wait_for("add download: a new row in #downloads (message: see last value)",
+                       lambda: [g for g in (cdp.eval("__chk.gids()") or []) if g not in old]
+                       or {"message": cdp.eval("__chk.text('#message')")},
+                       lambda v: isinstance(v, list) and len(v) > 0)
+        gid = new[0]
+        summary["gid"] = gid
+        log("new row gid=%s" % gid)
+
+        step = "active with progress"
+        r = wait_for("download %s active with data-percent > 0" % gid,
+                     lambda: seen_row(gid),
+                     lambda r: r is not None and r["state"] == "active" and (r["percent"] or 0) > 0)
+        log("active: %s" % json.dumps(r))
+
+        step = "screenshot"
+        # Give the bar a moment to fill visibly (and the speed to settle) before the picture,
+        # at most 2.5 s, while the download stays active.
+        settle_end = min(time.monotonic() + 2.5, deadline)
+        while time.monotonic() < settle_end:
+            r = seen_row(gid)
+            if not r or r["state"] != "active" or (r["percent"] or 0) >= 3:
+                break
+            time.sleep(0.25)
+        shot = cdp.send("Page.captureScreenshot", {"format": "png"}, timeout=30)
+        data = base64.b64decode(shot["data"])
+        d = os.path.dirname(os.path.abspath(args.screenshot))
+        os.makedirs(d, exist_ok=True)
+        with open(args.screenshot, "wb") as f:
+            f.write(data)
+        r = seen_row(gid)
+        summary["percent_at_screenshot"] = r["percent"] if r else None
+        summary["screenshot"] = args.screenshot
+        if not r or r["state"] != "active":
+            raise StepFailed("screenshot: download was no longer active: %s" % json.dumps(r))
+        log("screenshot %s (%d bytes) at %s%%" % (args.screenshot, len(data), r["percent"]))
+
+        step = "pause"
+        cdp.eval("__chk.click(%s)" % json.dumps(row_sel(gid) + " .pause"))
+        r = wait_for("pause: state 'paused' with .resume shown and .pause hidden",
+                     lambda: seen_row(gid),
+                     lambda r: r is not None and r["state"] == "paused"
+                     and r["resume"]["present"] and not r["resume"]["hidden"] and r["pause"]["hidden"])
+
+        step = "resume"
+        cdp.eval("__chk.click(%s)" % json.dumps(row_sel(gid) + " .resume"))
+        r = wait_for("resume: state 'active' or 'complete'",
+                     lambda: seen_row(gid),
+                     lambda r: r is not None and r["state"] in ("active", "complete"))
+
+        step = "remove"
+        cdp.eval("__chk.click(%s)" % json.dumps(row_sel(gid) + " .remove"))
+        r = wait_for("remove: row gone or state 'removed'",
+                     lambda: seen_row(gid),
+                     lambda r: r is None or r["state"] == "removed")
+
+        step = "page errors"
+        if cdp.exceptions:
+            raise StepFailed("page threw: %s" % "; ".join(cdp.exceptions))
+
+        step = "done"
+        summary["ok"] = True
+        exit_code = 0
+    except StepFailed as e:
+        log("FAILED at step '%s': %s" % (step, e))
+        if cdp is not None:
+            try:
+                log("  #status=%r #message=%r" % (cdp.eval("(document.querySelector('#status')||{}).textContent"),
+                                                  cdp.eval("(document.querySelector('#message')||{}).textContent")))
+            except Exception:
+                pass
+            if cdp.exceptions:
+                log("  page exceptions: %s" % cdp.exceptions)
+            if cdp.console_errors:
+                log("  console errors: %s" % cdp.console_errors[-5:])
+    except KeyboardInterrupt as e:
+        log("interrupted at step '%s' (%s)" % (step, str(e) or "Ctrl-C"))
+        exit_code = 130
+    except Exception as e:  # unexpected: still clean up and report
+        log("FAILED at step '%s': unexpected %s: %s" % (step, type(e).__name__, e))
+    finally:
+        # Ignore further signals while cleaning up so that cleanup always completes.
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN)
+        summary["step"] = step
+        if cdp is not None:
+            summary["page_exceptions"] = cdp.exceptions
+            cdp.close()
+        if browser is not None:
+            browser.close()
+        print(json.dumps(summary, separators=(",", ":")))
+        sys.stdout.flush()
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `haul serve` driven by clients we did not write: the Python library aria2p, and the dashboard
+/// in a real headless Chromium. Both come from outside Swift: `scripts/test-venv.sh` makes the
+/// Python environment (aria2p, websocket-client from PyPI) and `.ci/run` installs chromium.
+@Suite("haul serve driven by aria2p and a headless browser", .serialized)
+struct CLIServeClientTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// The Python of the test environment, made on first use.
+    static func python() throws -> String {
+        let made = try ProcessRunner.run("/bin/bash", [root + "/scripts/test-venv.sh"], timeout: 300)
+        let path = made.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard made.status == 0, FileManager.default.isExecutableFile(atPath: path) else {
+            throw TestSupportError("scripts/test-venv.sh could not make the Python environment (aria2p): \(made.stderr)")
+        }
+        return path
+    }
+
+    static func script(_ relative: String) -> String { root + "/" + relative }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aria2pAddsListsPausesUnpausesRemovesAndHearsNotifications() throws {
+        let python = try Self.python()
+        let work = try TemporaryDirectory(prefix: "haul-serve-aria2p")
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        try TestData.writeFile(at: work.file("www/big.bin"), size: 64 << 20, seed: 41)
+        try TestData.writeFile(at: work.file("www/small.bin"), size: 1 << 20, seed: 42)
+        let nginx = try NginxServer(documentRoot: work.file("www"), limitRate: "2m")
+        defer { nginx.stop() }
+        // One connection per file: the big download stays active for the whole check.
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-x", "1"])
+        defer { _ = try? serve.stop() }
+
+        let result = try ProcessRunner.run(
+            python,
+            [
+                Self.script("Tests/RPC/aria2p_check.py"), "--phase", "basic", "--port", String(serve.port), "--secret", serve.secret,
+                "--url", nginx.baseURL + "/limited/big.bin", "--url2", nginx.baseURL + "/small.bin", "--dir", work.file("dl"),
+                "--size", String(64 << 20), "--size2", String(1 << 20), "--authenticate-socket", "--timeout", "60",
+            ], timeout: 170)
+        #expect(result.status == 0, "aria2p check failed:\n\(result.stderr)\n\(result.stdoutString)")
+        #expect(result.stdoutString.contains("\"ok\": true"))
+        #expect(Disk.difference(work.file("dl/small.bin"), TestData.bytes(count: 1 << 20, seed: 42)) == nil)
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aDownloadActiveWhenTheServerStopsComesBackActiveUnderItsGIDAndEndsBitExact() throws {
+        let python = try Self.python()
+        let work = try TemporaryDirectory(prefix: "haul-serve-restart")
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        let size = 24 << 20
+        try TestData.writeFile(at: work.file("www/big.bin"), size: size, seed: 43)
+        let sha = try TestData.sha256(ofFile: work.file("www/big.bin"))
+        let nginx = try NginxServer(documentRoot: work.file("www"), limitRate: "1m")
+        defer { nginx.stop() }
+        let stateFile = work.file("gid.json")
+
+        // GIVEN a download that aria2p started and saw active with some bytes
+        let first = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        let started = try ProcessRunner.run(
+            python,
+            [
+                Self.script("Tests/RPC/aria2p_check.py"), "--phase", "start-restart", "--port", String(first.port), "--secret", first.secret,
+                "--url", nginx.baseURL + "/limited/big.bin", "--dir", work.file("dl"), "--state-file", stateFile, "--min-bytes", "1000000",
+            ], timeout: 90)
+        #expect(started.status == 0, "start: \(started.stderr)")
+        // WHEN the server is stopped with SIGTERM and started again on the same store (another port)
+        let ending = try first.stop()
+        #expect(ending == .exited(143) || ending == .exited(0), "\(ending): \(first.running.stderr)")
+        let requestsBefore = nginx.accessLog().count
+        let second = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        defer { _ = try? second.stop() }
+
+        // THEN aria2p finds the same GID active by itself, resumed (not restarted), and the file is bit-exact
+        let after = try ProcessRunner.run(
+            python,
+            [
+                Self.script("Tests/RPC/aria2p_check.py"), "--phase", "after-restart", "--port", String(second.port), "--secret", second.secret,
+                "--state-file", stateFile, "--sha256", sha, "--require-resume", "--authenticate-socket", "--timeout", "90",
+            ], timeout: 170)
+        #expect(after.status == 0, "after restart: \(after.stderr)\n\(after.stdoutString)")
+        // AND the requests after the restart asked for ranges, never the whole file again
+        let later = nginx.accessLog().dropFirst(requestsBefore).filter { $0.uri == "/limited/big.bin" }
+        #expect(!later.isEmpty && later.allSatisfy { $0.status == 206 }, "\(later.map(\.status))")
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func theDashboardWorksInHeadlessChromium() throws {
+        let chromium = "/usr/bin/chromium"
+        try #require(FileManager.default.isExecutableFile(atPath: chromium), "chromium is missing: apt-get install chromium (.ci/run does)")
+        let python = try Self.python()
+        let work = try TemporaryDirectory(prefix: "haul-serve-browser")
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        try TestData.writeFile(at: work.file("www/big.bin"), size: 64 << 20, seed: 44)
+        let nginx = try NginxServer(documentRoot: work.file("www"), limitRate: "2m")
+        defer { nginx.stop() }
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-x", "1"])
+        defer { _ = try? serve.stop() }
+        let screenshot = work.file("dashboard.png")
+
+        let result = try ProcessRunner.run(
+            python,
+            [
+                Self.script("Tests/Browser/dashboard_check.py"), "--page", serve.base + "/", "--secret", serve.secret,
+                "--download-url", nginx.baseURL + "/limited/big.bin", "--screenshot", screenshot, "--chromium", chromium, "--timeout", "90",
+            ], timeout: 150)
+        #expect(result.status == 0, "dashboard check failed:\n\(result.stderr)\n\(result.stdoutString)")
+        let png = try #require(Disk.bytes(screenshot), "no screenshot")
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import HaulTestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `haul serve` running in the background on a port of its choosing, and ways to talk to it.
+final class ServeProcess {
+    let running: RunningHaul
+    let port: Int
+    let secret: String
+    let state: String
+    let directory: String
+
+    /// Starts `haul serve --listen 127.0.0.1:0` with a store in `state` and downloads in `directory`.
+    init(state: String, directory: String, secret: String = "s3cret", extra: [String] = []) throws {
+        self.secret = secret
+        self.state = state
+        self.directory = directory
+        running = try RunningHaul(["serve", "--listen", "127.0.0.1:0", "--secret", secret, "--state", state, "-d", directory] + extra)
+        var found: Int?
+        let deadline = Date().addingTimeInterval(20)
+        while found == nil, Date() < deadline, running.process.isRunning {
+            if let range = running.stderr.range(of: #"127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
+                found = Int(running.stderr[range].split(separator: ":")[1])
+            } else {
+                usleep(20_000)
+            }
+        }
+        guard let found else { throw TestSupportError("haul serve did not say where it listens; stderr: \(running.stderr)") }
+        port = found
+    }
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    /// Stops it with SIGTERM (a checkpoint for every download) and waits for it to exit.
+    @discardableResult
+    func stop(timeout: Double = 30) throws -> RunningHaul.Ending {
+        running.send(SIGTERM)
+        return try running.wait(timeout: timeout)
+    }
+
+    /// A JSON-RPC call by POST (the token first); the parsed reply.
+    func call(_ method: String, _ params: [Any] = []) throws -> [String: Any] {
+        let body: [String: Any] = ["jsonrpc": "2.0", "id": "t", "method": method, "params": ["token:" + secret] + params]
+        let data = try JSONSerialization.data(withJSONObject: body)
+        let reply = try Curl.run(["-s", "--data-binary", String(decoding: data, as: UTF8.self), base + "/jsonrpc"])
+        guard let object = try JSONSerialization.jsonObject(with: Data(reply.stdout)) as? [String: Any] else {
+            throw TestSupportError("\(method): not a JSON object: \(reply.stdoutString)")
+        }
+        return object
+    }
+
+    /// The result of a call, or an error naming the call and the reply.
+    func result(_ method: String, _ params: [Any] = []) throws -> Any {
+        let reply = try call(method, params)
+        guard let result = reply["result"] else { throw TestSupportError("\(method) failed: \(reply)") }
+        return result
+    }
+}
+
+/// curl for the raw HTTP side of the tests (headers a URL session would not let us forge).
+enum Curl {
+    static func run(_ arguments: [String], timeout: Double = 30) throws -> ProcessResult {
+        try ProcessRunner.run("/usr/bin/curl", arguments, timeout: timeout)
+    }
+
+    /// Status code and body of a request; `arguments` go before the URL.
+    static func status(_ url: String, _ arguments: [String] = []) throws -> (status: Int, body: String) {
+        let result = try run(["-s", "-o", "-", "-w", "\n%{http_code}"] + arguments + [url])
+        var lines = result.stdoutString.components(separatedBy: "\n")
+        let code = Int(lines.removeLast()) ?? 0
+        return (code, lines.joined(separator: "\n"))
+    }
+}
