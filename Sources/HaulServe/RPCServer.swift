@@ -25,7 +25,7 @@ public final class RPCServer: @unchecked Sendable {
             "listening_ports", "\(host):\(port)",
             "num_threads", "16",
             "enable_keep_alive", "yes",
-            "request_timeout_ms", "30000",
+            "request_timeout_ms", "10000",
             "websocket_timeout_ms", "3600000",
         ]
         let cStrings: [UnsafeMutablePointer<CChar>?] = options.map { strdup($0) }

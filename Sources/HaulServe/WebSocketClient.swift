@@ -5,15 +5,16 @@ import Foundation
 /// its own queue and thread, so a slow client holds up only itself, never a download or another
 /// client. Notifications reach it only after it made an authenticated call.
 ///
-/// `@unchecked Sendable`: `connection` is used only by the sender thread under `condition`, and
-/// only until `close()` (civetweb's close handler) returns; every other field is guarded by
-/// `condition`.
+/// `@unchecked Sendable`: the queue and flags are guarded by `condition`, which is never held
+/// during a write (a client that does not read would otherwise block whoever queues a message);
+/// `connection` is written to only by the sender thread, under `writing`, and never after `close()`
+/// (civetweb's close handler) returned.
 final class WebSocketClient: @unchecked Sendable {
     private let connection: OpaquePointer
     private let condition = NSCondition()
+    private let writing = NSLock()
     private var outgoing: [Data] = []
     private var closed = false
-    private var finished = false
     private(set) var authenticated = false
     /// Messages waiting beyond this many mean the client does not read: notifications are
     /// dropped for it (answers to its own calls are still queued).
@@ -33,7 +34,8 @@ final class WebSocketClient: @unchecked Sendable {
         condition.withLock { authenticated = true }
     }
 
-    /// Queues an answer (always) or a notification (if authenticated and not far behind).
+    /// Queues an answer (always) or a notification (if authenticated and not far behind). Never
+    /// waits for the network.
     func send(_ message: Data, isNotification: Bool) {
         condition.withLock {
             guard !closed else { return }
@@ -43,30 +45,47 @@ final class WebSocketClient: @unchecked Sendable {
         }
     }
 
-    /// Called from civetweb's close handler: no write happens after this returns.
+    /// Called from civetweb's close handler: waits for a write in progress (bounded by civetweb's
+    /// send timeout); no write happens after this returns.
     func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        while !finished { condition.wait() }
-        condition.unlock()
+        condition.withLock {
+            closed = true
+            outgoing.removeAll()
+            condition.broadcast()
+        }
+        writing.lock()
+        writing.unlock()
     }
 
+    private var isClosed: Bool { condition.withLock { closed } }
+
     private func run() {
-        condition.lock()
         while true {
+            condition.lock()
             while outgoing.isEmpty, !closed { condition.wait() }
-            if closed { break }
-            let message = outgoing.removeFirst()
-            // Written while holding the condition: close() waits for it and then the connection is gone.
-            let written = message.withUnsafeBytes { bytes in
-                mg_websocket_write(connection, Int32(MG_WEBSOCKET_OPCODE_TEXT), bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
+            if closed {
+                condition.unlock()
+                return
             }
-            if written <= 0 { outgoing.removeAll() }
+            let message = outgoing.removeFirst()
+            condition.unlock()
+            writing.lock()
+            var written: Int32 = 0
+            if !isClosed {
+                written = message.withUnsafeBytes { bytes in
+                    mg_websocket_write(connection, Int32(MG_WEBSOCKET_OPCODE_TEXT), bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
+                }
+            }
+            writing.unlock()
+            if written <= 0 {
+                // Gone or too slow for the send timeout: nothing more is sent to it.
+                condition.withLock {
+                    closed = true
+                    outgoing.removeAll()
+                }
+                return
+            }
         }
-        finished = true
-        condition.broadcast()
-        condition.unlock()
     }
 }
 

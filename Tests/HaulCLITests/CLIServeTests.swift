@@ -90,3 +90,50 @@ struct CLIServeTests {
         #expect(taken.status == 2 && taken.stderr.contains("cannot listen"), "\(taken.status): \(taken.stderr)")
     }
 }
+
+/// Speed limits changed through the RPC while a download runs.
+@Suite("haul serve: limits changed while downloading")
+struct CLIServeLimitTests {
+    /// Bytes the download of `gid` gained over `seconds`.
+    static func gained(_ serve: ServeProcess, _ gid: String, over seconds: Double) throws -> Int64 {
+        func completed() throws -> Int64 {
+            let status = try serve.result("aria2.tellStatus", [gid, ["completedLength"]]) as? [String: Any]
+            return Int64(status?["completedLength"] as? String ?? "") ?? -1
+        }
+        let before = try completed()
+        usleep(UInt32(seconds * 1_000_000))
+        return try completed() - before
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func changeOptionAndChangeGlobalOptionSlowARunningDownloadAtOnce() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-limits")
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        try TestData.writeFile(at: work.file("www/big.bin"), size: 160 << 20, seed: 45)
+        let nginx = try NginxServer(documentRoot: work.file("www"), limitRate: "8m")
+        defer { nginx.stop() }
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-x", "1"])
+        defer { _ = try? serve.stop() }
+
+        // GIVEN a download running at the server's 8 MiB/s
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/big.bin"]]) as? String)
+        #expect(Disk.waitUntil(timeout: 10) { (try? Self.gained(serve, gid, over: 0.3)) ?? 0 > 1 << 20 })
+        // WHEN its own limit is set to 512 KiB/s
+        #expect(try serve.result("aria2.changeOption", [gid, ["max-download-limit": "512K"]]) as? String == "OK")
+        usleep(300_000)
+        // THEN it slows at once (a burst of at most a few hundred KiB aside)
+        let limited = try Self.gained(serve, gid, over: 2)
+        #expect(limited < 1_700_000, "gained \(limited) bytes in 2 s under 512 KiB/s")
+        // WHEN its own limit is lifted and the overall one set to 1 MiB/s
+        #expect(try serve.result("aria2.changeOption", [gid, ["max-download-limit": "0"]]) as? String == "OK")
+        #expect(try serve.result("aria2.changeGlobalOption", [["max-overall-download-limit": "1M"]]) as? String == "OK")
+        usleep(300_000)
+        let overall = try Self.gained(serve, gid, over: 2)
+        #expect(overall > 1_000_000 && overall < 3_200_000, "gained \(overall) bytes in 2 s under 1 MiB/s overall")
+        // AND lifting every limit lets it run at the server's speed again
+        #expect(try serve.result("aria2.changeGlobalOption", [["max-overall-download-limit": "0"]]) as? String == "OK")
+        usleep(300_000)
+        let free = try Self.gained(serve, gid, over: 1)
+        #expect(free > 4_000_000, "gained \(free) bytes in 1 s without a limit")
+    }
+}
