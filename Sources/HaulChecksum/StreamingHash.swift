@@ -70,6 +70,8 @@ public final class StreamingHash {
         case .sha1: return Int32(HAUL_SHA1)
         case .sha256: return Int32(HAUL_SHA256)
         case .sha512: return Int32(HAUL_SHA512)
+        case .crc32c: return Int32(HAUL_CRC32C)
+        case .crc64nvme: return Int32(HAUL_CRC64NVME)
         }
     }
 }

@@ -4,6 +4,10 @@ public enum ChecksumAlgorithm: String, Sendable, Codable, CaseIterable {
     case sha1
     case sha256
     case sha512
+    /// CRC-32C (Castagnoli), as S3 and Google Cloud Storage publish it: not a cryptographic digest.
+    case crc32c
+    /// CRC-64/NVME, as S3 publishes it: not a cryptographic digest.
+    case crc64nvme
 
     /// Hex digits in a digest.
     public var hexLength: Int {
@@ -12,6 +16,8 @@ public enum ChecksumAlgorithm: String, Sendable, Codable, CaseIterable {
         case .sha1: return 40
         case .sha256: return 64
         case .sha512: return 128
+        case .crc32c: return 8
+        case .crc64nvme: return 16
         }
     }
 }
@@ -34,7 +40,7 @@ public struct Checksum: Sendable, Equatable {
         }
         let name = text[..<equals].lowercased().replacingOccurrences(of: "-", with: "")
         guard let algorithm = ChecksumAlgorithm(rawValue: name) else {
-            throw ChecksumError(message: "unknown algorithm \"\(text[..<equals])\" (use sha256, sha512, sha1 or md5)")
+            throw ChecksumError(message: "unknown algorithm \"\(text[..<equals])\" (use sha256, sha512, sha1, md5, crc32c or crc64nvme)")
         }
         let hex = String(text[text.index(after: equals)...]).lowercased()
         guard hex.count == algorithm.hexLength, hex.allSatisfy({ $0.isHexDigit }) else {
