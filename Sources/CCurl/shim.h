@@ -35,4 +35,9 @@ static inline CURLcode haul_curl_setopt_xferinfo_callback(CURL *handle, haul_cur
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
 }
 
+/* curl_easy_getinfo is variadic too. */
+static inline CURLcode haul_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 #endif

@@ -48,6 +48,11 @@ extension DownloadQueue {
         options.caFile = request.transfer.caFile
         options.allowsHTTPRedirect = request.allowsHTTPRedirect
         options.maxRedirects = request.maxRedirects
+        options.proxy = request.transfer.proxy
+        options.noProxy = request.transfer.noProxy
+        options.netrcFile = request.transfer.netrcFile.map(absolute)
+        options.cookieFile = request.cookieFile.map(absolute)
+        options.cookieJar = request.cookieJar.map(absolute)
         return options
     }
 
@@ -105,6 +110,11 @@ extension DownloadQueue {
         request.transfer.caFile = stored.caFile
         if let value = stored.allowsHTTPRedirect { request.allowsHTTPRedirect = value }
         if let value = stored.maxRedirects { request.maxRedirects = value }
+        request.transfer.proxy = stored.proxy
+        request.transfer.noProxy = stored.noProxy
+        request.transfer.netrcFile = stored.netrcFile
+        request.cookieFile = stored.cookieFile
+        request.cookieJar = stored.cookieJar
     }
 
     /// Deletes the partial file and record of `item`, and only its own: the partial is removed only

@@ -58,6 +58,13 @@ public struct DownloadRequest: Sendable {
     public var connections: Int?
     /// A speed limit, possibly shared with other downloads (pass the same limiter to each).
     public var rateLimiter: RateLimiter?
+    /// A Netscape cookie file (curl's `-b FILE`) whose cookies the requests carry, each to the
+    /// hosts and paths it belongs to. Read when the download starts.
+    public var cookieFile: String?
+    /// Where the cookies are written when the download ends, however it ends (curl's `-c FILE`):
+    /// those of `cookieFile` and every `Set-Cookie` received, redirects included, merged into what
+    /// the file holds by then. Written 0600: cookies are credentials.
+    public var cookieJar: String?
     /// Supplies a fresh URL when the server answers 401, 403 or 410 to a download in progress
     /// (signed URLs expire). Called on the download's thread with the URL that failed and the
     /// status; nil gives up. The resume through the new URL proceeds only if the validators still

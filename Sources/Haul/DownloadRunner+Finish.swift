@@ -8,6 +8,9 @@ extension DownloadRunner {
     /// file that appeared meanwhile, unless asked to replace it), syncs the directory and forgets
     /// the record: the durability order every path goes through.
     func finish(_ output: PreparedOutput) throws(DownloadError) -> DownloadCompletion {
+        // Before the file is put in place: a jar that cannot be written fails the download with
+        // its bytes kept, and the next run finishes it.
+        try saveCookieJar()
         let digest = try verifyDigest(output)
         let path: String
         if let layout = output.layout {

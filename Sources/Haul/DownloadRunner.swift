@@ -15,7 +15,12 @@ final class DownloadRunner {
     static let maxRestarts = 3
 
     let request: DownloadRequest
-    let transport: any HTTPTransport
+    /// Every request of the run goes through it; with cookies, through a `CookieTransport`.
+    private(set) var transport: any HTTPTransport
+    /// The run's cookies, when the request names a cookie file or jar.
+    private(set) var cookies: CookieSession?
+    /// Writing the jar failed once: the error that says so is on its way out; not tried again.
+    private var cookieJarFailed = false
     let hub: EventHub
     let control: RunControl
     /// Where the record of a layout lives.
@@ -108,6 +113,7 @@ final class DownloadRunner {
         // run on the destination; this is the safety net for the other ways out.
         defer { releaseDestination() }
         do throws(DownloadError) {
+            try openCredentialFiles()
             let output = try prepare()
             self.output = output
             try startHash(output)
@@ -125,10 +131,15 @@ final class DownloadRunner {
             endSegments()
             if error.category == .cancelled {
                 releaseDestination()
+                // A cancelled download has no outcome left to report a jar that cannot be written.
+                _ = cookieJarProblem()
                 hub.publish(.cancelled)
                 return .cancelled
             }
             var error = error
+            if let problem = cookieJarProblem() {
+                error = DownloadError(error.category, "\(error.message) (and \(problem.message))", httpStatus: error.httpStatus)
+            }
             if record.isAdopted {
                 restoreAdoptedFile()
             } else if let output, let layout = output.layout, output.sink.length == 0 {
@@ -236,6 +247,7 @@ final class DownloadRunner {
             throw DownloadError(.cancelled, "the download was cancelled; its partial data is kept")
         case .pause:
             try checkpointOrFail()
+            try saveCookieJar()
             releaseDestination()
             hub.publish(.paused(currentProgress(output)))
             return .paused
@@ -259,6 +271,38 @@ final class DownloadRunner {
             secondsLeft: meter.secondsLeft(remaining: remaining))
         progress.segments = segments.map { [Segment(begin: 0, next: output.sink.length, end: $0.mainEnd)] + $0.segments }
         return progress
+    }
+
+    /// Checks the netrc file and reads the cookie file before anything is sent; with cookies, every
+    /// request of the run (redirect hops, retries, segments) goes through the run's cookie session.
+    private func openCredentialFiles() throws(DownloadError) {
+        if let netrcFile = request.transfer.netrcFile { try NetrcFile.check(netrcFile) }
+        guard request.cookieFile != nil || request.cookieJar != nil else { return }
+        let session = try CookieSession(file: request.cookieFile, jar: request.cookieJar)
+        cookies = session
+        transport = CookieTransport(base: transport, session: session)
+    }
+
+    /// Writes the cookie jar, when one was asked for: before the end of the run is published, so
+    /// whoever hears it (a CLI about to exit) finds the file written.
+    func saveCookieJar() throws(DownloadError) {
+        do throws(DownloadError) {
+            try cookies?.save()
+        } catch {
+            cookieJarFailed = true
+            throw error
+        }
+    }
+
+    /// `saveCookieJar` for the ways out that already carry an error.
+    private func cookieJarProblem() -> DownloadError? {
+        guard !cookieJarFailed else { return nil }
+        do throws(DownloadError) {
+            try saveCookieJar()
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// An adopted file that could not be proven goes back to its name, untouched, with no record.

@@ -12,8 +12,8 @@ struct DownloadCommand: ParsableCommand {
     static let input = OptionSpec(short: "i", long: "input", value: "FILE", help: "read URLs from FILE ('-' for stdin): URL [NAME] per line")
 
     static var options: [OptionSpec] {
-        DestinationOptions.specs + [input] + StoreOptions.specs + RequestOptions.specs + DownloadSettings.specs
-            + ConnectionsOptions.specs + RunSettings.specs + OutputOptions.specs
+        DestinationOptions.specs + [input] + StoreOptions.specs + RequestOptions.specs + DownloadSettings.specs + ProxyOptions.specs
+            + CredentialFileOptions.specs + ConnectionsOptions.specs + RunSettings.specs + OutputOptions.specs
     }
 
     static let overview = """
@@ -33,6 +33,8 @@ struct DownloadCommand: ParsableCommand {
     let store: StoreOptions
     let request: RequestOptions
     let download: DownloadSettings
+    let proxy: ProxyOptions
+    let credentials: CredentialFileOptions
     let connections: ConnectionsOptions
     let settings: RunSettings
     let output: OutputOptions
@@ -44,6 +46,8 @@ struct DownloadCommand: ParsableCommand {
         store = StoreOptions(parsed)
         request = try RequestOptions(parsed)
         download = try DownloadSettings(parsed)
+        proxy = try ProxyOptions(parsed)
+        credentials = try CredentialFileOptions(parsed)
         connections = try ConnectionsOptions(parsed)
         settings = try RunSettings(parsed)
         output = OutputOptions(parsed)
@@ -77,13 +81,13 @@ struct DownloadCommand: ParsableCommand {
         if downloads == .one, let url = urls.first {
             return await Self.runSingle(settings.applied(to: shapedRequest(url, destination.destination())), presenter)
         }
-        let runOptions = download.applied(to: settings.runOptions(connections: connections))
+        let runOptions = proxy.applied(to: download.applied(to: settings.runOptions(connections: connections)))
         return await BatchCommand(requests: requests, problems: problems, runOptions: runOptions, store: store, presenter: presenter).run()
     }
 
     /// One download as the request and its settings shape it (what a queued item keeps).
     private func shapedRequest(_ url: URL, _ destination: Destination) -> DownloadRequest {
-        download.applied(to: request.request(url, destination), connections: connections)
+        proxy.applied(to: credentials.applied(to: download.applied(to: request.request(url, destination), connections: connections)))
     }
 
     /// The batch's requests (the URLs given, then the list's) and the list lines that were unusable.

@@ -36,7 +36,8 @@ enum ExitCode: Int32 {
           0    the file is complete and in place
           1    unexpected failure
           2    usage: bad option, bad URL, bad value
-          3    network: resolution, connection, timeout or dropped transfer (after retries)
+          3    network: resolution, connection, timeout or dropped transfer (after retries);
+               a proxy that cannot be reached or refuses the login
           4    the server answered with an HTTP error status (4xx/5xx)
           5    the bytes on disk cannot be continued safely (they are kept)
           6    disk or I/O error, e.g. the disk is full (downloaded bytes are kept)

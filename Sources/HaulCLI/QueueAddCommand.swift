@@ -10,16 +10,16 @@ struct QueueAddCommand: ParsableCommand {
 
     static var options: [OptionSpec] {
         DestinationOptions.specs + [priority, paused] + StoreOptions.specs + RequestOptions.specs + DownloadSettings.specs
-            + ConnectionsOptions.specs
+            + ProxyOptions.specs + CredentialFileOptions.specs + ConnectionsOptions.specs
     }
 
     static let overview = """
         Usage: haul queue add URL... [-o FILE | -d DIR] [--priority N] [--paused] [request options]
 
         A queued download keeps its request (method, headers, body, range), what to do with a file
-        already at its destination, its checks (checksum, free space, size limit), TLS trust,
-        redirects and connections. How a run treats every download (-j, retries, timeouts, one
-        shared speed limit) is given to 'haul queue run'.
+        already at its destination, its checks (checksum, free space, size limit), TLS trust, its
+        proxy, the paths of its netrc and cookie files, redirects and connections. How a run treats
+        every download (-j, retries, timeouts, one shared speed limit) is given to 'haul queue run'.
         """
 
     let urls: [URL]
@@ -29,6 +29,8 @@ struct QueueAddCommand: ParsableCommand {
     let store: StoreOptions
     let request: RequestOptions
     let download: DownloadSettings
+    let proxy: ProxyOptions
+    let credentials: CredentialFileOptions
     let connections: ConnectionsOptions
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
@@ -39,6 +41,8 @@ struct QueueAddCommand: ParsableCommand {
         store = StoreOptions(parsed)
         request = try RequestOptions(parsed)
         download = try DownloadSettings(parsed)
+        proxy = try ProxyOptions(parsed)
+        credentials = try CredentialFileOptions(parsed)
         connections = try ConnectionsOptions(parsed)
     }
 
@@ -56,7 +60,9 @@ struct QueueAddCommand: ParsableCommand {
     func run() async throws(CommandError) -> ExitCode {
         download.warnIfInsecure(Presenter(mode: .normal))
         let queue = try store.open()
-        let requests = urls.map { download.applied(to: request.request($0, destination.destination()), connections: connections) }
+        let requests = urls.map { url in
+            proxy.applied(to: credentials.applied(to: download.applied(to: request.request(url, destination.destination()), connections: connections)))
+        }
         do throws(DownloadError) {
             for id in try queue.add(requests, priority: priorityValue, paused: startsPaused) { print(id) }
         } catch {

@@ -176,8 +176,8 @@ public enum HTTPDate {
     ]
 }
 
-/// A broken-down UTC time and the calendar arithmetic behind `HTTPDate`.
-private struct CivilTime {
+/// A broken-down UTC time and the calendar arithmetic behind `HTTPDate` and `CookieDate`.
+struct CivilTime {
     var year: Int64
     var month: Int64
     var day: Int64

@@ -19,6 +19,7 @@ public enum HTTPStatus {
         case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
+        case 407: return "Proxy Authentication Required"
         case 408: return "Request Timeout"
         case 410: return "Gone"
         case 412: return "Precondition Failed"

@@ -70,6 +70,12 @@ final class CurlEasyHandle: @unchecked Sendable {
         try Self.check(haul_curl_setopt_xferinfo_callback(raw, callback), .xferInfoFunction)
     }
 
+    /// A `long` the last transfer left (CURLINFO_PROXY_ERROR, ...); nil when libcurl has none.
+    func info(long info: CURLINFO) -> Int? {
+        var value = 0
+        return haul_curl_getinfo_long(raw, info, &value) == CURLE_OK ? value : nil
+    }
+
     private static func check(_ code: CURLcode, _ option: CurlOption) throws(CurlOptionError) {
         guard code == CURLE_OK else { throw CurlOptionError(option: option, code: code) }
     }

@@ -41,13 +41,22 @@ extension CurlOption {
     static let xferInfoFunction = CurlOption(CURLOPT_XFERINFOFUNCTION, "CURLOPT_XFERINFOFUNCTION")
     static let xferInfoData = CurlOption(CURLOPT_XFERINFODATA, "CURLOPT_XFERINFODATA")
     static let noProgress = CurlOption(CURLOPT_NOPROGRESS, "CURLOPT_NOPROGRESS")
+    static let proxy = CurlOption(CURLOPT_PROXY, "CURLOPT_PROXY")
+    static let noProxy = CurlOption(CURLOPT_NOPROXY, "CURLOPT_NOPROXY")
+    static let proxyCAInfo = CurlOption(CURLOPT_PROXY_CAINFO, "CURLOPT_PROXY_CAINFO")
+    static let proxyVerifyPeer = CurlOption(CURLOPT_PROXY_SSL_VERIFYPEER, "CURLOPT_PROXY_SSL_VERIFYPEER")
+    static let proxyVerifyHost = CurlOption(CURLOPT_PROXY_SSL_VERIFYHOST, "CURLOPT_PROXY_SSL_VERIFYHOST")
+    static let netrc = CurlOption(CURLOPT_NETRC, "CURLOPT_NETRC")
+    static let netrcFile = CurlOption(CURLOPT_NETRC_FILE, "CURLOPT_NETRC_FILE")
+    static let suppressConnectHeaders = CurlOption(CURLOPT_SUPPRESS_CONNECT_HEADERS, "CURLOPT_SUPPRESS_CONNECT_HEADERS")
 
     /// Every option Haul sets; a test checks each name against libcurl's own.
     static let all: [CurlOption] = [
         errorBuffer, url, protocols, noSignal, followLocation, bufferSize, tcpKeepAlive, httpGet, noBody,
         customRequest, postFieldSize, copyPostFields, httpHeader, connectTimeout, verifyPeer, verifyHost,
         caInfo, headerFunction, headerData, writeFunction, writeData, xferInfoFunction, xferInfoData,
-        noProgress,
+        noProgress, proxy, noProxy, proxyCAInfo, proxyVerifyPeer, proxyVerifyHost, netrc, netrcFile,
+        suppressConnectHeaders,
     ]
 }
 

@@ -32,7 +32,7 @@ public final class CurlTransport: HTTPTransport {
         let code = withExtendedLifetime((context, headerList)) {
             curl_easy_perform(handle.raw)
         }
-        return outcome(code, handle: handle, context: context)
+        return outcome(code, handle: handle, context: context, request: request, options: options)
     }
 
     /// A refused option ends the transfer before anything is sent; retrying with the same libcurl
@@ -78,6 +78,9 @@ public final class CurlTransport: HTTPTransport {
         try handle.set(.followLocation, 0)
         try handle.set(.bufferSize, bufferSize)
         try handle.set(.tcpKeepAlive, 1)
+        // Through an http proxy, an https request starts with CONNECT; its answer ("200 Connection
+        // established") must never be taken for the server's response head (no length, no validators).
+        try handle.set(.suppressConnectHeaders, 1)
         switch request.method {
         case "GET": try handle.set(.httpGet, 1)
         case "HEAD": try handle.set(.noBody, 1)
@@ -96,12 +99,30 @@ public final class CurlTransport: HTTPTransport {
         if let timeout = options.connectTimeout {
             try handle.set(.connectTimeout, Int(timeout * 1000))
         }
+        // One trust for every TLS connection of the transfer: the server's and an https:// proxy's.
         if !options.verifyTLS {
             try handle.set(.verifyPeer, 0)
             try handle.set(.verifyHost, 0)
+            try handle.set(.proxyVerifyPeer, 0)
+            try handle.set(.proxyVerifyHost, 0)
         }
         if let caFile = options.caFile {
             try handle.set(.caInfo, caFile)
+            try handle.set(.proxyCAInfo, caFile)
+        }
+        // Unset (as `takeHandle` leaves every option), libcurl reads http_proxy, https_proxy,
+        // all_proxy and no_proxy itself, with curl's rules.
+        if let proxy = options.proxy {
+            try handle.set(.proxy, proxy)
+        }
+        if let noProxy = options.noProxy {
+            try handle.set(.noProxy, noProxy)
+        }
+        if let netrcFile = options.netrcFile {
+            // Looked up by the host of this request alone: each hop of a redirect is a request of
+            // its own, so another host never gets this host's entry.
+            try handle.set(.netrc, Int(CURL_NETRC_OPTIONAL.rawValue))
+            try handle.set(.netrcFile, netrcFile)
         }
         let opaque = Unmanaged.passUnretained(context).toOpaque()
         try handle.set(.headerFunction, callback: curlHeaderCallback)
@@ -114,7 +135,9 @@ public final class CurlTransport: HTTPTransport {
         return headerList
     }
 
-    private func outcome(_ code: CURLcode, handle: CurlEasyHandle, context: CurlCallContext) -> TransferOutcome {
+    private func outcome(
+        _ code: CURLcode, handle: CurlEasyHandle, context: CurlCallContext, request: TransferRequest, options: TransferOptions
+    ) -> TransferOutcome {
         if let failure = context.failure { return .failed(failure) }
         if context.stoppedByHandler { return .stoppedByHandler }
         if code == CURLE_OK {
@@ -131,14 +154,54 @@ public final class CurlTransport: HTTPTransport {
             // (later versions say CURLE_TOO_LARGE); nothing else here can run libcurl out of memory.
             return .failed(TransportError(.headerTooLarge, "the server sent an absurdly large response header (over libcurl's 100 KiB limit)"))
         }
-        return .failed(TransportError(Self.kind(of: code), message))
+        var kind = Self.kind(of: code)
+        if code == CURLE_PROXY, let detail = handle.info(long: CURLINFO_PROXY_ERROR), Self.isRefusal(CURLproxycode(UInt32(detail))) {
+            kind = .proxyRefused
+        }
+        if let connect = handle.info(long: CURLINFO_HTTP_CONNECTCODE), connect >= 300 {
+            // An http proxy refused the tunnel: refused for its login (407) or by its rules (403),
+            // it will refuse again; its other errors (502: the server is unreachable from there)
+            // are like a connect failure.
+            kind = connect == 407 || connect == 403 ? .proxyRefused : .connect
+        }
+        guard !context.headDelivered,
+            let route = ProxyRoute.resolve(
+                for: request.url, proxy: options.proxy, noProxy: options.noProxy, environment: ProcessInfo.processInfo.environment)
+        else {
+            return .failed(TransportError(kind, message))
+        }
+        return .failed(TransportError(kind, Self.naming(route, in: message, code: code)))
+    }
+
+    /// A failure on the way through a proxy names the proxy (without its password) and where it
+    /// came from: libcurl's own message shows only an address, or nothing of the proxy at all.
+    static func naming(_ route: ProxyRoute, in message: String, code: CURLcode) -> String {
+        let proxy = "\(ProxyRoute.shown(route.proxy)) (from \(route.source))"
+        if code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_PROXY {
+            return "cannot reach the proxy \(proxy): \(message)"
+        }
+        if code == CURLE_PROXY || message.hasPrefix("CONNECT tunnel failed") {
+            return "the proxy \(proxy) failed: \(message)"
+        }
+        return "\(message) (through the proxy \(proxy))"
+    }
+
+    /// SOCKS answers that the same request will get again: a refused login, a method or address
+    /// type the proxy does not support, a name too long for the protocol.
+    static func isRefusal(_ code: CURLproxycode) -> Bool {
+        let refusals: [CURLproxycode] = [
+            CURLPX_USER_REJECTED, CURLPX_NO_AUTH, CURLPX_BAD_VERSION, CURLPX_UNKNOWN_MODE, CURLPX_LONG_USER, CURLPX_LONG_PASSWD,
+            CURLPX_LONG_HOSTNAME, CURLPX_REPLY_NOT_ALLOWED, CURLPX_REPLY_COMMAND_NOT_SUPPORTED, CURLPX_REPLY_ADDRESS_TYPE_NOT_SUPPORTED,
+            CURLPX_BAD_ADDRESS_TYPE,
+        ]
+        return refusals.contains(code)
     }
 
     static func kind(of code: CURLcode) -> TransportError.Kind {
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: return .invalidURL
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .nameResolution
-        case CURLE_COULDNT_CONNECT: return .connect
+        case CURLE_COULDNT_CONNECT, CURLE_PROXY: return .connect
         case CURLE_OPERATION_TIMEDOUT: return .timeout
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM:
             return .connectionLost

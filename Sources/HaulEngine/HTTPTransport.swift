@@ -46,17 +46,33 @@ public struct TransferOptions: Sendable, Equatable {
     public var verifyTLS: Bool
     /// An extra CA bundle (PEM) to trust.
     public var caFile: String?
+    /// The proxy every request goes through (`http://`, `https://`, `socks5://`, `socks5h://`; a
+    /// password in it is a secret); "" for none at all. Nil leaves the choice to libcurl, which
+    /// reads `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` as curl does.
+    public var proxy: String?
+    /// Hosts reached without the proxy (curl's `--noproxy`: `*`, or names, domains and addresses
+    /// separated by commas); nil leaves it to `no_proxy`.
+    public var noProxy: String?
+    /// A netrc file whose credentials are used for the host of each request (and only that host:
+    /// after a redirect to another host, that host's own entry, if any).
+    public var netrcFile: String?
 
     public init(
         connectTimeout: Double? = 30,
         stallTimeout: Double? = 30,
         verifyTLS: Bool = true,
-        caFile: String? = nil
+        caFile: String? = nil,
+        proxy: String? = nil,
+        noProxy: String? = nil,
+        netrcFile: String? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.stallTimeout = stallTimeout
         self.verifyTLS = verifyTLS
         self.caFile = caFile
+        self.proxy = proxy
+        self.noProxy = noProxy
+        self.netrcFile = netrcFile
     }
 }
 
@@ -74,6 +90,8 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
         case protocolViolation
         /// The engine refused an option the transfer needs (e.g. a libcurl too old for it); nothing was sent.
         case optionRefused
+        /// The proxy refused the credentials or the request (a SOCKS login, an unsupported method).
+        case proxyRefused
         case other
     }
 
@@ -89,7 +107,7 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     public var isRetryable: Bool {
         switch kind {
         case .nameResolution, .connect, .timeout, .stalled, .connectionLost: return true
-        case .invalidURL, .tls, .headerTooLarge, .protocolViolation, .optionRefused, .other: return false
+        case .invalidURL, .tls, .headerTooLarge, .protocolViolation, .optionRefused, .proxyRefused, .other: return false
         }
     }
 

@@ -31,7 +31,7 @@ final class FaultServerCore: Sendable {
     /// Entered once per server thread; `stop()` waits for it to empty.
     private let threads = DispatchGroup()
 
-    init() throws {
+    init(address loopback: in_addr) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw FaultServerError(operation: "socket", code: errno) }
         var enable: Int32 = 1
@@ -43,7 +43,7 @@ final class FaultServerCore: Sendable {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        address.sin_addr = loopback
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

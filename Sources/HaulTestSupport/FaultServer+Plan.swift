@@ -87,7 +87,7 @@ struct ResponsePlan: Sendable {
                 headers.removeAll { ["etag", "last-modified"].contains($0.0.lowercased()) }
             }
             bodyRange = selected
-            self.headers = headers
+            self.headers = headers + faults.responseHeaders
             self.closesAfter = false
             finishFraming(request: request, lengthDelta: faults.lengthDelta)
             return
@@ -97,7 +97,7 @@ struct ResponsePlan: Sendable {
             headers.append(("Content-Type", "text/html"))
         }
         bodyRange = 0..<storage.count
-        self.headers = headers
+        self.headers = headers + faults.responseHeaders
         self.closesAfter = false
         finishFraming(request: request, lengthDelta: faults.lengthDelta)
     }

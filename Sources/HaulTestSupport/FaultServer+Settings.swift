@@ -34,6 +34,8 @@ struct FaultSettings: Sendable {
     var lengthDelta = 0
     var extraBytes = 0
     var extraHeaders: [(String, String)] = []
+    /// Added to any response, whatever it is.
+    var responseHeaders: [(String, String)] = []
     var replacement: (body: [UInt8], etag: String?, lastModified: String?)?
     var bytesPerSecond: Int?
     var headerDelay: Double = 0
@@ -84,6 +86,8 @@ struct FaultSettings: Sendable {
             self.bytesPerSecond = max(1, bytesPerSecond)
         case .delayHeaders(let seconds):
             headerDelay += max(0, seconds)
+        case .header(let name, let value):
+            responseHeaders.append((name, value))
         case .combined(let faults):
             for inner in faults { apply(inner) }
         }

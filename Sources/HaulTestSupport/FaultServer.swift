@@ -21,10 +21,19 @@ public final class FaultServer: Sendable {
     /// last `FaultServer` reference stops the threads (they never retain the facade).
     private let core: FaultServerCore
 
-    /// Binds 127.0.0.1 on a random port and starts accepting connections.
+    /// The loopback address it listens on.
+    public let address: String
+
+    /// Binds `address` (127.0.0.1 unless told another address of 127.0.0.0/8, e.g. to be a
+    /// second host) on a random port and starts accepting connections.
     /// - Throws: ``FaultServerError`` when the listening socket cannot be set up.
-    public init() throws {
-        core = try FaultServerCore()
+    public init(address: String = "127.0.0.1") throws {
+        var parsed = in_addr()
+        guard inet_pton(AF_INET, address, &parsed) == 1, UInt32(bigEndian: parsed.s_addr) >> 24 == 127 else {
+            throw FaultServerError(operation: "inet_pton(\(address)): not a loopback address", code: EINVAL)
+        }
+        self.address = address
+        core = try FaultServerCore(address: parsed)
         core.start()
     }
 
@@ -35,8 +44,8 @@ public final class FaultServer: Sendable {
     /// The TCP port the server listens on.
     public var port: Int { core.port }
 
-    /// `"http://127.0.0.1:PORT"`, without a trailing slash.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `"http://ADDRESS:PORT"`, without a trailing slash.
+    public var baseURL: String { "http://\(address):\(port)" }
 
     /// `baseURL + path`; `path` should start with `/`.
     public func url(_ path: String) -> String { baseURL + path }
@@ -152,6 +161,9 @@ public enum Fault: Sendable {
     case throttle(bytesPerSecond: Int)
     /// Wait this long before sending the status line.
     case delayHeaders(seconds: Double)
+    /// Add this header to the response, whatever it is (a redirect, an error page or the
+    /// resource): e.g. `Set-Cookie` on a redirect.
+    case header(name: String, value: String)
     /// Several faults for the same request.
     case combined([Fault])
 }

@@ -61,7 +61,7 @@ extension NginxServer {
 
             http {
                 default_type application/octet-stream;
-                log_format haul_test '$request_uri $status $body_bytes_sent $http_range';
+                log_format haul_test '$remote_addr $request_uri $status $body_bytes_sent $http_range';
                 access_log \(quoted(directory + "/access.log")) haul_test;
             \(tempPaths)
                 sendfile on;

@@ -29,10 +29,7 @@ struct CLIServeClientTests {
     func aria2pAddsListsPausesUnpausesRemovesAndHearsNotifications() throws {
         let python = try Self.python()
         let work = try TemporaryDirectory(prefix: "haul-serve-aria2p")
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        try TestData.writeFile(at: work.file("www/big.bin"), size: 64 << 20, seed: 41)
-        try TestData.writeFile(at: work.file("www/small.bin"), size: 1 << 20, seed: 42)
-        let nginx = try NginxServer(documentRoot: work.file("www"), limitRate: "2m")
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 64 << 20, 41), ("small.bin", 1 << 20, 42)], limitRate: "2m")
         defer { nginx.stop() }
         // One connection per file: the big download stays active for the whole check.
         let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-x", "1"])
@@ -54,11 +51,8 @@ struct CLIServeClientTests {
     func aDownloadActiveWhenTheServerStopsComesBackActiveUnderItsGIDAndEndsBitExact() throws {
         let python = try Self.python()
         let work = try TemporaryDirectory(prefix: "haul-serve-restart")
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        let size = 24 << 20
-        try TestData.writeFile(at: work.file("www/big.bin"), size: size, seed: 43)
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 24 << 20, 43)], limitRate: "1m")
         let sha = try TestData.sha256(ofFile: work.file("www/big.bin"))
-        let nginx = try NginxServer(documentRoot: work.file("www"), limitRate: "1m")
         defer { nginx.stop() }
         let stateFile = work.file("gid.json")
 
@@ -97,9 +91,7 @@ struct CLIServeClientTests {
         try #require(FileManager.default.isExecutableFile(atPath: chromium), "chromium is missing: apt-get install chromium (.ci/run does)")
         let python = try Self.python()
         let work = try TemporaryDirectory(prefix: "haul-serve-browser")
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        try TestData.writeFile(at: work.file("www/big.bin"), size: 64 << 20, seed: 44)
-        let nginx = try NginxServer(documentRoot: work.file("www"), limitRate: "2m")
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 64 << 20, 44)], limitRate: "2m")
         defer { nginx.stop() }
         let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-x", "1"])
         defer { _ = try? serve.stop() }

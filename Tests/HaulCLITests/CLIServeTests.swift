@@ -108,9 +108,7 @@ struct CLIServeLimitTests {
     @Test(.timeLimit(.minutes(2)))
     func changeOptionAndChangeGlobalOptionSlowARunningDownloadAtOnce() throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-limits")
-        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
-        try TestData.writeFile(at: work.file("www/big.bin"), size: 160 << 20, seed: 45)
-        let nginx = try NginxServer(documentRoot: work.file("www"), limitRate: "8m")
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 160 << 20, 45)], limitRate: "8m")
         defer { nginx.stop() }
         let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-x", "1"])
         defer { _ = try? serve.stop() }

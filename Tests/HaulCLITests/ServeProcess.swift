@@ -60,6 +60,16 @@ final class ServeProcess {
     }
 }
 
+/// nginx on loopback serving test files written into `work/www` (each at `/NAME`, and rate-limited
+/// at `/limited/NAME`).
+enum ServedFiles {
+    static func start(in work: TemporaryDirectory, _ files: [(name: String, size: Int, seed: UInt64)], limitRate: String) throws -> NginxServer {
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        for file in files { try TestData.writeFile(at: work.file("www/" + file.name), size: file.size, seed: file.seed) }
+        return try NginxServer(documentRoot: work.file("www"), limitRate: limitRate)
+    }
+}
+
 /// curl for the raw HTTP side of the tests (headers a URL session would not let us forge).
 enum Curl {
     static func run(_ arguments: [String], timeout: Double = 30) throws -> ProcessResult {

@@ -86,14 +86,16 @@ extension QueueStore {
         return (item, action)
     }
 
-    /// A download that can no longer run keeps no credentials: its secret headers, its body and
-    /// the password in its URL are removed (secure_delete overwrites the old values).
+    /// A download that can no longer run keeps no credentials: its secret headers, its body, the
+    /// password in its URL and its proxy's password are removed (secure_delete overwrites the old
+    /// values).
     static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload) throws {
+        let options = try item.options.map { try SQLiteValue.text($0.withoutSecrets.encoded()) } ?? .null
         try db.execute(
-            "UPDATE downloads SET headers = ?, body = NULL, url = ? WHERE id = ?",
+            "UPDATE downloads SET headers = ?, body = NULL, url = ?, options = ? WHERE id = ?",
             [
                 .text(encodeHeaders(Redaction.publicHeaders(item.headers))),
-                .text(Redaction.withoutPassword(item.url)), .integer(item.id),
+                .text(Redaction.withoutPassword(item.url)), options, .integer(item.id),
             ])
     }
 

@@ -19,6 +19,17 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     public var caFile: String?
     public var allowsHTTPRedirect: Bool?
     public var maxRedirects: Int?
+    /// `--proxy` ("" for none); nil leaves it to the environment of the process that runs the
+    /// download. A password in it is a secret: removed with the item's other secrets.
+    public var proxy: String?
+    /// `--noproxy`.
+    public var noProxy: String?
+    /// The netrc file's path (never its contents: the credentials are read when a request is sent).
+    public var netrcFile: String?
+    /// The cookie file's path (`--cookies`); its cookies are read when the download runs.
+    public var cookieFile: String?
+    /// Where the cookies are written after the download (`--cookie-jar`).
+    public var cookieJar: String?
 
     public init() {}
 
@@ -30,6 +41,14 @@ public struct StoredOptions: Codable, Sendable, Equatable {
             throw StoreError(.io, "cannot encode a download's options")
         }
         return text
+    }
+
+    /// These options with nothing secret left: the proxy's password is removed (`user:password@`
+    /// becomes `user@`). What a download that can no longer run keeps.
+    public var withoutSecrets: StoredOptions {
+        var options = self
+        options.proxy = proxy.map(Redaction.withoutPassword)
+        return options
     }
 
     /// Reads the `options` column; a value that cannot be read is a damaged row, never defaults.
