@@ -65,6 +65,15 @@ public struct DownloadRequest: Sendable {
     /// those of `cookieFile` and every `Set-Cookie` received, redirects included, merged into what
     /// the file holds by then. Written 0600: cookies are credentials.
     public var cookieJar: String?
+    /// Verify a digest of the whole file that the server publishes (`Repr-Digest`, `Digest`,
+    /// `x-goog-hash`, `x-amz-checksum-*`) when no `checksum` is given. On by default; a mismatch
+    /// keeps the data as the partial and fails with `.checksum`.
+    public var verifiesServerDigest = true
+    /// Ask S3-style hosts for their stored checksum (`x-amz-checksum-mode: ENABLED`).
+    public var asksS3Checksum = false
+    /// Other URLs of the same file (mirrors): segments are spread over them, each proven to serve
+    /// the same bytes as `url` before any of its bytes are kept.
+    public var mirrors: [URL] = []
     /// Supplies a fresh URL when the server answers 401, 403 or 410 to a download in progress
     /// (signed URLs expire). Called on the download's thread with the URL that failed and the
     /// status; nil gives up. The resume through the new URL proceeds only if the validators still
