@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "HaulEngineTests", dependencies: ["HaulEngine", "HaulCore"]),
         .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulTestSupport", "HaulChecksum"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulEngine", "HaulStore", "HaulTestSupport"]),
-        .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore"]),
+        .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore", "HaulChecksum"]),
         .testTarget(name: "HaulServeTests", dependencies: ["HaulServe", "Haul", "HaulCore", "HaulTestSupport"]),
     ]
 )

@@ -87,6 +87,13 @@ extension DownloadRunner {
         if !headers.contains("User-Agent") {
             headers.set("User-Agent", "haul/\(HaulVersion.current)")
         }
+        if request.checksum == nil, request.verifiesServerDigest, !headers.contains(ServerDigests.wantHeader.name) {
+            // Servers that can publish a digest of the file (RFC 9530) are asked for SHA-256.
+            headers.set(ServerDigests.wantHeader.name, ServerDigests.wantHeader.value)
+        }
+        if request.asksS3Checksum, !headers.contains("x-amz-checksum-mode") {
+            headers.set("x-amz-checksum-mode", "ENABLED")
+        }
         return TransferRequest(url: currentURL, method: request.method, headers: headers, body: request.body)
     }
 }

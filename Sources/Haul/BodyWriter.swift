@@ -70,6 +70,9 @@ final class BodyWriter: TransferHandler {
                 throw DownloadError(.protocolViolation, "internal: the response does not start where the file ends")
             }
             try name(from: head)
+            if let unverifiable = try runner.adoptServerDigest(from: head, output: output) {
+                responseNote = [responseNote, unverifiable].compactMap { $0 }.joined(separator: "; ")
+            }
             runner.record.finalURL = url.absoluteString
             runner.record.finishedLength = nil
             runner.record.validators = body.validators

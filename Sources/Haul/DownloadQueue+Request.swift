@@ -42,6 +42,8 @@ extension DownloadQueue {
         }
         options.minFreeSpace = request.minFreeSpace
         options.maxSize = request.maxSize
+        options.serverDigest = request.verifiesServerDigest ? nil : false
+        options.s3Checksums = request.asksS3Checksum ? true : nil
         options.connections = request.connections
         options.bytesPerSecond = request.rateLimiter.map { Int64($0.bytesPerSecond) }.flatMap { $0 > 0 ? $0 : nil }
         options.verifyTLS = request.transfer.verifyTLS
@@ -103,6 +105,8 @@ extension DownloadQueue {
             }
         }
         if let value = stored.minFreeSpace { request.minFreeSpace = value }
+        request.verifiesServerDigest = stored.serverDigest ?? true
+        request.asksS3Checksum = stored.s3Checksums ?? false
         request.maxSize = stored.maxSize
         if let value = stored.connections { request.connections = value }
         request.rateLimiter = stored.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }

@@ -4,17 +4,45 @@ import HaulCore
 import HaulStore
 
 extension DownloadRunner {
+    /// What the finished file is checked against: the user's `checksum`, else the digest the
+    /// server published (when `verifiesServerDigest`).
+    var expectedDigest: Checksum? {
+        request.checksum ?? serverDigest.map { Checksum(algorithm: $0.algorithm, expectedHex: $0.expectedHex) }
+    }
+
     /// Prepares the digest of what is already on disk: the saved state when the record has one
     /// that fits (only the bytes after it are read), else the whole prefix, read once.
     func startHash(_ output: PreparedOutput) throws(DownloadError) {
-        guard let checksum = request.checksum else { return }
+        if serverDigest == nil, request.checksum == nil, request.verifiesServerDigest { serverDigest = record.serverDigest }
+        guard let algorithm = expectedDigest?.algorithm else { return }
+        try startHash(output, algorithm: algorithm)
+    }
+
+    private func startHash(_ output: PreparedOutput, algorithm: ChecksumAlgorithm) throws(DownloadError) {
         var restored: StreamingHash?
-        if let saved = record.hashState, saved.algorithm == checksum.algorithm, saved.length <= output.sink.length {
+        if let saved = record.hashState, saved.algorithm == algorithm, saved.length <= output.sink.length {
             restored = StreamingHash(restoring: saved)
         }
-        let hash = restored ?? StreamingHash(checksum.algorithm)
+        let hash = restored ?? StreamingHash(algorithm)
         try feed(hash, from: output, upTo: output.sink.length)
         self.hash = hash
+    }
+
+    /// A response publishing a digest of the whole file (and no `--checksum` given): the file will
+    /// be checked against it. Called before any byte of the response is written. A digest for
+    /// another algorithm than the one being computed starts that one from the bytes on disk.
+    func adoptServerDigest(from head: ResponseHead, output: PreparedOutput) throws(DownloadError) -> String? {
+        guard request.checksum == nil, request.verifiesServerDigest else { return nil }
+        let found = ServerDigests.read(head.headers, status: head.status)
+        if let best = found.best {
+            serverDigest = best
+            record.serverDigest = best
+            if hash?.algorithm != best.algorithm {
+                record.hashState = record.hashState?.algorithm == best.algorithm ? record.hashState : nil
+                try startHash(output, algorithm: best.algorithm)
+            }
+        }
+        return found.unverifiable.isEmpty ? nil : found.unverifiable.joined(separator: "; ")
     }
 
     /// Hashes the file's bytes from what the hash has seen up to `end`, reading them from disk.
@@ -40,20 +68,21 @@ extension DownloadRunner {
     /// The digest of the finished file, checked against the expected one. On a mismatch the data
     /// stays as a partial file (with its record) and the error names both digests.
     func verifyDigest(_ output: PreparedOutput) throws(DownloadError) -> String? {
-        guard let checksum = request.checksum, let hash else { return nil }
+        guard let checksum = expectedDigest, let hash else { return nil }
         // Segments fetched by other connections were not hashed as they arrived: read them now.
         try feed(hash, from: output, upTo: output.sink.length)
         let actual = hash.finalizeHex()
         self.hash = nil
+        let named = request.checksum == nil ? serverDigest.map { " (the server's \($0.source))" } ?? "" : ""
         guard let expected = checksum.expectedHex, expected != actual else {
-            return "\(checksum.algorithm.rawValue):\(actual)"
+            return "\(checksum.algorithm.rawValue):\(actual)\(named)"
         }
         let failure = checkpointOnExit()
         let kept = output.layout.map { " The data is kept in \($0.partialPath)." } ?? ""
         throw DownloadError(
             .checksum,
             """
-            \(checksum.algorithm.rawValue) mismatch: expected \(expected), got \(actual).\(kept)\(failure.map { " (The checkpoint failed: \($0.message).)" } ?? "")
+            \(checksum.algorithm.rawValue) mismatch\(named): expected \(expected), got \(actual).\(kept)\(failure.map { " (The checkpoint failed: \($0.message).)" } ?? "")
             """)
     }
 }

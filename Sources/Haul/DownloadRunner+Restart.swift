@@ -37,6 +37,9 @@ extension DownloadRunner {
         record.finishedLength = nil
         record.finishedIdentity = nil
         record.hashState = nil
+        // A new version: the server's digest comes again with its response.
+        record.serverDigest = nil
+        serverDigest = nil
         hash = request.checksum.map { StreamingHash($0.algorithm) }
         hub.publish(.restarted(reason))
     }

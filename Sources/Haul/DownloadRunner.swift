@@ -60,6 +60,8 @@ final class DownloadRunner {
     var segmentingDisabled = false
     /// The digest of the bytes on disk so far, when a checksum was asked for.
     var hash: StreamingHash?
+    /// The whole-file digest the server published, verified when no `checksum` was given.
+    var serverDigest: ServerDigest?
     /// The one owner of the resume record; nil until `prepare` opens a file output (a direct
     /// output has no record).
     var keeper: RecordKeeper?

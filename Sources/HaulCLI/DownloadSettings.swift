@@ -7,7 +7,10 @@ import HaulCore
 /// override them), so `haul URL` and `haul queue add` take them, not `haul queue run`.
 struct DownloadSettings: ParsableOptions {
     static let specs: [OptionSpec] = [
-        OptionSpec(short: nil, long: "checksum", value: "ALGO=HEX", help: "verify the file: sha256=, sha512=, sha1= or md5= (one URL only)"),
+        OptionSpec(
+            short: nil, long: "checksum", value: "ALGO=HEX", help: "verify the file: sha256=, sha512=, sha1=, md5=, crc32c= or crc64nvme= (one URL only)"),
+        OptionSpec(short: nil, long: "no-server-digest", value: nil, help: "do not verify a digest the server publishes (Repr-Digest, x-amz-checksum-...)"),
+        OptionSpec(short: nil, long: "s3-checksums", value: nil, help: "ask S3-style hosts for their stored checksum (x-amz-checksum-mode)"),
         OptionSpec(short: nil, long: "min-free-space", value: "SIZE", help: "keep SIZE free beyond the file, e.g. 0, 500M (default 16M)"),
         OptionSpec(short: nil, long: "max-size", value: "SIZE", help: "refuse or stop a download larger than SIZE, e.g. 2G (bytes kept)"),
         OptionSpec(short: nil, long: "max-redirects", value: "N", help: "redirects to follow (default 10)"),
@@ -17,6 +20,8 @@ struct DownloadSettings: ParsableOptions {
     ]
 
     let checksum: Checksum?
+    let verifiesServerDigest: Bool
+    let asksS3Checksum: Bool
     let minFreeSpace: Int64?
     let maxSize: Int64?
     let maxRedirects: Int
@@ -34,6 +39,8 @@ struct DownloadSettings: ParsableOptions {
         } else {
             checksum = nil
         }
+        verifiesServerDigest = !parsed.flag("no-server-digest")
+        asksS3Checksum = parsed.flag("s3-checksums")
         minFreeSpace = try parsed.value("min-free-space").map { text throws(UsageError) in
             guard let bytes = text == "0" ? 0 : OptionValue.bytes(text) else {
                 throw UsageError(message: "--min-free-space needs a size such as 0, 500M or 2G, got \"\(text)\"")
@@ -72,6 +79,8 @@ struct DownloadSettings: ParsableOptions {
     func applied(to request: DownloadRequest, connections: ConnectionsOptions) -> DownloadRequest {
         var request = request
         request.checksum = checksum
+        request.verifiesServerDigest = verifiesServerDigest
+        request.asksS3Checksum = asksS3Checksum
         if let minFreeSpace { request.minFreeSpace = minFreeSpace }
         request.maxSize = maxSize
         request.maxRedirects = maxRedirects

@@ -67,6 +67,9 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     }
     /// The digest's state over the first `hashState.length` bytes, when a checksum was asked for.
     public var hashState: SavedHashState?
+    /// The whole-file digest the server published for this version, checked when the file is
+    /// complete (a resumed response may not carry it again).
+    public var serverDigest: ServerDigest?
     /// The file was adopted from another tool (`--continue`) and has not yet been proven against the server.
     public var isAdopted: Bool
     /// A `--continue` whose existing file did not match the server's: the file stays under its

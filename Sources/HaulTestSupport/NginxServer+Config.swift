@@ -14,7 +14,7 @@ extension NginxServer {
 
     static func configuration(
         directory: String, root: String, port: Int, limitRate: String?, disabledModules: Set<String>,
-        tls: NginxTLS? = nil, redirects: [String: String] = [:]
+        tls: NginxTLS? = nil, redirects: [String: String] = [:], headers: [String: [String: String]] = [:]
     ) -> String {
         let rootSlash = root.hasSuffix("/") ? root : root + "/"
         let tempPaths = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
@@ -33,6 +33,10 @@ extension NginxServer {
             } ?? ""
         let redirected = redirects.sorted { $0.key < $1.key }.map { path, location in
             "\n        location = \(path) {\n            return 302 \(quoted(location));\n        }"
+        }.joined()
+        let withHeaders = headers.sorted { $0.key < $1.key }.map { path, fields in
+            let lines = fields.sorted { $0.key < $1.key }.map { "            add_header \($0.key) \(quoted($0.value)) always;" }
+            return "\n        location = \(path) {\n" + lines.joined(separator: "\n") + "\n        }"
         }.joined()
         let listen: String
         if let tls {
@@ -74,7 +78,7 @@ extension NginxServer {
                     server_name localhost;
                     root \(quoted(root));
                     location / {
-                    }\(limited)\(redirected)
+                    }\(limited)\(redirected)\(withHeaders)
                 }
             }
 

@@ -55,7 +55,11 @@ public final class NginxServer: Sendable {
     /// - Throws: ``TestSupportError`` when nginx is not installed, the root or a TLS file is missing, or
     ///   nginx does not come up; the message includes nginx's error log.
     /// `redirects`: exact paths answered with `302` to the given absolute URL (no body).
-    public init(documentRoot: String, limitRate: String? = nil, tls: NginxTLS? = nil, redirects: [String: String] = [:]) throws {
+    /// `headers`: exact paths served with these extra response headers (`add_header … always`).
+    public init(
+        documentRoot: String, limitRate: String? = nil, tls: NginxTLS? = nil, redirects: [String: String] = [:],
+        headers: [String: [String: String]] = [:]
+    ) throws {
         let executable = try Self.findExecutable()
         let root = URL(fileURLWithPath: documentRoot).standardizedFileURL.path
         var isDirectory: ObjCBool = false
@@ -79,7 +83,7 @@ public final class NginxServer: Sendable {
                 port = try Self.freeLoopbackPort()
                 let config = Self.configuration(
                     directory: directory, root: root, port: port, limitRate: limitRate,
-                    disabledModules: disabledModules, tls: tls, redirects: redirects)
+                    disabledModules: disabledModules, tls: tls, redirects: redirects, headers: headers)
                 let configPath = directory + "/nginx.conf"
                 try config.write(toFile: configPath, atomically: true, encoding: .utf8)
                 process = try Self.launch(executable, directory: directory, configPath: configPath)

@@ -11,6 +11,10 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     public var checksum: String?
     public var minFreeSpace: Int64?
     public var maxSize: Int64?
+    /// `false` with `--no-server-digest` (nil: verified, the default).
+    public var serverDigest: Bool?
+    /// `--s3-checksums`.
+    public var s3Checksums: Bool?
     /// Connections per file; nil adapts.
     public var connections: Int?
     /// This download's own speed limit (a run's shared limit, when set, applies instead).
