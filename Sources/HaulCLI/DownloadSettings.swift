@@ -17,6 +17,7 @@ struct DownloadSettings: ParsableOptions {
         OptionSpec(short: nil, long: "allow-http-redirect", value: nil, help: "follow a redirect from https to http (refused by default)"),
         OptionSpec(short: nil, long: "insecure", value: nil, help: "do not verify TLS certificates"),
         OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)"),
+        OptionSpec(short: nil, long: "http2", value: nil, help: "use HTTP/2 where TLS negotiates it (default: HTTP/1.1)"),
     ]
 
     let checksum: Checksum?
@@ -28,6 +29,7 @@ struct DownloadSettings: ParsableOptions {
     let allowsHTTPRedirect: Bool
     let verifiesTLS: Bool
     let caFile: String?
+    let allowsHTTP2: Bool
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         if let text = parsed.value("checksum") {
@@ -60,6 +62,7 @@ struct DownloadSettings: ParsableOptions {
             throw UsageError(message: "--cacert \(caFile): no such readable file")
         }
         caFile = parsed.value("cacert")
+        allowsHTTP2 = parsed.flag("http2")
     }
 
     /// A checksum describes one file.
@@ -87,6 +90,7 @@ struct DownloadSettings: ParsableOptions {
         request.allowsHTTPRedirect = allowsHTTPRedirect
         request.transfer.verifyTLS = verifiesTLS
         request.transfer.caFile = caFile
+        request.transfer.allowsHTTP2 = allowsHTTP2
         request.connections = connections.connections
         return request
     }
@@ -99,6 +103,7 @@ struct DownloadSettings: ParsableOptions {
         run.allowsHTTPRedirect = allowsHTTPRedirect
         run.transfer.verifyTLS = verifiesTLS
         run.transfer.caFile = caFile
+        run.transfer.allowsHTTP2 = allowsHTTP2
         return run
     }
 }

@@ -49,6 +49,7 @@ extension CurlOption {
     static let netrc = CurlOption(CURLOPT_NETRC, "CURLOPT_NETRC")
     static let netrcFile = CurlOption(CURLOPT_NETRC_FILE, "CURLOPT_NETRC_FILE")
     static let suppressConnectHeaders = CurlOption(CURLOPT_SUPPRESS_CONNECT_HEADERS, "CURLOPT_SUPPRESS_CONNECT_HEADERS")
+    static let httpVersion = CurlOption(CURLOPT_HTTP_VERSION, "CURLOPT_HTTP_VERSION")
 
     /// Every option Haul sets; a test checks each name against libcurl's own.
     static let all: [CurlOption] = [
@@ -56,7 +57,7 @@ extension CurlOption {
         customRequest, postFieldSize, copyPostFields, httpHeader, connectTimeout, verifyPeer, verifyHost,
         caInfo, headerFunction, headerData, writeFunction, writeData, xferInfoFunction, xferInfoData,
         noProgress, proxy, noProxy, proxyCAInfo, proxyVerifyPeer, proxyVerifyHost, netrc, netrcFile,
-        suppressConnectHeaders,
+        suppressConnectHeaders, httpVersion,
     ]
 }
 

@@ -81,6 +81,8 @@ public final class CurlTransport: HTTPTransport {
         // Through an http proxy, an https request starts with CONNECT; its answer ("200 Connection
         // established") must never be taken for the server's response head (no length, no validators).
         try handle.set(.suppressConnectHeaders, 1)
+        // HTTP/1.1 unless HTTP/2 is asked for (then where TLS negotiates it): see `allowsHTTP2`.
+        try handle.set(.httpVersion, options.allowsHTTP2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
         switch request.method {
         case "GET": try handle.set(.httpGet, 1)
         case "HEAD": try handle.set(.noBody, 1)

@@ -44,10 +44,15 @@ struct Aria2Status {
     var totalLength: Int64 { live?.totalBytes ?? item.totalBytes ?? (item.state == .completed ? item.bytes : 0) }
     var downloadSpeed: Int64 { item.state == .running ? Int64(live?.bytesPerSecond ?? item.bytesPerSecond) : 0 }
 
-    /// Where the file is (or will be): its final path once known, else the named destination.
+    /// Where the file is (or will be): its final path once known, else the named destination, else
+    /// (a directory download before its response named the file) the name its URL gives, as aria2
+    /// shows it before the first response.
     var path: String {
         if let final = item.finalPath { return final }
-        return item.destinationIsDirectory ? "" : item.destination
+        guard item.destinationIsDirectory else { return item.destination }
+        guard let url = item.url else { return "" }
+        let name = FileNameSanitizer.destinationName(contentDisposition: nil, url: url)
+        return item.destination.hasSuffix("/") ? item.destination + name : item.destination + "/" + name
     }
 
     var dir: String {

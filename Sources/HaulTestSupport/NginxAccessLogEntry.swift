@@ -8,12 +8,15 @@ public struct NginxAccessLogEntry: Sendable, Equatable {
     public let bodyBytesSent: Int
     /// The request's `Range` header, or `nil` when it had none.
     public let range: String?
+    /// The protocol the request was made with: `HTTP/1.1`, `HTTP/2.0`.
+    public let httpProtocol: String
     /// The address the request came from (`$remote_addr`): `127.0.0.1` for a direct connection,
     /// a proxy's outgoing address (``SocksProxy``, ``HTTPProxy``) for one through it.
     public let clientAddress: String
 
     /// Creates an entry from its fields.
-    public init(uri: String, status: Int, bodyBytesSent: Int, range: String?, clientAddress: String = "127.0.0.1") {
+    public init(uri: String, status: Int, bodyBytesSent: Int, range: String?, clientAddress: String = "127.0.0.1", httpProtocol: String = "HTTP/1.1") {
+        self.httpProtocol = httpProtocol
         self.uri = uri
         self.status = status
         self.bodyBytesSent = bodyBytesSent
@@ -21,14 +24,14 @@ public struct NginxAccessLogEntry: Sendable, Equatable {
         self.clientAddress = clientAddress
     }
 
-    /// Parses a line in the `haul_test` format: `$remote_addr $request_uri $status $body_bytes_sent
-    /// $http_range`. The Range value may itself contain spaces (`bytes=0-1, 5-9`); nginx writes `-`
-    /// when it is absent.
+    /// Parses a line in the `haul_test` format: `$remote_addr $server_protocol $request_uri $status
+    /// $body_bytes_sent $http_range`. The Range value may itself contain spaces (`bytes=0-1, 5-9`);
+    /// nginx writes `-` when it is absent.
     init?(line: String) {
-        let fields = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
-        guard fields.count == 5, let status = Int(fields[2]), let bytes = Int(fields[3]) else { return nil }
+        let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: false)
+        guard fields.count == 6, let status = Int(fields[3]), let bytes = Int(fields[4]) else { return nil }
         self.init(
-            uri: String(fields[1]), status: status, bodyBytesSent: bytes,
-            range: fields[4] == "-" ? nil : String(fields[4]), clientAddress: String(fields[0]))
+            uri: String(fields[2]), status: status, bodyBytesSent: bytes,
+            range: fields[5] == "-" ? nil : String(fields[5]), clientAddress: String(fields[0]), httpProtocol: String(fields[1]))
     }
 }

@@ -41,7 +41,7 @@ extension NginxServer {
         let listen: String
         if let tls {
             listen = """
-                listen 127.0.0.1:\(port) ssl;
+                listen 127.0.0.1:\(port) ssl http2;
                         ssl_certificate \(quoted(tls.certificatePath));
                         ssl_certificate_key \(quoted(tls.keyPath));
                         ssl_protocols TLSv1.2 TLSv1.3;
@@ -65,7 +65,7 @@ extension NginxServer {
 
             http {
                 default_type application/octet-stream;
-                log_format haul_test '$remote_addr $request_uri $status $body_bytes_sent $http_range';
+                log_format haul_test '$remote_addr $server_protocol $request_uri $status $body_bytes_sent $http_range';
                 access_log \(quoted(directory + "/access.log")) haul_test;
             \(tempPaths)
                 sendfile on;

@@ -38,6 +38,25 @@ struct CLITLSTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func http11ByDefaultAndHTTP2WhenAskedEvenWithSegments() throws {
+        // GIVEN nginx offering HTTP/2 over TLS (ALPN)
+        let data = TestData.bytes(count: 12 << 20, seed: 72)
+        let fixture = try Fixture(files: ["h2.bin": data, "h1.bin": data], limitRate: "4m")
+        // WHEN haul downloads with --http2 (four connections), and again with its defaults
+        let h2 = try HaulBinary.run(
+            ["-q", "-x", "4", "--http2", "--cacert", fixture.caCert, "-o", fixture.work.file("h2.bin"), fixture.nginx.baseURL + "/limited/h2.bin"])
+        let h1 = try HaulBinary.run(["-q", "-x", "4", "--cacert", fixture.caCert, "-o", fixture.work.file("h1.bin"), fixture.nginx.baseURL + "/limited/h1.bin"])
+        // THEN both files are bit-exact, every request of the first was HTTP/2, of the second HTTP/1.1
+        #expect(h2.status == 0 && h1.status == 0, "\(h2.stderr) \(h1.stderr)")
+        #expect(Disk.difference(fixture.work.file("h2.bin"), data) == nil)
+        #expect(Disk.difference(fixture.work.file("h1.bin"), data) == nil)
+        let overH2 = fixture.requests(for: "/limited/h2.bin", atLeast: 2)
+        let overH1 = fixture.requests(for: "/limited/h1.bin", atLeast: 2)
+        #expect(overH2.count > 1 && overH2.allSatisfy { $0.httpProtocol == "HTTP/2.0" }, "\(overH2)")
+        #expect(overH1.count > 1 && overH1.allSatisfy { $0.httpProtocol == "HTTP/1.1" }, "\(overH1)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func serverSignedByAnUntrustedCAIsRefusedWithNetworkExitCode() throws {
         // GIVEN nginx over HTTPS with a certificate from a CA that nothing trusts
         let data = TestData.bytes(count: 256 << 10, seed: 71)

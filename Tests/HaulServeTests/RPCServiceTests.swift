@@ -148,6 +148,10 @@ struct RPCServiceTests {
         #expect(try fixture.result("aria2.getUris", [.string(first)]).array?.first?["status"] != nil)
         #expect(try fixture.result("aria2.getPeers", [.string(first)]).array?.isEmpty == true)
         #expect(try fixture.result("aria2.getOption", [.string(first)])["out"] == "a.bin")
+        // A download into the directory, before any response named its file: the URL's name (as aria2)
+        let unnamed = try #require(try fixture.result("aria2.addUri", [["http://127.0.0.1:9/dir/c.bin"], ["pause": "true"]]).string)
+        let path = try fixture.result("aria2.tellStatus", [.string(unnamed)])["files"]?.array?.first?["path"]
+        #expect(path?.string == fixture.directory.file("dl") + "/c.bin")
     }
 
     @Test func pauseUnpauseRemoveAndPurgeAnswerAsAria2Does() throws {
