@@ -14,6 +14,8 @@ public enum DownloadEvent: Sendable, Equatable {
     case restarted(RestartReason)
     /// A transient failure; the next attempt comes after `delay` seconds and resumes from what is on disk.
     case retrying(RetryInfo)
+    /// A mirror was proven to serve the same file and now takes segments, or was dropped.
+    case mirror(MirrorNote)
     /// The transfer stopped; the partial file and its record are kept for `resume()` or a later run.
     case paused(DownloadProgress)
     /// The file is complete, verified and in place.
@@ -97,6 +99,34 @@ public struct DownloadProgress: Sendable, Equatable {
     public var fraction: Double? {
         guard let totalBytes, totalBytes > 0 else { return totalBytes == 0 ? 1 : nil }
         return min(1, Double(bytes) / Double(totalBytes))
+    }
+}
+
+/// What became of one mirror of a segmented download (`DownloadRequest.mirrors`).
+public struct MirrorNote: Sendable, Equatable {
+    public enum Change: String, Sendable {
+        /// Its length and a window of its bytes matched the primary's: it takes segments.
+        case admitted
+        /// It disagreed with the primary or kept failing: nothing it sent is kept, its ranges go
+        /// to the other sources, and it is not asked again in this run.
+        case dropped
+    }
+
+    /// The mirror as given (show it through `Redaction`: it may hold a password).
+    public let url: URL
+    public let change: Change
+    /// How it was proven, or why it was dropped.
+    public let reason: String
+
+    public init(url: URL, change: Change, reason: String) {
+        self.url = url
+        self.change = change
+        self.reason = reason
+    }
+
+    /// One line for a person, the mirror's password shown as `***`.
+    public var message: String {
+        "mirror \(Redaction.url(url)) \(change.rawValue): \(reason)"
     }
 }
 

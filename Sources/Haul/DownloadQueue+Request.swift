@@ -44,6 +44,7 @@ extension DownloadQueue {
         options.maxSize = request.maxSize
         options.serverDigest = request.verifiesServerDigest ? nil : false
         options.s3Checksums = request.asksS3Checksum ? true : nil
+        options.http2 = request.transfer.allowsHTTP2 ? true : nil
         options.connections = request.connections
         options.bytesPerSecond = request.rateLimiter.map { Int64($0.bytesPerSecond) }.flatMap { $0 > 0 ? $0 : nil }
         options.verifyTLS = request.transfer.verifyTLS
@@ -55,6 +56,7 @@ extension DownloadQueue {
         options.netrcFile = request.transfer.netrcFile.map(absolute)
         options.cookieFile = request.cookieFile.map(absolute)
         options.cookieJar = request.cookieJar.map(absolute)
+        options.mirrors = request.mirrors.isEmpty ? nil : request.mirrors.map(\.absoluteString)
         return options
     }
 
@@ -107,6 +109,7 @@ extension DownloadQueue {
         if let value = stored.minFreeSpace { request.minFreeSpace = value }
         request.verifiesServerDigest = stored.serverDigest ?? true
         request.asksS3Checksum = stored.s3Checksums ?? false
+        request.transfer.allowsHTTP2 = stored.http2 ?? request.transfer.allowsHTTP2
         request.maxSize = stored.maxSize
         if let value = stored.connections { request.connections = value }
         request.rateLimiter = stored.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
@@ -119,6 +122,12 @@ extension DownloadQueue {
         request.transfer.netrcFile = stored.netrcFile
         request.cookieFile = stored.cookieFile
         request.cookieJar = stored.cookieJar
+        request.mirrors = try (stored.mirrors ?? []).map { text throws(DownloadError) in
+            guard let url = URL(string: text) else {
+                throw DownloadError(.usage, "download \(id) has a damaged stored mirror \"\(Redaction.url(text))\"; remove it and add it again")
+            }
+            return url
+        }
     }
 
     /// Deletes the partial file and record of `item`, and only its own: the partial is removed only

@@ -72,7 +72,11 @@ public struct DownloadRequest: Sendable {
     /// Ask S3-style hosts for their stored checksum (`x-amz-checksum-mode: ENABLED`).
     public var asksS3Checksum = false
     /// Other URLs of the same file (mirrors): segments are spread over them, each proven to serve
-    /// the same bytes as `url` before any of its bytes are kept.
+    /// the same bytes as `url` before any of its bytes are kept (its length, and 64 KiB `url`
+    /// already delivered compared byte for byte; then its own validator in `If-Range` on every
+    /// request). A mirror that disagrees or keeps failing is dropped (a `.mirror` event says why).
+    /// Used when the download is segmented (a whole file into a file, fetched with GET); each
+    /// mirror's requests are built from its own URL alone, never with `headers` or `body`.
     public var mirrors: [URL] = []
     /// Supplies a fresh URL when the server answers 401, 403 or 410 to a download in progress
     /// (signed URLs expire). Called on the download's thread with the URL that failed and the

@@ -20,21 +20,31 @@ extension DownloadRunner {
             total - output.sink.length >= 4 * SegmentTable.minimumSplit || record.segments != nil,
             let host = sent.url.host
         else { return }
-        let setup = SegmentCoordinator.Setup(
+        var setup = SegmentCoordinator.Setup(
             request: sent, transfer: request.transfer, validators: body.validators, total: total,
             host: host, maxHelpers: limit - 1, adaptive: request.connections == nil, retry: request.retry,
             rateLimiter: request.rateLimiter)
+        setup.mirrors = mirrorRequests(askedLike: sent)
+        setup.redirects = RedirectPolicy(maxRedirects: request.maxRedirects, allowsDowngrade: request.allowsHTTPRedirect)
         guard let keeper, let layout = output.layout else { return }
         let snapshot = record
         let coordinator = SegmentCoordinator(
             setup: setup, file: file, transport: transport, control: control,
             mainNext: output.sink.length, resumed: record.segments,
             progressMap: Self.progressMap(layout, prefix: output.sink.length, segments: record.segments ?? []),
+            onMirror: { [hub] note in hub.publish(.mirror(note)) },
             saveRecord: { prefix, segments, synced throws(StoreError) in
                 try keeper.saveSegments(snapshot, prefix: prefix, segments: segments, synced: synced)
             })
         segments = coordinator
         coordinator.start()
+    }
+
+    /// The mirrors' requests, each built from its own URL alone (`TransferRequest.mirror`). Mirrors
+    /// serve a plain GET: a download that sends a body or another method has none.
+    func mirrorRequests(askedLike sent: TransferRequest) -> [TransferRequest] {
+        guard sent.method == "GET", sent.body == nil else { return [] }
+        return request.mirrors.filter { $0.host != nil }.map { TransferRequest.mirror($0, askedLike: sent) }
     }
 
     /// Forgets the coordinator once its connections ended, keeping the count of bytes they moved;

@@ -16,11 +16,11 @@ final class DownloadRunner {
 
     let request: DownloadRequest
     /// Every request of the run goes through it; with cookies, through a `CookieTransport`.
-    private(set) var transport: any HTTPTransport
+    var transport: any HTTPTransport
     /// The run's cookies, when the request names a cookie file or jar.
-    private(set) var cookies: CookieSession?
+    var cookies: CookieSession?
     /// Writing the jar failed once: the error that says so is on its way out; not tried again.
-    private var cookieJarFailed = false
+    var cookieJarFailed = false
     let hub: EventHub
     let control: RunControl
     /// Where the record of a layout lives.
@@ -273,38 +273,6 @@ final class DownloadRunner {
             secondsLeft: meter.secondsLeft(remaining: remaining))
         progress.segments = segments.map { [Segment(begin: 0, next: output.sink.length, end: $0.mainEnd)] + $0.segments }
         return progress
-    }
-
-    /// Checks the netrc file and reads the cookie file before anything is sent; with cookies, every
-    /// request of the run (redirect hops, retries, segments) goes through the run's cookie session.
-    private func openCredentialFiles() throws(DownloadError) {
-        if let netrcFile = request.transfer.netrcFile { try NetrcFile.check(netrcFile) }
-        guard request.cookieFile != nil || request.cookieJar != nil else { return }
-        let session = try CookieSession(file: request.cookieFile, jar: request.cookieJar)
-        cookies = session
-        transport = CookieTransport(base: transport, session: session)
-    }
-
-    /// Writes the cookie jar, when one was asked for: before the end of the run is published, so
-    /// whoever hears it (a CLI about to exit) finds the file written.
-    func saveCookieJar() throws(DownloadError) {
-        do throws(DownloadError) {
-            try cookies?.save()
-        } catch {
-            cookieJarFailed = true
-            throw error
-        }
-    }
-
-    /// `saveCookieJar` for the ways out that already carry an error.
-    private func cookieJarProblem() -> DownloadError? {
-        guard !cookieJarFailed else { return nil }
-        do throws(DownloadError) {
-            try saveCookieJar()
-            return nil
-        } catch {
-            return error
-        }
     }
 
     /// An adopted file that could not be proven goes back to its name, untouched, with no record.

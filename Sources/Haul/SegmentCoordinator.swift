@@ -24,6 +24,10 @@ final class SegmentCoordinator: Sendable {
         let adaptive: Bool
         let retry: RetryPolicy
         let rateLimiter: RateLimiter?
+        /// The mirrors' requests (`TransferRequest.mirror`), as given: each is probed before use.
+        var mirrors: [TransferRequest] = []
+        /// The download's redirect rules, for a mirror's redirects.
+        var redirects = RedirectPolicy()
     }
 
     /// Why the segmented download cannot go on.
@@ -50,6 +54,11 @@ final class SegmentCoordinator: Sendable {
         var dropped: Set<Int> = []
         /// Whether the runner's own connection holds one of the host's slots.
         var holdsMainSlot = false
+        /// The primary and the mirrors: which are proven, how many connections each has.
+        var sources: SegmentSources
+        /// Each source's request (index 0 the primary's): a mirror's becomes the final hop of its
+        /// probe's redirects once admitted.
+        var requests: [TransferRequest]
 
         /// Stops every connection because a write, sync or record save failed; the first
         /// failure is the one the runner reports.
@@ -70,6 +79,10 @@ final class SegmentCoordinator: Sendable {
     /// The progress after every write, kept by the kernel if the process dies; nil: the monitor
     /// records progress for this boot every 0.1 s instead.
     let progressMap: SegmentProgressMap?
+    /// Each source's host, for `HostSlots` (index 0 the primary's).
+    let hosts: [String]
+    /// Told when a mirror is admitted or dropped.
+    let onMirror: @Sendable (MirrorNote) -> Void
 
     init(
         setup: Setup,
@@ -79,9 +92,12 @@ final class SegmentCoordinator: Sendable {
         mainNext: Int64,
         resumed: [Segment]?,
         progressMap: SegmentProgressMap? = nil,
+        onMirror: @escaping @Sendable (MirrorNote) -> Void = { _ in },
         saveRecord: @escaping @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
     ) {
         self.progressMap = progressMap
+        self.onMirror = onMirror
+        hosts = [setup.host] + setup.mirrors.map { $0.url.host ?? "" }
         self.setup = setup
         self.file = file
         self.transport = transport
@@ -94,7 +110,11 @@ final class SegmentCoordinator: Sendable {
         } else if !setup.adaptive {
             mainEnd = table.split(from: mainNext, to: setup.total, count: setup.maxHelpers + 1)
         }
-        state = Mutex(State(table: table, mainNext: mainNext, mainEnd: mainEnd, maxHelpers: setup.maxHelpers))
+        state = Mutex(
+            State(
+                table: table, mainNext: mainNext, mainEnd: mainEnd, maxHelpers: setup.maxHelpers,
+                sources: SegmentSources(primaryValidators: setup.validators, mirrorCount: setup.mirrors.count),
+                requests: [setup.request] + setup.mirrors))
     }
 
     // MARK: the runner's connection
@@ -173,19 +193,40 @@ final class SegmentCoordinator: Sendable {
     }
 
     func addHelper() {
-        let admitted = state.withLock { state -> Bool in
+        let assignment = state.withLock { state -> SegmentSources.Assignment? in
             guard !state.stopping, state.failure == nil, state.helpers < state.maxHelpers,
-                HostSlots.shared.acquire(setup.host)
-            else { return false }
+                let assignment = assignSource(&state)
+            else { return nil }
             state.helpers += 1
-            return true
+            return assignment
         }
-        guard admitted else { return }
+        guard let assignment else { return }
         launch("haul-segment") { [self] in
-            helperLoop()
-            HostSlots.shared.release(setup.host)
+            var current: SegmentSources.Assignment? = assignment
+            while let assignment = current {
+                let end = connectionLoop(assignment)
+                current = state.withLock { state in
+                    HostSlots.shared.release(hosts[assignment.source])
+                    state.sources.release(assignment.source)
+                    // A connection that lost its source (a mirror dropped, a slow or failed
+                    // transfer) goes on from the least busy source left.
+                    guard end == .reassign, !state.stopping, state.failure == nil else { return nil }
+                    return assignSource(&state)
+                }
+            }
             state.withLock { $0.helpers -= 1 }
         }
+    }
+
+    /// Under the lock: a source for a new connection, one whose host has a free slot (taken).
+    private func assignSource(_ state: inout State) -> SegmentSources.Assignment? {
+        var excluded: Set<Int> = []
+        while let assignment = state.sources.assign(excluding: excluded) {
+            if HostSlots.shared.acquire(hosts[assignment.source]) { return assignment }
+            state.sources.release(assignment.source)
+            excluded.insert(assignment.source)
+        }
+        return nil
     }
 
     private func launch(_ name: String, _ body: @escaping @Sendable () -> Void) {
@@ -199,95 +240,16 @@ final class SegmentCoordinator: Sendable {
         thread.start()
     }
 
-    private var shouldStop: Bool {
+    var shouldStop: Bool {
         control.shouldStop || state.withLock { $0.stopping || $0.failure != nil }
     }
 
-    /// Whether the connection working on `index` should give it up (stopping, or too slow).
-    func abandons(_ index: Int) -> Bool {
-        control.shouldStop || state.withLock { $0.stopping || $0.failure != nil || $0.dropped.contains(index) }
-    }
-
-    /// One extra connection: claim a segment, fetch it (retrying drops), claim the next.
-    private func helperLoop() {
-        while !shouldStop {
-            let claimed = state.withLock { state -> Int? in
-                guard let claim = state.table.claim(mainNext: state.mainNext, mainEnd: state.mainEnd) else { return nil }
-                if let newMainEnd = claim.newMainEnd { state.mainEnd = newMainEnd }
-                progressMap?.store(prefix: state.mainNext, segments: state.table.segments)
-                return claim.index
+    /// Whether the connection working on `index` from `source` should give it up (stopping, too
+    /// slow, or its mirror was dropped).
+    func abandons(_ index: Int, from source: Int = SegmentSources.primary) -> Bool {
+        control.shouldStop
+            || state.withLock {
+                $0.stopping || $0.failure != nil || $0.dropped.contains(index) || $0.sources.isDropped(source)
             }
-            guard let index = claimed else { return }
-            let kept = fetch(index)
-            let slow = state.withLock { state -> Bool in
-                state.table.release(index)
-                return state.dropped.remove(index) != nil
-            }
-            // A connection dropped for being slow starts over on a new one; any other failure ends it.
-            if !kept && !slow { return }
-        }
-    }
-
-    /// Fetches one segment to its end; false when this connection should end (throttled, failing).
-    private func fetch(_ index: Int) -> Bool {
-        var retries = 0
-        while !abandons(index) {
-            guard
-                let range = state.withLock({ state -> Segment? in
-                    let segment = state.table.segments[index]
-                    return segment.isDone ? nil : segment
-                })
-            else { return true }
-            let plan = ResumePlanner.segmentPlan(begin: range.next, end: range.end, validators: setup.validators, total: setup.total)
-            let fetcher = SegmentFetcher(coordinator: self, index: index, plan: plan)
-            let outcome = transport.perform(setup.request.asking(for: plan), options: setup.transfer, handler: fetcher)
-            switch fetcher.verdict {
-            case .mismatch(let reason):
-                state.withLock { if $0.failure == nil { $0.failure = .restart(reason) } }
-                return false
-            case .throttled:
-                // The server wants fewer connections: this one ends and no more are added.
-                state.withLock { state in
-                    state.throttled = true
-                    state.maxHelpers = max(0, state.helpers - 1)
-                }
-                return false
-            case .write, .none:
-                break
-            }
-            if case .failed = outcome, fetcher.wroteBytes == 0 {
-                retries += 1
-                guard retries <= setup.retry.maxRetries else { return false }
-                // The same interruptible wait as the runner's retries: a pause ends it at once.
-                control.sleep(seconds: min(2, setup.retry.delay(forRetry: retries)))
-            } else if case .failed = outcome {
-                retries = 0
-            }
-        }
-        return false
-    }
-
-    /// Bytes of one segment response: written at their offset, never past the segment's end.
-    func write(_ bytes: UnsafeRawBufferPointer, into index: Int) -> (written: Int, done: Bool) {
-        // The lock covers the write, so a steal never splits below bytes in flight and a checkpoint
-        // never claims bytes not yet written.
-        let result = state.withLock { state -> (Int, Bool) in
-            let segment = state.table.segments[index]
-            let count = Int(min(Int64(bytes.count), segment.remaining))
-            guard count > 0 else { return (0, true) }
-            do throws(StoreError) {
-                try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: segment.next)
-            } catch {
-                state.stop(failing: error)
-                return (0, true)
-            }
-            state.table.advance(index, by: Int64(count))
-            // After the data: the map never claims a byte that is not in the page cache.
-            progressMap?.advance(index, to: state.table.segments[index].next)
-            state.transferred += Int64(count)
-            return (count, state.table.segments[index].isDone)
-        }
-        setup.rateLimiter?.take(result.0) { shouldStop }
-        return result
     }
 }

@@ -3,23 +3,31 @@ import HaulCore
 import HaulEngine
 import HaulStore
 
-/// One response for one segment, judged by `SegmentVerdict` (the download's own verdict).
+/// One response for one segment, judged by `SegmentVerdict` (the download's own verdict), from
+/// the primary or a mirror alike.
 final class SegmentFetcher: TransferHandler {
     private let coordinator: SegmentCoordinator
     private let index: Int
+    /// The source asked (index into the coordinator's sources).
+    private let source: Int
+    private let role: SegmentSource
     private let plan: RequestPlan
     private(set) var verdict: SegmentVerdict?
+    private(set) var status: Int?
     private(set) var wroteBytes = 0
 
-    init(coordinator: SegmentCoordinator, index: Int, plan: RequestPlan) {
+    init(coordinator: SegmentCoordinator, index: Int, source: Int, role: SegmentSource, plan: RequestPlan) {
         self.coordinator = coordinator
         self.index = index
+        self.source = source
+        self.role = role
         self.plan = plan
     }
 
     func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl {
-        let verdict = SegmentVerdict.evaluate(head, for: plan)
+        let verdict = SegmentVerdict.evaluate(head, for: plan, from: role)
         self.verdict = verdict
+        status = head.status
         return verdict == .write ? .proceed : .stop
     }
 
@@ -30,6 +38,100 @@ final class SegmentFetcher: TransferHandler {
     }
 
     func transferShouldAbort() -> Bool {
-        coordinator.abandons(index)
+        coordinator.abandons(index, from: source)
+    }
+}
+
+/// The response to a mirror's probe (`MirrorProbe`): judged by the download's verdict, then its
+/// body compared, byte for byte, with what the primary delivered there. Nothing is ever written.
+final class MirrorProbeChecker: TransferHandler {
+    private let file: PartialFile
+    private let plan: RequestPlan
+    private let shouldAbort: @Sendable () -> Bool
+    /// A redirect to follow; the coordinator makes the next request.
+    private(set) var redirectHead: ResponseHead?
+    private var verdict: MirrorProbe.Verdict?
+    /// Body bytes compared so far (all equal).
+    private var compared: Int64 = 0
+    private var mismatch: Int64?
+    private var overflow = false
+    private var readFailure: StoreError?
+
+    init(file: PartialFile, plan: RequestPlan, shouldAbort: @escaping @Sendable () -> Bool) {
+        self.file = file
+        self.plan = plan
+        self.shouldAbort = shouldAbort
+    }
+
+    /// What the probe proved.
+    enum Result: Equatable {
+        case admitted(Validators)
+        case dropped(String)
+        /// The download is stopping: no verdict on the mirror.
+        case stopped
+        /// The bytes on disk could not be read.
+        case readFailed(StoreError)
+    }
+
+    func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl {
+        if head.isRedirect {
+            redirectHead = head
+            return .stop
+        }
+        let verdict = MirrorProbe.evaluate(head, for: plan)
+        self.verdict = verdict
+        if case .compare = verdict { return .proceed }
+        return .stop
+    }
+
+    func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
+        guard let first = plan.requestedFirst else { return .stop }
+        let wanted = Int(min(Int64(chunk.count), plan.overlap - compared))
+        guard wanted == chunk.count else {
+            overflow = true
+            return .stop
+        }
+        let offset = first + compared
+        let onDisk: [UInt8]
+        do throws(StoreError) {
+            onDisk = try file.read(at: offset, count: wanted)
+        } catch {
+            readFailure = error
+            return .stop
+        }
+        guard onDisk.count == wanted else {
+            readFailure = StoreError(.io, "the partial file ends before byte \(offset + Int64(wanted))")
+            return .stop
+        }
+        for position in 0..<wanted where chunk[position] != onDisk[position] {
+            mismatch = offset + Int64(position)
+            return .stop
+        }
+        compared += Int64(wanted)
+        return .proceed
+    }
+
+    func transferShouldAbort() -> Bool {
+        shouldAbort()
+    }
+
+    /// The probe's result once the transfer ended with `outcome`.
+    func result(_ outcome: TransferOutcome) -> Result {
+        if let readFailure { return .readFailed(readFailure) }
+        if let mismatch { return .dropped(MirrorProbe.bytesDiffer(at: mismatch)) }
+        if overflow { return .dropped("it sent more than the \(plan.overlap) bytes asked for") }
+        switch verdict {
+        case .drop(let reason):
+            return .dropped(reason)
+        case .compare(let validators):
+            if compared == plan.overlap { return .admitted(validators) }
+            if shouldAbort() { return .stopped }
+            if case .failed(let error) = outcome { return .dropped("its connection failed (\(error.message))") }
+            return .dropped("it sent \(compared) of the \(plan.overlap) bytes asked for")
+        case nil:
+            if shouldAbort() { return .stopped }
+            if case .failed(let error) = outcome { return .dropped("it cannot be reached (\(error.message))") }
+            return .dropped("it sent no answer")
+        }
     }
 }

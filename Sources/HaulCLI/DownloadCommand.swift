@@ -13,7 +13,7 @@ struct DownloadCommand: ParsableCommand {
 
     static var options: [OptionSpec] {
         DestinationOptions.specs + [input] + StoreOptions.specs + RequestOptions.specs + DownloadSettings.specs + ProxyOptions.specs
-            + CredentialFileOptions.specs + ConnectionsOptions.specs + RunSettings.specs + OutputOptions.specs
+            + CredentialFileOptions.specs + ConnectionsOptions.specs + MirrorOptions.specs + RunSettings.specs + OutputOptions.specs
     }
 
     static let overview = """
@@ -36,6 +36,7 @@ struct DownloadCommand: ParsableCommand {
     let proxy: ProxyOptions
     let credentials: CredentialFileOptions
     let connections: ConnectionsOptions
+    let mirrors: MirrorOptions
     let settings: RunSettings
     let output: OutputOptions
 
@@ -49,6 +50,7 @@ struct DownloadCommand: ParsableCommand {
         proxy = try ProxyOptions(parsed)
         credentials = try CredentialFileOptions(parsed)
         connections = try ConnectionsOptions(parsed)
+        mirrors = try MirrorOptions(parsed)
         settings = try RunSettings(parsed)
         output = OutputOptions(parsed)
     }
@@ -65,6 +67,7 @@ struct DownloadCommand: ParsableCommand {
         try request.validate()
         try destination.validate(downloads: downloads)
         try download.validate(downloads: downloads)
+        try mirrors.validate(downloads: downloads, request: request, destination: destination, connections: connections)
         if downloads == .one, output.mode == .json, destination.writesToStandardOutput {
             throw UsageError(message: "--json writes events to standard output, so it cannot be used with -o -")
         }
@@ -87,7 +90,8 @@ struct DownloadCommand: ParsableCommand {
 
     /// One download as the request and its settings shape it (what a queued item keeps).
     private func shapedRequest(_ url: URL, _ destination: Destination) -> DownloadRequest {
-        proxy.applied(to: credentials.applied(to: download.applied(to: request.request(url, destination), connections: connections)))
+        mirrors.applied(
+            to: proxy.applied(to: credentials.applied(to: download.applied(to: request.request(url, destination), connections: connections))))
     }
 
     /// The batch's requests (the URLs given, then the list's) and the list lines that were unusable.

@@ -23,6 +23,8 @@ enum JSONEvent {
             object = ["event": "restarted", "reason": reason.code.rawValue, "message": reason.message]
         case .retrying(let retry):
             object = ["event": "retrying", "attempt": retry.attempt, "maxRetries": retry.maxRetries, "delay": retry.delay, "reason": retry.reason]
+        case .mirror(let note):
+            object = ["event": "mirror", "url": Redaction.url(note.url), "change": note.change.rawValue, "reason": note.reason]
         case .paused(let progress):
             object = progressObject("paused", progress)
         case .completed(let done):

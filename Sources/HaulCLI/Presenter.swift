@@ -56,6 +56,7 @@ final class Presenter: @unchecked Sendable {
                 case .response(let info): if let note = info.note { message("haul: #\(id): \(note)") }
                 case .retrying(let retry):
                     message("haul: #\(id): \(retry.reason); retry \(retry.attempt) of \(retry.maxRetries) in \(Format.seconds(retry.delay))")
+                case .mirror(let note): message("haul: #\(id): \(note.message)")
                 default: break
                 }
             }
@@ -121,6 +122,8 @@ final class Presenter: @unchecked Sendable {
             message("haul: \(reason.message)")
         case .retrying(let retry):
             message("haul: \(retry.reason); retry \(retry.attempt) of \(retry.maxRetries) in \(Format.seconds(retry.delay))")
+        case .mirror(let note):
+            message("haul: \(note.message)")
         case .paused(let progress):
             message("stopped at \(Format.bytes(progress.bytes)); run the same command again to resume")
         case .completed(let done):

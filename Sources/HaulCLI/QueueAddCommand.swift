@@ -10,7 +10,7 @@ struct QueueAddCommand: ParsableCommand {
 
     static var options: [OptionSpec] {
         DestinationOptions.specs + [priority, paused] + StoreOptions.specs + RequestOptions.specs + DownloadSettings.specs
-            + ProxyOptions.specs + CredentialFileOptions.specs + ConnectionsOptions.specs
+            + ProxyOptions.specs + CredentialFileOptions.specs + ConnectionsOptions.specs + MirrorOptions.specs
     }
 
     static let overview = """
@@ -18,7 +18,7 @@ struct QueueAddCommand: ParsableCommand {
 
         A queued download keeps its request (method, headers, body, range), what to do with a file
         already at its destination, its checks (checksum, free space, size limit), TLS trust, its
-        proxy, the paths of its netrc and cookie files, redirects and connections. How a run treats
+        proxy, the paths of its netrc and cookie files, redirects, connections and mirrors. How a run treats
         every download (-j, retries, timeouts, one shared speed limit) is given to 'haul queue run'.
         """
 
@@ -32,6 +32,7 @@ struct QueueAddCommand: ParsableCommand {
     let proxy: ProxyOptions
     let credentials: CredentialFileOptions
     let connections: ConnectionsOptions
+    let mirrors: MirrorOptions
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         urls = try OptionValue.urls(parsed.positional)
@@ -44,6 +45,7 @@ struct QueueAddCommand: ParsableCommand {
         proxy = try ProxyOptions(parsed)
         credentials = try CredentialFileOptions(parsed)
         connections = try ConnectionsOptions(parsed)
+        mirrors = try MirrorOptions(parsed)
     }
 
     func validate() throws(UsageError) {
@@ -52,6 +54,7 @@ struct QueueAddCommand: ParsableCommand {
         let downloads: DownloadCount = urls.count > 1 ? .several : .one
         try destination.validate(downloads: downloads)
         try download.validate(downloads: downloads)
+        try mirrors.validate(downloads: downloads, request: request, destination: destination, connections: connections)
         if destination.writesToStandardOutput {
             throw UsageError(message: "a queued download needs a file or directory, not standard output (-o -)")
         }
@@ -61,7 +64,9 @@ struct QueueAddCommand: ParsableCommand {
         download.warnIfInsecure(Presenter(mode: .normal))
         let queue = try store.open()
         let requests = urls.map { url in
-            proxy.applied(to: credentials.applied(to: download.applied(to: request.request(url, destination.destination()), connections: connections)))
+            mirrors.applied(
+                to: proxy.applied(
+                    to: credentials.applied(to: download.applied(to: request.request(url, destination.destination()), connections: connections))))
         }
         do throws(DownloadError) {
             for id in try queue.add(requests, priority: priorityValue, paused: startsPaused) { print(id) }

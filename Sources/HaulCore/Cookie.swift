@@ -126,6 +126,10 @@ extension Cookie {
                     maxAgeExpiry = overflow ? Int64.max : sum
                 }
             case "domain":
+                // A host name is ASCII (an international one travels as punycode); anything else
+                // is refused, also because Character-wise, "." followed by a combining mark is not
+                // a dot, and the domain would not read back from the cookie file.
+                guard value.utf8.allSatisfy({ $0 < 0x80 }) else { return }
                 var domain = Substring(value.lowercased())
                 if domain.hasPrefix(".") { domain = domain.dropFirst() }
                 if !domain.isEmpty, Cookie.isSafe(String(domain), allowing: []) { self.domain = String(domain) }

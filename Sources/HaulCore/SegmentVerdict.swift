@@ -1,5 +1,13 @@
+/// Which server a segment request went to: the download's own (the final hop of its first
+/// request), or a mirror proven to serve the same file (`MirrorProbe`).
+public enum SegmentSource: Sendable, Equatable {
+    case primary
+    case mirror
+}
+
 /// What a response to a segment request means. Decided by `ResponseVerdict`, the same code that
-/// judges a download's first connection, so a segment is held to every rule a resume is.
+/// judges a download's first connection, so a segment is held to every rule a resume is, whichever
+/// server it came from.
 public enum SegmentVerdict: Sendable, Equatable {
     /// Write the body at the segment's offset.
     case write
@@ -8,9 +16,21 @@ public enum SegmentVerdict: Sendable, Equatable {
     /// The response shows another version, a whole body, a wrong range or an error: the segmented
     /// download stops and starts over from byte 0 over one connection.
     case mismatch(RestartReason)
+    /// A mirror's response fails a rule that a primary's `.mismatch` would: the mirror is dropped
+    /// (this message says why), nothing it sent is written, and its range goes back to the other
+    /// connections. The download itself goes on.
+    case dropSource(String)
 
-    /// Judges `head` as the answer to `plan` (from `ResumePlanner.segmentPlan`). Pure.
-    public static func evaluate(_ head: ResponseHead, for plan: RequestPlan) -> SegmentVerdict {
+    /// Judges `head` as the answer to `plan` (from `ResumePlanner.segmentPlan`, with the validators
+    /// of the server asked: a mirror's own) from `source`. Every rule is the same for every source;
+    /// only what a broken rule costs differs. Pure.
+    public static func evaluate(_ head: ResponseHead, for plan: RequestPlan, from source: SegmentSource = .primary) -> SegmentVerdict {
+        let verdict = evaluateRules(head, plan)
+        guard source == .mirror, case .mismatch(let reason) = verdict else { return verdict }
+        return .dropSource(MirrorProbe.disagreement(head, plan, reason))
+    }
+
+    private static func evaluateRules(_ head: ResponseHead, _ plan: RequestPlan) -> SegmentVerdict {
         if head.status == 429 || head.status == 503 { return .throttled }
         switch ResponseVerdict.evaluate(head, for: plan) {
         case .write(let body):

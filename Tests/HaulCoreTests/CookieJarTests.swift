@@ -27,6 +27,25 @@ struct CookieJarTests {
         #expect(jar.header(for: try url("http://example.com/dir/x"), now: now) == nil)
     }
 
+    @Test func aNonASCIIDomainIsRefusedAndTheFileIsSplitOnBytes() throws {
+        // Found by CookieFuzz: "." followed by a combining mark is one Character, so the domain
+        // did not read back from the file the jar wrote.
+        var jar = CookieJar()
+        jar.receive(setCookie: "a=1; Domain=.\u{0740}e.com", from: try url("http://x.e.com/"), now: now)
+        #expect(jar.cookies.allSatisfy { $0.domain.utf8.allSatisfy { $0 < 0x80 } })
+        // A file line whose tab is followed by a combining mark still splits into its fields
+        let line = "e.com\tFALSE\t/\tFALSE\t2000000000\tname\t\u{0301}value\n"
+        let parsed = CookieJar.parse(netscape: line)
+        #expect(parsed.jar.cookies.first?.value == "\u{0301}value")
+        let foreign = CookieJar.parse(netscape: ".\u{0740}e.com\tTRUE\t/\tFALSE\t2000000000\tn\tv\n")
+        #expect(foreign.jar.cookies.isEmpty && foreign.invalidLines == [1])
+        // Whatever the jar writes, it reads back
+        var written = CookieJar()
+        written.receive(setCookie: "do\u{FFFD}00on=x", from: try url("http://e.com/"), now: now)
+        let text = written.netscapeText(now: now)
+        #expect(CookieJar.parse(netscape: text).jar.cookies == written.cookies.filter { !$0.isExpired(now: now) })
+    }
+
     @Test func domainCookieReachesSubdomainsButNotOtherSites() throws {
         // GIVEN www.example.com sets a cookie for Domain=.Example.COM
         var jar = CookieJar()

@@ -287,6 +287,7 @@ enum FaultHarness {
         case .progress: "progress"
         case .restarted: "restarted"
         case .retrying: "retrying"
+        case .mirror: "mirror"
         case .paused: "paused"
         case .completed: "completed"
         case .failed: "failed"

@@ -9,6 +9,7 @@ extension DownloadEvent {
         case .progress: return "progress"
         case .restarted: return "restarted"
         case .retrying: return "retrying"
+        case .mirror: return "mirror"
         case .paused: return "paused"
         case .completed: return "completed"
         case .failed: return "failed"

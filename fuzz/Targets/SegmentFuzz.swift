@@ -18,6 +18,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let head = makeHead(&input, segment, validators)
     let verdict = SegmentVerdict.evaluate(head, for: plan)
     checkVerdict(verdict, head: head, plan: plan, segment)
+    checkMirrorVerdict(SegmentVerdict.evaluate(head, for: plan, from: .mirror), primary: verdict, head: head)
     return 0
 }
 
@@ -161,5 +162,18 @@ private func checkVerdict(_ verdict: SegmentVerdict, head: ResponseHead, plan: R
         require(head.status == 429 || head.status == 503, "throttled by status \(head.status)")
     case .mismatch:
         require(head.status != 429 && head.status != 503, "status \(head.status) is a throttle, not a mismatch")
+    case .dropSource:
+        violated("the primary's segment judged as a mirror's: \(head)")
+    }
+}
+
+/// A mirror's segment is held to the same rules: the same answer is written or refused; only a
+/// refusal drops the mirror instead of restarting the download.
+private func checkMirrorVerdict(_ verdict: SegmentVerdict, primary: SegmentVerdict, head: ResponseHead) {
+    switch (primary, verdict) {
+    case (.write, .write), (.throttled, .throttled), (.mismatch, .dropSource):
+        break
+    default:
+        violated("a mirror's answer judged \(verdict) where the primary's is \(primary): \(head)")
     }
 }

@@ -15,6 +15,8 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     public var serverDigest: Bool?
     /// `--s3-checksums`.
     public var s3Checksums: Bool?
+    /// `--http2`.
+    public var http2: Bool?
     /// Connections per file; nil adapts.
     public var connections: Int?
     /// This download's own speed limit (a run's shared limit, when set, applies instead).
@@ -34,6 +36,9 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     public var cookieFile: String?
     /// Where the cookies are written after the download (`--cookie-jar`).
     public var cookieJar: String?
+    /// Other servers of the same file (`--mirror`), as given; nil for none. A password in one is
+    /// a secret: removed with the item's other secrets.
+    public var mirrors: [String]?
 
     public init() {}
 
@@ -47,11 +52,12 @@ public struct StoredOptions: Codable, Sendable, Equatable {
         return text
     }
 
-    /// These options with nothing secret left: the proxy's password is removed (`user:password@`
-    /// becomes `user@`). What a download that can no longer run keeps.
+    /// These options with nothing secret left: the proxy's and the mirrors' passwords are removed
+    /// (`user:password@` becomes `user@`). What a download that can no longer run keeps.
     public var withoutSecrets: StoredOptions {
         var options = self
         options.proxy = proxy.map(Redaction.withoutPassword)
+        options.mirrors = mirrors?.map(Redaction.withoutPassword)
         return options
     }
 

@@ -1,0 +1,153 @@
+import Foundation
+import HaulCore
+import HaulEngine
+import HaulStore
+
+/// The extra connections: each claims a segment from its source, fetches it through the one
+/// segment verdict, and writes its bytes at their offset.
+extension SegmentCoordinator {
+    /// How one connection's run on a source ended.
+    enum ConnectionEnd: Equatable {
+        /// No work left, or the download stops, or the server wants fewer connections.
+        case finished
+        /// Go on from another source (or a new connection to the same one).
+        case reassign
+    }
+
+    /// One extra connection on its source: claim a segment, fetch it, claim the next. A mirror is
+    /// proven (probed, or another connection's probe awaited) once the connection holds its first
+    /// segment, so a probe never loses its work to connections that started with it; a mirror
+    /// that is not admitted hands the segment back at once.
+    func connectionLoop(_ assignment: SegmentSources.Assignment) -> ConnectionEnd {
+        let source = assignment.source
+        var validators: Validators?
+        if case .fetch(_, let admitted) = assignment { validators = admitted }
+        while !shouldStop {
+            if state.withLock({ $0.sources.isDropped(source) }) { return .reassign }
+            let claimed = state.withLock { state -> Int? in
+                guard let claim = state.table.claim(mainNext: state.mainNext, mainEnd: state.mainEnd) else { return nil }
+                if let newMainEnd = claim.newMainEnd { state.mainEnd = newMainEnd }
+                progressMap?.store(prefix: state.mainNext, segments: state.table.segments)
+                return claim.index
+            }
+            guard let index = claimed else { return .finished }
+            if validators == nil {
+                if case .probe = assignment {
+                    validators = probe(source)
+                } else {
+                    validators = awaitProbe(source)
+                }
+            }
+            guard let validators else {
+                state.withLock { state in
+                    state.table.release(index)
+                    state.dropped.remove(index)
+                }
+                return shouldStop ? .finished : .reassign
+            }
+            let end = fetch(index, from: source, validators: validators)
+            let slow = state.withLock { state -> Bool in
+                state.table.release(index)
+                return state.dropped.remove(index) != nil
+            }
+            switch end {
+            case .segmentDone: continue
+            case .reassign: return .reassign
+            // A connection dropped for being slow starts over on a new one; any other end ends it.
+            case .end: return slow ? .reassign : .finished
+            }
+        }
+        return .finished
+    }
+
+    /// How fetching one segment ended.
+    enum FetchEnd: Equatable {
+        case segmentDone
+        /// This connection ends (throttled, failing, stopping, or abandoned as slow).
+        case end
+        /// Its source is gone or failed: the segment goes back, the connection moves on.
+        case reassign
+    }
+
+    /// Fetches one segment from `source` to its end, with that source's `validators` in `If-Range`.
+    func fetch(_ index: Int, from source: Int, validators: Validators) -> FetchEnd {
+        var retries = 0
+        let role: SegmentSource = source == SegmentSources.primary ? .primary : .mirror
+        while !abandons(index, from: source) {
+            guard
+                let range = state.withLock({ state -> Segment? in
+                    let segment = state.table.segments[index]
+                    return segment.isDone ? nil : segment
+                })
+            else {
+                state.withLock { $0.sources.delivered(source) }
+                return .segmentDone
+            }
+            let plan = ResumePlanner.segmentPlan(begin: range.next, end: range.end, validators: validators, total: setup.total)
+            let fetcher = SegmentFetcher(coordinator: self, index: index, source: source, role: role, plan: plan)
+            let request = state.withLock { $0.requests[source] }.asking(for: plan)
+            let outcome = transport.perform(request, options: setup.transfer, handler: fetcher)
+            switch fetcher.verdict {
+            case .mismatch(let reason):
+                state.withLock { if $0.failure == nil { $0.failure = .restart(reason) } }
+                return .end
+            case .dropSource(let reason):
+                dropMirror(source, reason: reason)
+                return .reassign
+            case .throttled where role == .mirror:
+                mirrorFailed(source, reason: "it answered with status \(fetcher.status ?? 503) (too busy) \(Self.failuresSaid)")
+                return .reassign
+            case .throttled:
+                // The server wants fewer connections: this one ends and no more are added.
+                state.withLock { state in
+                    state.throttled = true
+                    state.maxHelpers = max(0, state.helpers - 1)
+                }
+                return .end
+            case .write, .none:
+                break
+            }
+            guard case .failed(let error) = outcome else { continue }
+            if role == .mirror {
+                // A mirror is a helper: its failed range goes back to the others at once.
+                mirrorFailed(source, reason: "its transfers failed (\(error.message)) \(Self.failuresSaid)")
+                return .reassign
+            }
+            if fetcher.wroteBytes == 0 {
+                retries += 1
+                guard retries <= setup.retry.maxRetries else { return .end }
+                // The same interruptible wait as the runner's retries: a pause ends it at once.
+                control.sleep(seconds: min(2, setup.retry.delay(forRetry: retries)))
+            } else {
+                retries = 0
+            }
+        }
+        return state.withLock { $0.sources.isDropped(source) } ? .reassign : .end
+    }
+
+    static let failuresSaid = "\(SegmentSources.failuresBeforeDrop) times in a row"
+
+    /// Bytes of one segment response: written at their offset, never past the segment's end.
+    func write(_ bytes: UnsafeRawBufferPointer, into index: Int) -> (written: Int, done: Bool) {
+        // The lock covers the write, so a steal never splits below bytes in flight and a checkpoint
+        // never claims bytes not yet written.
+        let result = state.withLock { state -> (Int, Bool) in
+            let segment = state.table.segments[index]
+            let count = Int(min(Int64(bytes.count), segment.remaining))
+            guard count > 0 else { return (0, true) }
+            do throws(StoreError) {
+                try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: segment.next)
+            } catch {
+                state.stop(failing: error)
+                return (0, true)
+            }
+            state.table.advance(index, by: Int64(count))
+            // After the data: the map never claims a byte that is not in the page cache.
+            progressMap?.advance(index, to: state.table.segments[index].next)
+            state.transferred += Int64(count)
+            return (count, state.table.segments[index].isDone)
+        }
+        setup.rateLimiter?.take(result.0) { shouldStop }
+        return result
+    }
+}

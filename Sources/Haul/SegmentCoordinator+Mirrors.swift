@@ -1,0 +1,97 @@
+import Foundation
+import HaulCore
+import HaulEngine
+import HaulStore
+
+extension SegmentCoordinator {
+    // MARK: mirrors: probed before use, dropped when they disagree
+
+    /// Probes mirror `source` (`MirrorProbe`): waits until the primary has delivered a window of
+    /// bytes, asks the mirror for exactly that window (following its redirects by the download's
+    /// rules, credentials never carried to another origin), and compares. Returns the validators
+    /// its segments are held to when it is admitted; nil when it was dropped or the download stops.
+    func probe(_ source: Int) -> Validators? {
+        var window: Range<Int64>?
+        while window == nil {
+            if shouldStop { return nil }
+            window = state.withLock { MirrorProbe.window(mainNext: $0.mainNext, mainEnd: $0.mainEnd) }
+            if window == nil { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        guard let window else { return nil }
+        let plan = MirrorProbe.plan(window: window, total: setup.total)
+        var request = state.withLock { $0.requests[source] }.asking(for: plan)
+        let originalOrigin = request.origin
+        var visited = [request.url]
+        while !shouldStop {
+            let checker = MirrorProbeChecker(file: file, plan: plan) { [self] in shouldStop }
+            let outcome = transport.perform(request, options: setup.transfer, handler: checker)
+            if let redirect = checker.redirectHead {
+                do throws(RedirectError) {
+                    request = try setup.redirects.nextRequest(after: request, head: redirect, originalOrigin: originalOrigin, visited: visited)
+                } catch {
+                    dropMirror(source, reason: "its redirect was not followed: \(error.message)")
+                    return nil
+                }
+                visited.append(request.url)
+                continue
+            }
+            switch checker.result(outcome) {
+            case .admitted(let validators):
+                state.withLock { state in
+                    state.sources.admit(source, validators: validators)
+                    // Its segments go straight to where its redirects led.
+                    state.requests[source] = request
+                }
+                onMirror(
+                    MirrorNote(
+                        url: mirrorURL(source), change: .admitted,
+                        reason: "same length, and bytes \(window.lowerBound)-\(window.upperBound - 1) match the primary's"))
+                return validators
+            case .dropped(let reason):
+                dropMirror(source, reason: reason)
+                return nil
+            case .readFailed(let error):
+                stop(failing: error)
+                return nil
+            case .stopped:
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// Waits for another connection's probe of `source`: its validators once admitted; nil when
+    /// it was dropped, the probe was abandoned, or the download stops.
+    func awaitProbe(_ source: Int) -> Validators? {
+        while !shouldStop {
+            switch state.withLock({ $0.sources.standing(of: source) }) {
+            case .admitted(let validators): return validators
+            case .probing: Thread.sleep(forTimeInterval: 0.01)
+            case .unproven, .dropped: return nil
+            }
+        }
+        return nil
+    }
+
+    /// Drops a mirror for the rest of the run and says so, once. Its connections abandon their
+    /// transfers at the next poll; their segments go back to be claimed by the other sources.
+    func dropMirror(_ source: Int, reason: String) {
+        let first = state.withLock { $0.sources.drop(source, reason: reason) }
+        if first {
+            onMirror(MirrorNote(url: mirrorURL(source), change: .dropped, reason: reason + "; its ranges go to the other sources"))
+        }
+    }
+
+    /// A mirror's transfer failed; the last of `SegmentSources.failuresBeforeDrop` in a row drops it.
+    func mirrorFailed(_ source: Int, reason: String) {
+        let dropped = state.withLock { $0.sources.failed(source, reason: reason) }
+        if dropped {
+            onMirror(MirrorNote(url: mirrorURL(source), change: .dropped, reason: reason + "; its ranges go to the other sources"))
+        }
+    }
+
+    /// The mirror's URL as given (a message shows it through `Redaction`).
+    func mirrorURL(_ source: Int) -> URL {
+        setup.mirrors[source - 1].url
+    }
+}
