@@ -105,6 +105,11 @@ export SWIFT_BACKTRACE=enable=no
 # The Swift runtime keeps metadata caches for the process's life; they are not leaks.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
+# FUZZ_SEED fixes libFuzzer's random sequence (CI sets it, so a smoke run explores a prefix of the
+# same inputs every time and a crash in CI is reproducible); unset, every run explores anew.
+seed_args=()
+if [[ -n "${FUZZ_SEED:-}" ]]; then seed_args=(-seed="$FUZZ_SEED"); fi
+
 failed=()
 for name in "${selected[@]}"; do
     work="$build/corpus/$name"
@@ -116,7 +121,7 @@ for name in "${selected[@]}"; do
     echo "==> fuzzing $name for $seconds s (seeds: $seeds, crashes: $artifacts)"
     status=0
     "$build/$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-        -print_final_stats=1 -artifact_prefix="$artifacts" "${corpora[@]}" >"$build/$name.log" 2>&1 || status=$?
+        -print_final_stats=1 "${seed_args[@]}" -artifact_prefix="$artifacts" "${corpora[@]}" >"$build/$name.log" 2>&1 || status=$?
     grep -E '^(stat::number_of_executed_units|stat::new_units_added|Done )' "$build/$name.log" || true
     if ((status != 0)); then
         echo "error: $name failed (exit $status); the log follows, the input is in $artifacts" >&2
