@@ -103,7 +103,14 @@ extension RPCService {
         guard let uris = params.first?.array, let first = uris.first?.string, uris.allSatisfy({ $0.string != nil }) else {
             throw RPCError.invalidParams("aria2.addUri takes a list of URIs first")
         }
-        let (request, paused) = try Aria2Options(root: settings.root).request(for: first, try Self.options(params, at: 1))
+        var (request, paused) = try Aria2Options(root: settings.root).request(for: first, try Self.options(params, at: 1))
+        // aria2's further URIs point at the same file: Haul's mirrors, each proven before use.
+        request.mirrors = try uris.dropFirst().compactMap(\.string).map { uri in
+            guard let url = URL(string: uri), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                throw RPCError("\(Redaction.url(uri)) is not an http or https URI")
+            }
+            return url
+        }
         if let existing = try queue.existingItem(for: request) {
             throw RPCError("an unfinished download (GID \(GID.string(existing.id))) already writes to \(existing.destination)")
         }

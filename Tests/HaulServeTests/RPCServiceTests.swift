@@ -201,6 +201,15 @@ struct RPCServiceTests {
         #expect(fixture.recorder.shutdowns.load(ordering: .relaxed) == 1)
     }
 
+    @Test func furtherURIsOfAddUriBecomeMirrors() throws {
+        let fixture = try Fixture()
+        let gid = try #require(
+            try fixture.result("aria2.addUri", [["http://127.0.0.1:9/f.bin", "http://127.0.0.2:9/f.bin"], ["pause": "true"]]).string)
+        let id = try #require(GID.id(gid))
+        #expect(try fixture.queue.storedOptions(id)?.mirrors == ["http://127.0.0.2:9/f.bin"])
+        #expect(fixture.call("aria2.addUri", [["http://127.0.0.1:9/g.bin", "ftp://127.0.0.2/g.bin"]])["error"] != nil)
+    }
+
     @Test func addUriCannotWriteOutsideTheDownloadDirectory() throws {
         let fixture = try Fixture()
         for options: JSONValue in [["dir": "/etc"], ["out": "../../escape"], ["dir": "..", "out": "x"]] {
