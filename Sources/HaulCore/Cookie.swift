@@ -132,7 +132,7 @@ extension Cookie {
                 guard value.utf8.allSatisfy({ $0 < 0x80 }) else { return }
                 var domain = Substring(value.lowercased())
                 if domain.hasPrefix(".") { domain = domain.dropFirst() }
-                if !domain.isEmpty, Cookie.isSafe(String(domain), allowing: []) { self.domain = String(domain) }
+                if Cookie.isHostName(String(domain)) { self.domain = String(domain) }
             case "path":
                 path = value.hasPrefix("/") && Cookie.isSafe(value, allowing: []) ? value : nil
             case "secure":
@@ -149,6 +149,16 @@ extension Cookie {
     static func defaultPath(_ path: String) -> String {
         guard path.hasPrefix("/"), let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
         return String(path[..<slash])
+    }
+
+    /// A host name or address as a cookie's domain: ASCII letters, digits, `.`, `-`, `_`, and `:`
+    /// `[` `]` for IPv6; nothing else (a `#` first would make its line in the cookie file a comment).
+    static func isHostName(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                    || [UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]")].contains(byte)
+            }
     }
 
     /// No control characters, no `;` (which would split the header), nothing that could break a

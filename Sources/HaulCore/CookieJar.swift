@@ -111,7 +111,7 @@ public struct CookieJar: Sendable, Equatable {
         // Split on bytes, not Characters: a tab followed by a combining mark is one Character.
         let fields = line.utf8.split(separator: 0x09, maxSplits: 6, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         guard fields.count == 6 || fields.count == 7, let expires = DecimalDigits.nonNegativeInt64(fields[4]),
-            fields[0].utf8.allSatisfy({ $0 < 0x80 })
+            Cookie.isHostName(fields[0].hasPrefix(".") ? String(fields[0].dropFirst()) : fields[0])
         else { return nil }
         var domain = fields[0].lowercased()
         if domain.hasPrefix(".") { domain.removeFirst() }

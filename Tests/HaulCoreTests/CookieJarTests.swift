@@ -39,6 +39,9 @@ struct CookieJarTests {
         #expect(parsed.jar.cookies.first?.value == "\u{0301}value")
         let foreign = CookieJar.parse(netscape: ".\u{0740}e.com\tTRUE\t/\tFALSE\t2000000000\tn\tv\n")
         #expect(foreign.jar.cookies.isEmpty && foreign.invalidLines == [1])
+        // Also found by CookieFuzz: a domain starting with "#" wrote a line that reads back as a comment
+        let hashed = CookieJar.parse(netscape: "#HttpOnly_#ettponly_localhost\tFALSE\t/dir\tFALSE\t0\tsession\t\n")
+        #expect(hashed.jar.cookies.isEmpty)
         // Whatever the jar writes, it reads back
         var written = CookieJar()
         written.receive(setCookie: "do\u{FFFD}00on=x", from: try url("http://e.com/"), now: now)
