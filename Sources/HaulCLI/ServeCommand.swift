@@ -25,7 +25,8 @@ struct ServeCommand: ParsableCommand {
         downloads) and answers aria2's JSON-RPC at http://HOST:PORT/jsonrpc, by POST and over a
         WebSocket, for aria2p, AriaNg and scripts; the dashboard is at http://HOST:PORT/.
         SIGINT/SIGTERM (or aria2.shutdown) pause every download at a checkpoint; started again on
-        the same --state, they continue where they stopped, under the same GIDs.
+        the same --state, they continue where they stopped, under the same GIDs. -j defaults to 5
+        here, as aria2's max-concurrent-downloads does.
         """
 
     let host: String
@@ -33,6 +34,8 @@ struct ServeCommand: ParsableCommand {
     let secret: String?
     let directory: String
     let allowedOrigins: [String]
+    /// Downloads at once: `-j`, else aria2's default of 5 (not the batch default of 4).
+    let jobs: Int
     let settings: RunSettings
     let connections: ConnectionsOptions
     let store: StoreOptions
@@ -58,6 +61,7 @@ struct ServeCommand: ParsableCommand {
         directory = AbsolutePath.of(parsed.value("dir") ?? ".")
         allowedOrigins = parsed.all("allow-origin")
         settings = try RunSettings(parsed)
+        jobs = parsed.value("jobs") == nil ? 5 : settings.jobs
         connections = try ConnectionsOptions(parsed)
         store = StoreOptions(parsed)
     }
@@ -72,7 +76,7 @@ struct ServeCommand: ParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.secret = secret
-        configuration.jobs = settings.jobs == 4 ? 5 : settings.jobs
+        configuration.jobs = jobs
         configuration.allowedOrigins = allowedOrigins
         configuration.runOptions = settings.runOptions(connections: connections)
         let session: ServeSession

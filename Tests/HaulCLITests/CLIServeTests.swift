@@ -77,6 +77,17 @@ struct CLIServeTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func jobsDefaultToAria2sFiveAndAnExplicitFourIsFour() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-jobs")
+        for (extra, expected) in [([String](), "5"), (["-j", "4"], "4"), (["--jobs", "7"], "7")] {
+            let serve = try ServeProcess(state: work.file("state-\(expected)"), directory: work.file("dl"), extra: extra)
+            defer { _ = try? serve.stop() }
+            let options = try serve.result("aria2.getGlobalOption") as? [String: Any]
+            #expect(options?["max-concurrent-downloads"] as? String == expected, "\(extra): \(String(describing: options))")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func listeningBeyondLoopbackNeedsASecretAndBadListenIsAUsageError() throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-start")
         let open = try HaulBinary.run(["serve", "--listen", "0.0.0.0:0", "--state", work.file("state"), "-d", work.file("dl")], timeout: 20)
