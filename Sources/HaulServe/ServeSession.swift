@@ -40,14 +40,13 @@ public final class ServeSession: Sendable {
         runOptions = options
         let server = LockedServer()
         self.server = server
-        let stopper = StopRelay()
         let service = RPCService(
             queue: queue, settings: settings, secret: configuration.secret,
             notify: { method, id in server.get()?.notify(method, gid: GID.string(id)) },
-            shutdown: { _ in stopper.fire() })
+            // `stop()`: every download pauses at a checkpoint and `run()` ends.
+            shutdown: { _ in queue.stopAll() })
         let started = try RPCServer(service: service, host: configuration.host, port: configuration.port, allowedOrigins: configuration.allowedOrigins)
         server.set(started)
-        stopper.action = { [queue] in queue.stopAll() }
     }
 
     /// The port the server listens on.
@@ -91,17 +90,4 @@ final class LockedServer: @unchecked Sendable {
 
     func set(_ value: RPCServer) { lock.withLock { server = value } }
     func get() -> RPCServer? { lock.withLock { server } }
-}
-
-/// `aria2.shutdown`'s way to stop the session that owns the service.
-final class StopRelay: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: (@Sendable () -> Void)?
-
-    var action: (@Sendable () -> Void)? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-
-    func fire() { action?() }
 }
