@@ -24,6 +24,10 @@ public final class RateLimiter: Sendable {
     /// Its own limit in bytes per second; 0 when it has none.
     public var bytesPerSecond: Double { bucket.withLock { $0?.rate ?? 0 } }
 
+    /// Whether it limits at all now: a limit of its own or an enclosing one. (In `haul serve` every
+    /// download holds a limiter, most of them without a limit.)
+    public var isLimiting: Bool { bytesPerSecond > 0 || enclosing?.isLimiting == true }
+
     /// Changes its own limit (0 or less: none) for every transfer holding it, from the next write.
     public func setLimit(bytesPerSecond: Int64) {
         bucket.withLock { $0 = Self.bucket(bytesPerSecond) }
@@ -38,10 +42,7 @@ public final class RateLimiter: Sendable {
     func take(_ bytes: Int, shouldStop: () -> Bool) {
         let elapsed = ContinuousClock.now - start
         let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        var wait = bucket.withLock { bucket -> Double in
-            guard bucket != nil else { return 0 }
-            return bucket?.take(bytes, now: now) ?? 0
-        }
+        var wait = bucket.withLock { $0?.take(bytes, now: now) ?? 0 }
         while wait > 0, !shouldStop() {
             let nap = min(wait, 0.1)
             Thread.sleep(forTimeInterval: nap)

@@ -36,7 +36,7 @@ extension SegmentCoordinator {
             let (helpers, throttled, limit) = state.withLock { ($0.helpers, $0.throttled, $0.maxHelpers) }
             // A run under a speed limit is idle because of the limit: that says nothing of the link.
             var load = cpu.loadSinceLastLook()
-            if load.isIdle, setup.rateLimiter != nil { load = .unknown }
+            if load.isIdle, setup.rateLimiter?.isLimiting == true { load = .unknown }
             for _ in 0..<growth.judge(rate: rate, helpers: helpers, limit: limit, throttled: throttled, cpu: load) { addHelper() }
         }
     }

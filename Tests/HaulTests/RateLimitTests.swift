@@ -7,6 +7,20 @@ import Testing
 
 @Suite("Rate limit shared across downloads", .serialized)
 struct RateLimitTests {
+    @Test func aLimiterLimitsWhenItOrAnEnclosingOneHasALimit() {
+        let unlimited = RateLimiter(bytesPerSecond: 0)
+        #expect(!unlimited.isLimiting)
+        // haul serve's shape: every download's limiter, most without a limit, within the overall one
+        let overall = RateLimiter(bytesPerSecond: 0)
+        let own = RateLimiter(bytesPerSecond: 0, within: overall)
+        #expect(!own.isLimiting)
+        overall.setLimit(bytesPerSecond: 1 << 20)
+        #expect(own.isLimiting)
+        overall.setLimit(bytesPerSecond: 0)
+        own.setLimit(bytesPerSecond: 4096)
+        #expect(own.isLimiting && !overall.isLimiting)
+    }
+
     @Test func oneDownloadKeepsToTheLimit() async throws {
         // GIVEN a 4 MiB resource served as fast as loopback allows and a 2 MiB/s limit
         let server = try FaultServer()
