@@ -19,7 +19,7 @@ public final class RPCServer: @unchecked Sendable {
 
     public init(service: RPCService, host: String, port: Int, allowedOrigins: [String]) throws(ServeError) {
         self.service = service
-        policy = RequestPolicy(loopbackOnly: Self.isLoopback(host), allowedOrigins: Set(allowedOrigins))
+        policy = RequestPolicy(loopbackOnly: RequestPolicy.isLoopbackName(host), allowedOrigins: Set(allowedOrigins))
         _ = mg_init_library(0)
         let options = [
             "listening_ports", "\(host):\(port)",
@@ -57,10 +57,6 @@ public final class RPCServer: @unchecked Sendable {
     public func notify(_ method: String, gid: String) {
         let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": [["gid": .string(gid)]]]
         clients.broadcast(message.serialized())
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 
     static func from(_ data: UnsafeMutableRawPointer?) -> RPCServer? {

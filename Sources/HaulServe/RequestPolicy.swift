@@ -36,13 +36,21 @@ public struct RequestPolicy: Sendable, Equatable {
 
     /// Whether `host` (a Host header: name or address, optional port) is loopback.
     static func isLoopbackHost(_ host: String) -> Bool {
-        var name = host.lowercased()
+        var name = host
         if name.hasPrefix("[") {
             guard let close = name.firstIndex(of: "]") else { return false }
             name = String(name[name.index(after: name.startIndex)..<close])
         } else if let colon = name.lastIndex(of: ":") {
             name = String(name[..<colon])
         }
+        return isLoopbackName(name)
+    }
+
+    /// Whether `name` (a bare name or address, IPv6 with or without brackets, no port) is
+    /// loopback: `localhost`, `::1`, `127.x.y.z`. Also what `--listen` is judged by.
+    public static func isLoopbackName(_ name: String) -> Bool {
+        var name = name.lowercased()
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if name == "localhost" || name == "::1" { return true }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { part in UInt8(part) != nil }

@@ -26,7 +26,7 @@ public final class ServeSession: Sendable {
     }
 
     public init(queue: DownloadQueue, configuration: Configuration) throws(ServeError) {
-        if !RPCServer.isLoopback(configuration.host), configuration.secret?.isEmpty ?? true {
+        if !RequestPolicy.isLoopbackName(configuration.host), configuration.secret?.isEmpty ?? true {
             throw ServeError("listening on \(configuration.host) (not loopback) needs --secret: anyone who can reach it could download to this machine")
         }
         self.queue = queue

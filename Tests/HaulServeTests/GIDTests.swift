@@ -30,6 +30,13 @@ struct ServePureTests {
         #expect(policy.refusal(host: "127.0.0.1.evil.example:6800", origin: nil) != nil)
         #expect(policy.refusal(host: nil, origin: nil) != nil)
         #expect(policy.refusal(host: "127.0.0.1:6800", origin: "null") != nil)
+        // What --listen is judged by: the same names, bare
+        for name in ["127.0.0.1", "127.1.2.3", "localhost", "LOCALHOST", "::1", "[::1]"] {
+            #expect(RequestPolicy.isLoopbackName(name), "\(name)")
+        }
+        for name in ["0.0.0.0", "192.168.1.5", "127.0.0.1.evil.example", "::", "example.com", ""] {
+            #expect(!RequestPolicy.isLoopbackName(name), "\(name)")
+        }
         // Listening beyond loopback (with a secret), any Host, still no foreign Origin
         let open = RequestPolicy(loopbackOnly: false, allowedOrigins: [])
         #expect(open.refusal(host: "192.168.1.5:6800", origin: nil) == nil)
