@@ -38,7 +38,7 @@ extension DownloadRunner {
             serverDigest = best
             record.serverDigest = best
             if hash?.algorithm != best.algorithm {
-                record.hashState = record.hashState?.algorithm == best.algorithm ? record.hashState : nil
+                // A saved state of this algorithm is restored; one of another is ignored there.
                 try startHash(output, algorithm: best.algorithm)
             }
         }
