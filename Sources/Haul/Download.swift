@@ -5,7 +5,9 @@ import Synchronization
 /// One running download: observe it through `events`, await `result()`, control it with
 /// `pause()`, `resume()` and `cancel(deletingPartial:)`.
 public final class Download: Sendable {
+    /// Identifies this download in this process (not stored: a new run gets a new one).
     public let id: UUID
+    /// The request it was started with.
     public let request: DownloadRequest
     private let hub = EventHub()
     private let control = RunControl()
@@ -109,9 +111,14 @@ public final class Download: Sendable {
 public struct Downloader: Sendable {
     private let transport: any HTTPTransport
 
-    /// A downloader on libcurl.
+    /// A downloader on the platform's default engine (libcurl on Linux, URLSession on Apple platforms).
     public init() {
-        self.transport = CurlTransport()
+        self.transport = TransportEngine.platformDefault.makeTransport() ?? URLSessionTransport()
+    }
+
+    /// A downloader on the chosen engine; fails with `.engine` where this build does not have it.
+    public init(engine: TransportEngine) throws(DownloadError) {
+        self.transport = try engine.transportOrError()
     }
 
     /// A downloader on another transport (tests use fakes).
@@ -124,5 +131,16 @@ public struct Downloader: Sendable {
         let download = Download(request: request, transport: transport)
         download.start()
         return download
+    }
+}
+
+extension TransportEngine {
+    /// A new transport of this engine, or the `.engine` error that says this build lacks it.
+    func transportOrError() throws(DownloadError) -> any HTTPTransport {
+        guard let transport = makeTransport() else {
+            let available = Self.available.map(\.rawValue).joined(separator: ", ")
+            throw DownloadError(.engine, "the \(rawValue) engine is not part of this build (available: \(available))")
+        }
+        return transport
     }
 }

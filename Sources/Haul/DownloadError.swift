@@ -6,6 +6,7 @@ import Foundation
 public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of failure; each maps to one exit code of the `haul` command.
     public struct Category: Sendable, Hashable, CustomStringConvertible {
+        /// The category's stable name (`network`, `http-status`, ...), as `--json` and the queue show it.
         public let name: String
         private init(_ name: String) { self.name = name }
 
@@ -36,11 +37,14 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
         public var description: String { name }
     }
 
+    /// What kind of failure it is.
     public let category: Category
+    /// What went wrong and what became of the bytes, for a person.
     public let message: String
     /// The HTTP status, for `.httpStatus`.
     public let httpStatus: Int?
 
+    /// An error of `category` told by `message`, with the HTTP status for `.httpStatus`.
     public init(_ category: Category, _ message: String, httpStatus: Int? = nil) {
         self.category = category
         self.message = message

@@ -34,7 +34,9 @@ public enum DownloadEvent: Sendable, Equatable {
     }
 }
 
+/// What `DownloadEvent.started` tells: where the run begins.
 public struct DownloadStarted: Sendable, Equatable {
+    /// The URL asked for (the one the run sends its first request to).
     public let url: URL
     /// The destination path, when already known (downloads into a directory learn it from the response).
     public let destination: String?
@@ -44,6 +46,7 @@ public struct DownloadStarted: Sendable, Equatable {
     /// another URL is continued only once the server's answer proves it the same file).
     public var note: String?
 
+    /// The start of a run of `url`, continuing from `resumingFrom` bytes on disk.
     public init(url: URL, destination: String?, resumingFrom: Int64, note: String? = nil) {
         self.url = url
         self.destination = destination
@@ -52,7 +55,9 @@ public struct DownloadStarted: Sendable, Equatable {
     }
 }
 
+/// What `DownloadEvent.response` tells: the response whose body is written.
 public struct ResponseInfo: Sendable, Equatable {
+    /// The HTTP status (200 or 206).
     public let status: Int
     /// The URL that answered, after redirects.
     public let finalURL: URL
@@ -65,6 +70,7 @@ public struct ResponseInfo: Sendable, Equatable {
     /// Worth saying about this response (e.g. the name was changed to stay unique).
     public var note: String?
 
+    /// A response of `status` from `finalURL`; see each property.
     public init(status: Int, finalURL: URL, totalBytes: Int64?, resumedFrom: Int64, destination: String, note: String? = nil) {
         self.status = status
         self.finalURL = finalURL
@@ -75,6 +81,7 @@ public struct ResponseInfo: Sendable, Equatable {
     }
 }
 
+/// Where a download stands: bytes on disk, the total when known, speed and time left.
 public struct DownloadProgress: Sendable, Equatable {
     /// Bytes of the file on disk so far (including those from earlier runs).
     public let bytes: Int64
@@ -88,6 +95,7 @@ public struct DownloadProgress: Sendable, Equatable {
     /// (the first is the sequential prefix).
     public var segments: [Segment]?
 
+    /// Progress of `bytes` of `totalBytes` (nil: unknown) at `bytesPerSecond`, `secondsLeft` to go.
     public init(bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, secondsLeft: Double?) {
         self.bytes = bytes
         self.totalBytes = totalBytes
@@ -104,6 +112,7 @@ public struct DownloadProgress: Sendable, Equatable {
 
 /// What became of one mirror of a segmented download (`DownloadRequest.mirrors`).
 public struct MirrorNote: Sendable, Equatable {
+    /// What became of the mirror.
     public enum Change: String, Sendable {
         /// Its length and a window of its bytes matched the primary's: it takes segments.
         case admitted
@@ -114,10 +123,12 @@ public struct MirrorNote: Sendable, Equatable {
 
     /// The mirror as given (show it through `Redaction`: it may hold a password).
     public let url: URL
+    /// Admitted or dropped.
     public let change: Change
     /// How it was proven, or why it was dropped.
     public let reason: String
 
+    /// A note that the mirror `url` was admitted or dropped, and why.
     public init(url: URL, change: Change, reason: String) {
         self.url = url
         self.change = change
@@ -130,14 +141,19 @@ public struct MirrorNote: Sendable, Equatable {
     }
 }
 
+/// What `DownloadEvent.retrying` tells: which retry comes, when, and why.
 public struct RetryInfo: Sendable, Equatable {
     /// 1 for the first retry.
     public let attempt: Int
+    /// Retries allowed in all (`RetryPolicy.maxRetries`; for a fresh URL after 401/403/410, the refreshes allowed).
     public let maxRetries: Int
+    /// Seconds until the retry (0 for a fresh URL, taken at once).
     public let delay: Double
+    /// The failure that caused it, for a person.
     public let reason: String
 }
 
+/// What `DownloadEvent.completed` and `Download.result()` return: where the complete file is.
 public struct DownloadCompletion: Sendable, Equatable {
     /// Where the file is.
     public let path: String

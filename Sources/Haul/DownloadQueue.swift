@@ -52,8 +52,15 @@ public final class DownloadQueue: Sendable {
         return (home as NSString).appendingPathComponent(".local/share/haul")
     }
 
-    /// Opens the queue in `stateDirectory` (default: `defaultStateDirectory`).
-    public init(stateDirectory: String? = nil, transport: any HTTPTransport = CurlTransport()) throws(DownloadError) {
+    /// Opens the queue in `stateDirectory` (default: `defaultStateDirectory`); its downloads run on
+    /// `engine` (default: libcurl on Linux, URLSession on Apple platforms).
+    public convenience init(stateDirectory: String? = nil, engine: TransportEngine = .platformDefault) throws(DownloadError) {
+        try self.init(stateDirectory: stateDirectory, transport: try engine.transportOrError())
+    }
+
+    /// Opens the queue in `stateDirectory` (default: `defaultStateDirectory`) with downloads on
+    /// `transport` (tests use fakes).
+    public init(stateDirectory: String? = nil, transport: any HTTPTransport) throws(DownloadError) {
         let directory = stateDirectory ?? Self.defaultStateDirectory
         self.stateDirectory = directory
         self.transport = transport
@@ -108,10 +115,12 @@ public final class DownloadQueue: Sendable {
         return QueueItem(item)
     }
 
+    /// Every download in the queue, whatever its state, in the order they were added.
     public func items() throws(DownloadError) -> [QueueItem] {
         try storeCall { try $0.all() }.map(QueueItem.init)
     }
 
+    /// The download with this id; nil when there is none.
     public func item(_ id: Int64) throws(DownloadError) -> QueueItem? {
         try storeCall { try $0.item(id) }.map(QueueItem.init)
     }

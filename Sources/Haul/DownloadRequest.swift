@@ -24,16 +24,26 @@ public enum ExistingFilePolicy: Sendable, Equatable {
 
 /// Everything that describes one download.
 public struct DownloadRequest: Sendable {
+    /// The http or https URL to download.
     public var url: URL
+    /// The HTTP method; `GET` by default.
     public var method: String
+    /// Header fields to send. `Range` and `If-Range` are Haul's own and are replaced; without an
+    /// `Accept-Encoding` of yours, Haul sends `identity` so that byte offsets mean something.
     public var headers: HTTPHeaders
+    /// The request body; nil for none. A 303 redirect drops it (the next request is a GET).
     public var body: [UInt8]?
+    /// Where the file goes.
     public var destination: Destination
     /// The whole resource, or one byte range of it.
     public var target: DownloadTarget
+    /// What to do when a complete file is already at the destination; `.refuse` by default.
     public var existingFile: ExistingFilePolicy
+    /// How often, and after how long, transient failures are retried.
     public var retry: RetryPolicy
+    /// Timeouts, TLS, proxy and netrc settings for every connection of the download.
     public var transfer: TransferOptions
+    /// Redirects followed at most; 10 by default.
     public var maxRedirects: Int
     /// Follow a redirect from https to http. Off by default: the rest of the request (headers,
     /// body) would travel unencrypted.
@@ -84,6 +94,8 @@ public struct DownloadRequest: Sendable {
     /// match (`If-Range`); a changed file restarts from byte 0 as usual.
     public var urlRefresher: (@Sendable (URL, Int) -> URL?)?
 
+    /// A request for `url` into `destination`; the other settings keep their defaults unless given
+    /// (the properties without a parameter here are set afterwards).
     public init(
         url: URL,
         destination: Destination,

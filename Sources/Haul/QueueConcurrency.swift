@@ -12,6 +12,7 @@ public final class QueueConcurrency: Sendable {
     private let current: Atomic<Int>
     private let condition = NSConditionBox()
 
+    /// `limit` downloads at once (at least 1), never more than `maximum` workers.
     public init(limit: Int, maximum: Int = 16) {
         self.maximum = max(1, maximum)
         current = Atomic(min(max(1, limit), max(1, maximum)))

@@ -4,7 +4,9 @@ import HaulEngine
 
 /// One download in the queue, as `DownloadQueue.items()` reports it.
 public struct QueueItem: Sendable, Equatable {
+    /// The download's id in the queue.
     public let id: Int64
+    /// The URL as stored; nil when the stored text is no longer a valid URL.
     public let url: URL?
     /// The URL as it may be shown: without a password (`Redaction.url`).
     public let urlString: String
@@ -12,12 +14,19 @@ public struct QueueItem: Sendable, Equatable {
     public let destination: String
     /// Whether `destination` is a directory (the file is named from the response).
     public let destinationIsDirectory: Bool
+    /// Where the finished file is, or will be once known; nil while a server-named file has no name yet.
     public let finalPath: String?
+    /// Where it is in its life: queued, running, paused, completed...
     public let state: DownloadState
+    /// Higher runs first; equal priorities run in the order they were added.
     public let priority: Int
+    /// Bytes on disk, as last recorded.
     public let bytes: Int64
+    /// The finished file's length; nil until a server announces it.
     public let totalBytes: Int64?
+    /// Speed in bytes per second while it runs; 0 otherwise.
     public let bytesPerSecond: Double
+    /// The message of its last failure; nil when none.
     public let lastError: String?
     /// The `DownloadError.Category` name of the last failure.
     public let errorCategory: String?
@@ -25,17 +34,22 @@ public struct QueueItem: Sendable, Equatable {
 
 /// The whole batch at a glance.
 public struct QueueProgress: Sendable, Equatable {
+    /// Downloads of this run completed so far.
     public var filesCompleted: Int
+    /// Downloads of this run that failed so far.
     public var filesFailed: Int
+    /// Downloads the run set out to do.
     public var filesTotal: Int
     /// Bytes on disk of the downloads this run has touched.
     public var bytes: Int64
     /// The sum of their totals, when every one is known.
     public var totalBytes: Int64?
+    /// The summed speed of the running downloads, in bytes per second.
     public var bytesPerSecond: Double
     /// The downloads moving bytes right now.
     public var active: [Int64: DownloadProgress]
 
+    /// Aggregate progress with these values; zero by default.
     public init(
         filesCompleted: Int = 0, filesFailed: Int = 0, filesTotal: Int = 0, bytes: Int64 = 0, totalBytes: Int64? = nil, bytesPerSecond: Double = 0,
         active: [Int64: DownloadProgress] = [:]
@@ -54,8 +68,12 @@ public struct QueueProgress: Sendable, Equatable {
 public struct QueueRunOptions: Sendable {
     /// Downloads at once.
     public var maxConcurrent: Int
+    /// Retries of transient failures for each download.
     public var retry: RetryPolicy
+    /// The run's transfer settings: its timeouts apply to every download; its TLS, proxy and netrc
+    /// settings only to downloads added without options of their own (`StoredOptions`).
     public var transfer: TransferOptions
+    /// Redirects followed at most by a download added without a limit of its own.
     public var maxRedirects: Int
     /// One speed limit for the whole run, shared by every download in it.
     public var rateLimiter: RateLimiter?
@@ -69,6 +87,7 @@ public struct QueueRunOptions: Sendable {
     /// `stopAll()`, and this (not `maxConcurrent`) says how many run at once (`haul serve`).
     public var concurrency: QueueConcurrency?
 
+    /// Run settings; by default 4 downloads at once, retries as `RetryPolicy()`, no speed limit.
     public init(
         maxConcurrent: Int = 4,
         retry: RetryPolicy = RetryPolicy(),
@@ -86,10 +105,13 @@ public struct QueueRunOptions: Sendable {
 
 /// What a run of the queue did.
 public struct QueueRunSummary: Sendable, Equatable {
+    /// Downloads completed, in the order they completed.
     public var completed: [Int64] = []
     /// Failed downloads with their errors, in the order they failed.
     public var failed: [(id: Int64, error: DownloadError)] = []
+    /// Downloads stopped at a checkpoint (paused, or sent back to the queue by `stopAll()`).
     public var paused: [Int64] = []
+    /// Downloads cancelled.
     public var cancelled: [Int64] = []
 
     public static func == (lhs: QueueRunSummary, rhs: QueueRunSummary) -> Bool {
@@ -100,6 +122,8 @@ public struct QueueRunSummary: Sendable, Equatable {
 
 /// One event of one queued download.
 public struct QueueEvent: Sendable, Equatable {
+    /// The id of the download it belongs to.
     public let id: Int64
+    /// The event.
     public let event: DownloadEvent
 }

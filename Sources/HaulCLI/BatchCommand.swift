@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 import HaulCore
+import HaulEngine
 
 /// `haul URL URL ...` and `haul -i FILE`: the downloads go into the queue store and this process
 /// runs them, `-j` at a time. An interrupted batch continues when the same command runs again
@@ -10,6 +11,7 @@ struct BatchCommand {
     let problems: [String]
     let runOptions: QueueRunOptions
     let store: StoreOptions
+    let engine: TransportEngine
     let presenter: Presenter
 
     func run() async -> ExitCode {
@@ -18,7 +20,7 @@ struct BatchCommand {
         }
         let queue: DownloadQueue
         do throws(DownloadError) {
-            queue = try DownloadQueue(stateDirectory: store.stateDirectory)
+            queue = try DownloadQueue(stateDirectory: store.stateDirectory, engine: engine)
         } catch {
             presenter.error(error.message)
             return ExitCode(error)

@@ -1,4 +1,5 @@
 import Haul
+import HaulEngine
 
 /// How the command reports what happens.
 enum OutputMode: Sendable {
@@ -33,9 +34,9 @@ struct StoreOptions: ParsableOptions {
     }
 
     /// Opens (or creates) the store; only `run()` calls it, so a refused command line leaves no trace.
-    func open() throws(CommandError) -> DownloadQueue {
+    func open(engine: TransportEngine = .platformDefault) throws(CommandError) -> DownloadQueue {
         do throws(DownloadError) {
-            return try DownloadQueue(stateDirectory: stateDirectory)
+            return try DownloadQueue(stateDirectory: stateDirectory, engine: engine)
         } catch {
             throw .download(error)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 import HaulCore
+import HaulEngine
 
 /// The main command: one URL (a single download, its record beside the partial file), or several
 /// URLs or `-i FILE` (a batch, which goes through the queue store and runs `-j` at a time).
@@ -82,10 +83,15 @@ struct DownloadCommand: ParsableCommand {
         let presenter = Presenter(mode: output.mode)
         download.warnIfInsecure(presenter)
         if downloads == .one, let url = urls.first {
-            return await Self.runSingle(settings.applied(to: shapedRequest(url, destination.destination())), presenter)
+            let single = settings.applied(to: shapedRequest(url, destination.destination()))
+            do throws(UsageError) { try settings.check([single]) } catch { throw .usage(error) }
+            return await Self.runSingle(single, engine: settings.engine, presenter)
         }
+        do throws(UsageError) { try settings.check(requests) } catch { throw .usage(error) }
         let runOptions = proxy.applied(to: download.applied(to: settings.runOptions(connections: connections)))
-        return await BatchCommand(requests: requests, problems: problems, runOptions: runOptions, store: store, presenter: presenter).run()
+        return await BatchCommand(
+            requests: requests, problems: problems, runOptions: runOptions, store: store, engine: settings.engine, presenter: presenter
+        ).run()
     }
 
     /// One download as the request and its settings shape it (what a queued item keeps).
@@ -124,8 +130,15 @@ struct DownloadCommand: ParsableCommand {
     }
 
     /// One download with its record beside the partial file; no queue involved.
-    private static func runSingle(_ request: DownloadRequest, _ presenter: Presenter) async -> ExitCode {
-        let download = Downloader().download(request)
+    private static func runSingle(_ request: DownloadRequest, engine: TransportEngine, _ presenter: Presenter) async -> ExitCode {
+        let downloader: Downloader
+        do throws(DownloadError) {
+            downloader = try Downloader(engine: engine)
+        } catch {
+            presenter.error(error.message)
+            return ExitCode(error)
+        }
+        let download = downloader.download(request)
         let signals = SignalWatcher { _ in
             // Stop at a checkpoint; the next run resumes.
             download.pause()

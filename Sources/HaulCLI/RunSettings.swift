@@ -14,6 +14,9 @@ struct RunSettings: ParsableOptions {
         OptionSpec(short: nil, long: "retry", value: "N", help: "retries after transient failures (default 5)"),
         OptionSpec(short: nil, long: "retry-wait", value: "S", help: "first wait between retries, doubled each time (default 1)"),
         OptionSpec(short: nil, long: "limit-rate", value: "RATE", help: "cap the speed of everything this run downloads, e.g. 500k, 20M"),
+        OptionSpec(
+            short: nil, long: "engine", value: "NAME",
+            help: "what moves the bytes: curl (libcurl) or urlsession (Foundation's URLSession); default \(TransportEngine.platformDefault.rawValue)"),
     ]
 
     let jobs: Int
@@ -22,6 +25,8 @@ struct RunSettings: ParsableOptions {
     let stallTimeout: Double
     /// One budget for everything this command downloads: every request and the run share it.
     let limiter: RateLimiter?
+    /// The engine every download of the run goes through.
+    let engine: TransportEngine
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         jobs = try OptionValue.integer(parsed, "jobs", default: 4, range: 1...64)
@@ -38,6 +43,29 @@ struct RunSettings: ParsableOptions {
             limiter = RateLimiter(bytesPerSecond: bytes)
         } else {
             limiter = nil
+        }
+        engine = try Self.engine(parsed.value("engine"))
+        if limiter != nil, !engine.hasBackpressure {
+            throw UsageError(
+                message: "--limit-rate cannot be kept by the \(engine.rawValue) engine here: it reads on without waiting for the disk (use --engine curl)")
+        }
+    }
+
+    static func engine(_ name: String?) throws(UsageError) -> TransportEngine {
+        guard let name else { return .platformDefault }
+        guard let engine = TransportEngine(rawValue: name.lowercased()) else {
+            throw UsageError(message: "--engine takes curl or urlsession, got \"\(name)\"")
+        }
+        guard TransportEngine.available.contains(engine) else {
+            throw UsageError(message: "--engine \(name): this build has only \(TransportEngine.available.map(\.rawValue).joined(separator: ", "))")
+        }
+        return engine
+    }
+
+    /// Refuses, before anything starts, options of these requests that the engine cannot honour.
+    func check(_ requests: [DownloadRequest]) throws(UsageError) {
+        for request in requests {
+            if let refusal = engine.refusal(of: request.transfer) { throw UsageError(message: refusal) }
         }
     }
 

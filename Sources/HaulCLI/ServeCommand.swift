@@ -68,10 +68,14 @@ struct ServeCommand: ParsableCommand {
 
     func validate() throws(UsageError) {
         if secret?.isEmpty == true { throw UsageError(message: "the secret is empty") }
+        if !settings.engine.hasBackpressure {
+            // Clients set speed limits on running downloads at any time (aria2.changeOption).
+            throw UsageError(message: "haul serve cannot run on the \(settings.engine.rawValue) engine here: it cannot keep speed limits (use --engine curl)")
+        }
     }
 
     func run() async throws(CommandError) -> ExitCode {
-        let queue = try store.open()
+        let queue = try store.open(engine: settings.engine)
         var configuration = ServeSession.Configuration(root: directory)
         configuration.host = host
         configuration.port = port

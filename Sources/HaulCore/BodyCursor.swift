@@ -15,9 +15,13 @@ public struct BodyCursor: Sendable, Equatable {
     /// What to do with one chunk: `compare` (offsets in the chunk) against the file at
     /// `compareAt`, then append `write`; then stop if `stop` is set.
     public struct Step: Sendable, Equatable {
+        /// Offsets in the chunk whose bytes are compared with the file (overlap); empty when none are.
         public var compare: Range<Int>
+        /// Where in the file the first compared byte sits.
         public var compareAt: Int64
+        /// Offsets in the chunk whose bytes are appended to the file; empty when none are.
         public var write: Range<Int>
+        /// Set when the body must end after this chunk; nil to go on.
         public var stop: Stop?
     }
 
@@ -34,6 +38,8 @@ public struct BodyCursor: Sendable, Equatable {
     /// The file's length: where the next written byte goes.
     public private(set) var fileLength: Int64
 
+    /// A cursor for a response accepted with `plan`, over a file of `fileLength` bytes, refusing to
+    /// grow the file past `maxSize` (nil for no limit).
     public init(plan: BodyPlan, fileLength: Int64, maxSize: Int64?) {
         expectedBodyLength = plan.expectedBodyLength
         self.maxSize = maxSize

@@ -1,7 +1,9 @@
 /// When to publish progress and when to take a durable checkpoint, from the time alone. Pure:
 /// times are seconds on any monotonic clock.
 public struct CheckpointPacer: Sendable, Equatable {
+    /// Seconds between progress reports.
     public let progressInterval: Double
+    /// Seconds at least between durable checkpoints.
     public let checkpointInterval: Double
     private var nextProgress: Double
     private var lastCheckpoint: Double

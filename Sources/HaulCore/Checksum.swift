@@ -1,8 +1,12 @@
 /// A digest algorithm Haul can verify a download with.
 public enum ChecksumAlgorithm: String, Sendable, Codable, CaseIterable {
+    /// MD5 (catches corruption, not tampering).
     case md5
+    /// SHA-1 (catches corruption; no longer safe against tampering).
     case sha1
+    /// SHA-256.
     case sha256
+    /// SHA-512.
     case sha512
     /// CRC-32C (Castagnoli), as S3 and Google Cloud Storage publish it: not a cryptographic digest.
     case crc32c
@@ -24,10 +28,12 @@ public enum ChecksumAlgorithm: String, Sendable, Codable, CaseIterable {
 
 /// What a download is checked against: `sha256=HEX` on the command line.
 public struct Checksum: Sendable, Equatable {
+    /// The digest to compute.
     public let algorithm: ChecksumAlgorithm
     /// Lower-case hex; nil when the digest is only to be computed and reported.
     public let expectedHex: String?
 
+    /// A checksum of `algorithm`, expecting `expectedHex` (any case); nil only computes the digest.
     public init(algorithm: ChecksumAlgorithm, expectedHex: String?) {
         self.algorithm = algorithm
         self.expectedHex = expectedHex?.lowercased()
@@ -50,6 +56,8 @@ public struct Checksum: Sendable, Equatable {
     }
 }
 
+/// Why a `ALGORITHM=HEX` text is not a checksum Haul can verify.
 public struct ChecksumError: Error, Sendable, Equatable {
+    /// What is wrong, for a person.
     public let message: String
 }

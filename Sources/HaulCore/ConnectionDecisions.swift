@@ -60,6 +60,7 @@ public struct ConnectionGrowth: Sendable, Equatable {
 public struct CPULoad: Sendable, Equatable {
     /// Cores' worth of CPU time used per second of the window (1.5 = one and a half cores).
     public var coresUsed: Double
+    /// Cores of the machine; 0 when nothing was measured.
     public var cores: Int
 
     /// Under this many cores' worth the process is idle: the link or the server holds it back.
@@ -70,6 +71,7 @@ public struct CPULoad: Sendable, Equatable {
     /// Nothing measured: no limit from the CPU.
     public static let unknown = CPULoad(coresUsed: 0, cores: 0)
 
+    /// A load of `coresUsed` cores' worth of CPU on a machine of `cores` cores.
     public init(coresUsed: Double, cores: Int) {
         self.coresUsed = coresUsed
         self.cores = cores
@@ -80,6 +82,7 @@ public struct CPULoad: Sendable, Equatable {
         self.init(coresUsed: wallSeconds > 0 ? cpuSeconds / wallSeconds : 0, cores: wallSeconds > 0 ? cores : 0)
     }
 
+    /// Whether the process used less than `idleCores` of CPU: the link or the server held it back.
     public var isIdle: Bool { cores > 0 && coresUsed < Self.idleCores }
 
     /// How many connections the CPU budget can feed, each costing what `running` cost on average.
@@ -104,6 +107,7 @@ public struct SlowConnectionWatch: Sendable, Equatable {
     private var lastNext: [Int: Int64] = [:]
     private var slowObservations: [Int: Int] = [:]
 
+    /// A watch that has seen nothing yet.
     public init() {}
 
     /// One observation of where each unfinished segment's connection has got to (taken at a

@@ -3,19 +3,24 @@ import Foundation
 /// One HTTP cookie as a jar keeps it (RFC 6265 §5.3), with exactly the fields of a Netscape cookie
 /// file (curl's `-b`/`-c`, wget's `--load-cookies`).
 public struct Cookie: Sendable, Equatable {
+    /// The cookie's name.
     public var name: String
+    /// The cookie's value, as the server set it.
     public var value: String
     /// The host or domain it belongs to: lowercased, without a leading dot.
     public var domain: String
     /// Sent to `domain` itself only, not to its subdomains (a cookie set without a `Domain` attribute).
     public var hostOnly: Bool
+    /// The path prefix of the requests that carry it (`/` for all).
     public var path: String
     /// Sent over https only.
     public var secure: Bool
+    /// Marked HttpOnly by the server; kept for the cookie file (`#HttpOnly_` lines), no effect on a download.
     public var httpOnly: Bool
     /// Unix time of its expiry; nil for a session cookie.
     public var expires: Int64?
 
+    /// A cookie with these fields; by default a host-only session cookie for every path.
     public init(
         name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/", secure: Bool = false, httpOnly: Bool = false,
         expires: Int64? = nil
@@ -32,13 +37,18 @@ public struct Cookie: Sendable, Equatable {
 
     /// What identifies a cookie in a jar: a newer one with the same key replaces it (RFC 6265 §5.3 step 11).
     public struct Key: Hashable, Sendable {
+        /// The cookie's name.
         public let name: String
+        /// Its host or domain, lowercased.
         public let domain: String
+        /// Its path.
         public let path: String
     }
 
+    /// The cookie's identity in a jar.
     public var key: Key { Key(name: name, domain: domain, path: path) }
 
+    /// Whether it has expired at `now` (Unix time in seconds); a session cookie never does.
     public func isExpired(now: Int64) -> Bool {
         expires.map { $0 <= now } ?? false
     }

@@ -16,6 +16,7 @@ public struct CookieJar: Sendable, Equatable {
     /// The most cookies a jar holds; more from a server are ignored.
     public static let maxCookies = 3000
 
+    /// A jar holding `cookies`, inserted in order (a later one with the same key replaces an earlier one).
     public init(_ cookies: [Cookie] = []) {
         for cookie in cookies { insert(cookie) }
     }

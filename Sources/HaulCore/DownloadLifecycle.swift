@@ -1,12 +1,20 @@
 /// Where a queued download is in its life. Stored as its raw value.
 public enum DownloadState: String, Sendable, Codable, CaseIterable {
+    /// Waiting for a slot in a run.
     case queued
+    /// A process runs its transfer.
     case running
+    /// A pause was asked while it ran; its transfer stops at the next checkpoint.
     case pausing
+    /// Stopped at a checkpoint; it continues from its bytes on disk when resumed.
     case paused
+    /// The file is complete and in place.
     case completed
+    /// It ended with an error; its bytes on disk are kept, and a resume puts it back in the queue.
     case failed
+    /// A cancel was asked while it ran; its transfer is stopping.
     case cancelling
+    /// Cancelled for good.
     case cancelled
 
     /// No transfer runs and none will without a new request.
@@ -27,14 +35,19 @@ public enum DownloadState: String, Sendable, Codable, CaseIterable {
 public enum LifecycleInput: Sendable, Equatable, CaseIterable {
     /// The scheduler gives it a slot.
     case start
+    /// The user asked to pause it.
     case pauseRequested
+    /// The user asked to resume it.
     case resumeRequested
+    /// The user asked to cancel it.
     case cancelRequested
     /// The transfer stopped at a checkpoint after a pause request.
     case transferPaused
     /// The transfer stopped after a cancel request.
     case transferCancelled
+    /// The transfer finished the file.
     case transferCompleted
+    /// The transfer ended with an error.
     case transferFailed
     /// A process found this download in a transitional state left by an owner that died.
     case ownerLost
@@ -42,6 +55,7 @@ public enum LifecycleInput: Sendable, Equatable, CaseIterable {
 
 /// What the owner must do after a transition.
 public enum LifecycleAction: Sendable, Equatable {
+    /// Nothing to do.
     case none
     /// Begin a transfer.
     case startTransfer
@@ -51,7 +65,9 @@ public enum LifecycleAction: Sendable, Equatable {
 
 /// A transition that the lifecycle does not allow; the state is left unchanged.
 public struct IllegalTransition: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The state the download was in.
     public let state: DownloadState
+    /// What was refused.
     public let input: LifecycleInput
 
     public var description: String {

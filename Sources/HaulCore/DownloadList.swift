@@ -3,20 +3,26 @@ import Foundation
 /// A list of downloads as `haul -i FILE` reads it: one URL per line, optionally followed by an
 /// output name; blank lines and lines starting with `#` are ignored.
 public struct DownloadList: Sendable, Equatable {
+    /// One usable line: a URL and maybe a name.
     public struct Entry: Sendable, Equatable {
         /// 1-based line number in the input, for messages.
         public let line: Int
+        /// The http or https URL to download.
         public let url: URL
         /// The output name given on the line, already sanitized so it stays inside the target directory.
         public let name: String?
     }
 
+    /// A line that could not be used, and why.
     public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        /// 1-based line number in the input.
         public let line: Int
+        /// What is wrong with it.
         public let message: String
         public var description: String { "line \(line): \(message)" }
     }
 
+    /// The usable lines, in input order.
     public private(set) var entries: [Entry] = []
     /// Lines that could not be used; the rest of the list still proceeds.
     public private(set) var problems: [Problem] = []
@@ -55,6 +61,7 @@ public struct DownloadList: Sendable, Equatable {
 
     /// Why a text is not a URL Haul can download.
     public enum URLProblem: Error, Sendable, Equatable {
+        /// Not an absolute http or https URL with a host.
         case notHTTP
         /// The port as written (digits, possibly too many for any integer).
         case portOutOfRange(String)

@@ -8,12 +8,14 @@
 public struct DownloadMachine: Sendable {
     /// How many times each kind of second chance may be taken in one run.
     public struct Limits: Sendable, Equatable {
+        /// Retries after transient failures, and the waits between them.
         public var retry: RetryPolicy
         /// Restarts from byte 0 before the resource is declared too unstable.
         public var maxRestarts: Int
         /// Fresh URLs taken from the refresher after 401/403/410.
         public var maxRefreshes: Int
 
+        /// Limits with these budgets.
         public init(retry: RetryPolicy, maxRestarts: Int = 3, maxRefreshes: Int = 3) {
             self.retry = retry
             self.maxRestarts = maxRestarts
@@ -23,8 +25,11 @@ public struct DownloadMachine: Sendable {
 
     /// A request from the API to stop the run.
     public enum Stop: Int, Sendable, Equatable, Comparable {
+        /// Stop at a checkpoint and keep everything for a resume.
         case pause = 1
+        /// Stop for good; the partial file and its record stay on disk.
         case cancel = 2
+        /// Stop for good and remove the partial file and its record.
         case cancelAndDelete = 3
 
         public static func < (a: Stop, b: Stop) -> Bool { a.rawValue < b.rawValue }
@@ -41,6 +46,7 @@ public struct DownloadMachine: Sendable {
         /// Shown with the retry.
         public var message: String
 
+        /// A failure as described by its fields.
         public init(retryable: Bool, retryAfter: Double? = nil, httpStatus: Int? = nil, message: String) {
             self.retryable = retryable
             self.retryAfter = retryAfter
@@ -101,6 +107,7 @@ public struct DownloadMachine: Sendable {
         case giveUp(GiveUp)
     }
 
+    /// The budgets of this run.
     public let limits: Limits
     private var retries = 0
     private var restarts = 0
@@ -109,6 +116,7 @@ public struct DownloadMachine: Sendable {
     /// The failure waiting for the refresher's answer.
     private var refreshing: Failure?
 
+    /// A machine at the start of a run, no second chance taken yet.
     public init(limits: Limits) {
         self.limits = limits
     }

@@ -2,21 +2,28 @@
 ///
 /// Order and duplicates are kept because they matter on the wire (several `Set-Cookie`, for example).
 public struct HTTPHeaders: Sendable, Equatable, Sequence {
+    /// One header field, its name as written.
     public struct Field: Sendable, Equatable {
+        /// The field name, case as given (compared case-insensitively by `HTTPHeaders`).
         public let name: String
+        /// The field value.
         public let value: String
+        /// A field with this name and value.
         public init(name: String, value: String) {
             self.name = name
             self.value = value
         }
     }
 
+    /// Every field, in order, duplicates included.
     public private(set) var fields: [Field]
 
+    /// Headers made of these fields, in this order.
     public init(_ fields: [Field] = []) {
         self.fields = fields
     }
 
+    /// Headers made of `(name, value)` pairs, in this order.
     public init(_ pairs: [(String, String)]) {
         self.fields = pairs.map { Field(name: $0.0, value: $0.1) }
     }
@@ -49,10 +56,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         fields.removeAll { $0.name.lowercased() == lowered }
     }
 
+    /// Iterates over the fields in order.
     public func makeIterator() -> IndexingIterator<[Field]> {
         fields.makeIterator()
     }
 
+    /// The number of fields, duplicates included.
     public var count: Int { fields.count }
 }
 

@@ -4,6 +4,7 @@ public struct ProgressMeter: Sendable {
     public var window: Double
     private var samples: [(time: Double, bytes: Int64)] = []
 
+    /// A meter whose speed reflects the last `window` seconds.
     public init(window: Double = 3.0) {
         self.window = window
     }

@@ -2,6 +2,7 @@ import Foundation
 
 /// Why a `--proxy` value cannot be used. The message shows the value without its password.
 public struct ProxyURLError: Error, Sendable, Equatable {
+    /// What is wrong, the proxy's password shown as `***`.
     public let message: String
 }
 
@@ -18,6 +19,7 @@ public struct ProxyRoute: Sendable, Equatable {
     /// Where it came from: `--proxy` or the environment variable's name.
     public let source: String
 
+    /// The route through `proxy`, chosen by `source`.
     public init(proxy: String, source: String) {
         self.proxy = proxy
         self.source = source
@@ -88,16 +90,28 @@ public struct ProxyRoute: Sendable, Equatable {
     }
 }
 
+extension ProxyRoute {
+    /// Whether the environment names a proxy for some scheme (libcurl's variables, set and not empty).
+    public static func environmentNamesProxy(_ environment: [String: String]) -> Bool {
+        let names = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        return names.contains { !(environment[$0] ?? "").isEmpty }
+    }
+}
+
 /// A `--noproxy` / `no_proxy` list as libcurl reads it: `*` alone for every host, else names,
 /// domains (`example.com` covers `www.example.com`; a leading dot is ignored) and IP addresses
 /// with an optional CIDR prefix length, separated by commas or blanks.
 public struct NoProxyList: Sendable, Equatable {
+    /// The list as given.
     public let text: String
 
+    /// The list `text` (a `--noproxy` value or `no_proxy`).
     public init(_ text: String) {
         self.text = text
     }
 
+    /// Whether requests to `host` (a name, an IPv4 address or a bracketed or bare IPv6 address) go
+    /// around the proxy.
     public func exempts(host rawHost: String) -> Bool {
         if text == "*" { return true }
         var host = rawHost.lowercased()

@@ -13,6 +13,7 @@ public enum Redaction {
         replacingPassword(in: text, with: "***")
     }
 
+    /// The URL as text with `user:password@` shown as `user:***@`.
     public static func url(_ url: URL) -> String {
         self.url(url.absoluteString)
     }

@@ -2,6 +2,7 @@ import Foundation
 
 /// Why a redirect was not followed.
 public struct RedirectError: Error, Sendable, Equatable {
+    /// Why, for a person (hop limit, loop, scheme, https to http).
     public let message: String
 }
 
@@ -11,6 +12,7 @@ public struct RedirectError: Error, Sendable, Equatable {
 /// a hop limit, loop detection, only http/https, the method rewrite of RFC 9110 §15.4, and no
 /// credentials (`Authorization`, `Cookie`, `Proxy-Authorization`) sent to another origin.
 public struct RedirectPolicy: Sendable {
+    /// Redirects followed at most in one chain.
     public var maxRedirects: Int
     /// Whether a redirect from https to http may be followed. Off by default: everything after it,
     /// headers and body included, would travel unencrypted.
@@ -18,6 +20,7 @@ public struct RedirectPolicy: Sendable {
     /// Headers that carry credentials and are dropped once a redirect leaves the original origin.
     public static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
+    /// A policy following up to `maxRedirects` redirects, https to http only with `allowsDowngrade`.
     public init(maxRedirects: Int = 10, allowsDowngrade: Bool = false) {
         self.maxRedirects = maxRedirects
         self.allowsDowngrade = allowsDowngrade

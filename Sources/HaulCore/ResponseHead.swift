@@ -1,8 +1,11 @@
 /// The status line and header fields of one HTTP response, before its body.
 public struct ResponseHead: Sendable, Equatable {
+    /// The HTTP status code.
     public let status: Int
+    /// The header fields, in order.
     public let headers: HTTPHeaders
 
+    /// A response head with this status and these fields.
     public init(status: Int, headers: HTTPHeaders) {
         self.status = status
         self.headers = headers
@@ -42,6 +45,7 @@ public struct ResponseHead: Sendable, Equatable {
         headers["Accept-Ranges"]?.lowercased().contains("bytes") ?? false
     }
 
+    /// Whether the status is a redirect Haul follows (301, 302, 303, 307, 308).
     public var isRedirect: Bool {
         [301, 302, 303, 307, 308].contains(status)
     }

@@ -1,6 +1,8 @@
 /// Which part of the remote resource a download wants.
 public enum DownloadTarget: Sendable, Equatable {
+    /// The whole resource.
     case whole
+    /// One byte range of it (`--range`).
     case range(ByteRangeSpec)
 }
 
@@ -24,6 +26,7 @@ public struct LocalPartial: Sendable, Equatable {
     /// overlap as well, and still sends `If-Range`.
     public var needsOverlapProof: Bool = false
 
+    /// What is known about `bytesOnDisk` bytes on disk; see each property.
     public init(
         bytesOnDisk: Int64,
         resourceStart: Int64 = 0,
@@ -43,21 +46,34 @@ public struct LocalPartial: Sendable, Equatable {
 
 /// Why the bytes on disk were given up and the download started again from its first byte.
 public struct RestartReason: Sendable, Equatable, CustomStringConvertible {
+    /// The kind of reason, for programs (the message is for people).
     public enum Code: String, Sendable {
+        /// A resume was answered with the whole file (200) although the file did not change.
         case serverIgnoredRange
+        /// The validators show another version of the file.
         case resourceChanged
+        /// A 206 carried other bytes than the ones asked for.
         case unexpectedRange
+        /// The file's complete length is not the one recorded.
         case lengthChanged
+        /// The bytes on disk, or the response, are compressed (a content coding): no byte offset applies.
         case compressedPartial
+        /// The re-fetched overlap differs from the bytes on disk.
         case overlapMismatch
+        /// A 416 whose length does not fit the bytes on disk.
         case rangeNotSatisfiable
+        /// A 206 without a usable `Content-Range`.
         case noUsableContentRange
+        /// A 206 to a guarded resume that does not show the validator `If-Range` named.
         case validatorMissing
     }
 
+    /// The kind of reason.
     public let code: Code
+    /// What happened and what is done about it, for a person.
     public let message: String
 
+    /// A reason of kind `code`, told by `message`.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
@@ -86,6 +102,7 @@ public struct RequestPlan: Sendable, Equatable {
     /// The target the plan serves.
     public var target: DownloadTarget
 
+    /// Whether the plan continues bytes already on disk.
     public var isResume: Bool { partial != nil }
 }
 
@@ -101,6 +118,9 @@ public enum PlanDecision: Sendable, Equatable {
 
 /// Decides the request for a download from the target and the partial on disk. Pure.
 public enum ResumePlanner {
+    /// The request to send for `target` given the bytes on disk (`partial`, nil for none): a fresh
+    /// request, a `Range` from the next byte (with `If-Range` when a validator can guard it, else an
+    /// overlap of up to `overlapCheckLength` bytes to compare), or a decision that needs no request.
     public static func plan(target: DownloadTarget, partial: LocalPartial?) -> PlanDecision {
         guard let partial, partial.bytesOnDisk > 0 else {
             return .send(freshPlan(target))

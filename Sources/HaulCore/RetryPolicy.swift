@@ -7,6 +7,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// No wait is longer than this, except what a server's Retry-After asks for (itself capped).
     public var maxDelay: Double
 
+    /// A policy of `maxRetries` retries, waiting `baseDelay` seconds first, doubled up to `maxDelay`.
     public init(maxRetries: Int = 5, baseDelay: Double = 1, maxDelay: Double = 60) {
         self.maxRetries = maxRetries
         self.baseDelay = baseDelay

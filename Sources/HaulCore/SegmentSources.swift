@@ -18,7 +18,9 @@ public struct SegmentSources: Sendable, Equatable {
         case dropped(String)
     }
 
+    /// One server of a segmented download and how it is used now.
     public struct Source: Sendable, Equatable {
+        /// Whether it is proven, being probed, in use or dropped.
         public var standing: Standing
         /// Connections using it now.
         public var connections: Int
@@ -35,6 +37,7 @@ public struct SegmentSources: Sendable, Equatable {
         /// Another connection is probing this mirror: wait for its verdict (`standing(of:)`).
         case awaitProbe(source: Int)
 
+        /// The index of the source the assignment names.
         public var source: Int {
             switch self {
             case .fetch(let source, _), .probe(let source), .awaitProbe(let source): return source
@@ -48,6 +51,7 @@ public struct SegmentSources: Sendable, Equatable {
     /// is dropped: the primary and the other mirrors are there to take its ranges.
     public static let failuresBeforeDrop = 2
 
+    /// The primary (index 0), then the mirrors in the order given.
     public private(set) var sources: [Source]
 
     /// The primary, admitted with the download's validators and holding the runner's own

@@ -1,17 +1,23 @@
 /// One byte range of a file being fetched over its own connection: `[begin, next)` is on disk,
 /// `[next, end)` is still to fetch.
 public struct Segment: Sendable, Equatable, Codable {
+    /// Offset of the segment's first byte in the file.
     public var begin: Int64
+    /// Offset of the first byte not yet on disk; `begin` when nothing was fetched.
     public var next: Int64
+    /// Offset one past the segment's last byte.
     public var end: Int64
 
+    /// The segment `[begin, end)` with `[begin, next)` on disk (nothing when `next` is nil).
     public init(begin: Int64, next: Int64? = nil, end: Int64) {
         self.begin = begin
         self.next = next ?? begin
         self.end = end
     }
 
+    /// Bytes still to fetch.
     public var remaining: Int64 { end - next }
+    /// Whether every byte of the segment is on disk.
     public var isDone: Bool { next >= end }
 }
 
@@ -22,10 +28,12 @@ public struct SegmentTable: Sendable, Equatable {
     /// Below this, a segment is not split again: the request would cost more than it saves.
     public static let minimumSplit: Int64 = 2 << 20
 
+    /// The segments, in file order.
     public private(set) var segments: [Segment]
     /// Which segments a connection is working on.
     public private(set) var owned: Set<Int>
 
+    /// A table of these segments, none owned by a connection.
     public init(segments: [Segment] = []) {
         self.segments = segments
         owned = []
@@ -90,6 +98,7 @@ public struct SegmentTable: Sendable, Equatable {
         segments.reduce(0) { $0 + ($1.next - $1.begin) }
     }
 
+    /// Whether every segment is on disk.
     public var isComplete: Bool { segments.allSatisfy(\.isDone) }
 
     /// The first byte not on disk at or after `offset`, following finished segments: how far the

@@ -1,7 +1,9 @@
 /// Which server a segment request went to: the download's own (the final hop of its first
 /// request), or a mirror proven to serve the same file (`MirrorProbe`).
 public enum SegmentSource: Sendable, Equatable {
+    /// The download's own server.
     case primary
+    /// A mirror given in `DownloadRequest.mirrors`.
     case mirror
 }
 

@@ -3,12 +3,14 @@ import Foundation
 /// A digest of the whole file that the server published in its response, which Haul verifies
 /// without being asked (`--no-server-digest` turns it off).
 public struct ServerDigest: Sendable, Equatable, Codable {
+    /// The digest's algorithm.
     public let algorithm: ChecksumAlgorithm
     /// Lower-case hex, as `Checksum` takes it.
     public let expectedHex: String
     /// The header it came from: `Repr-Digest`, `Digest`, `x-goog-hash`, `x-amz-checksum-sha256`...
     public let source: String
 
+    /// A digest of `algorithm` (`expectedHex` in any case) read from the header `source`.
     public init(algorithm: ChecksumAlgorithm, expectedHex: String, source: String) {
         self.algorithm = algorithm
         self.expectedHex = expectedHex.lowercased()
@@ -32,7 +34,9 @@ public enum ServerDigests {
     /// What a response offers: the digests Haul can check, strongest first, and the ones it saw
     /// but cannot check (for a message).
     public struct Found: Sendable, Equatable {
+        /// The digests Haul can verify, strongest first.
         public var usable: [ServerDigest] = []
+        /// The digests seen that cannot be verified (a multipart checksum, an unknown algorithm), named for a message.
         public var unverifiable: [String] = []
 
         /// The one to verify: the strongest.

@@ -10,7 +10,7 @@ public enum SpaceVerdict: Equatable, Sendable {
 
 /// The pure decision behind the free-space pre-check: it compares numbers and does no I/O.
 ///
-/// The caller measures the free space (``HaulStore/FreeSpace``) and works out how many bytes are still
+/// The caller measures the free space (HaulStore's `FreeSpace`) and works out how many bytes are still
 /// to be written (the final length minus what the partial file already holds).
 public enum SpaceCheck {
     /// Judges whether `bytesStillNeeded` plus `margin` fit in `available` bytes.

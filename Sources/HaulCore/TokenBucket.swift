@@ -9,6 +9,8 @@ public struct TokenBucket: Sendable, Equatable {
     private var tokens: Double
     private var last: Double?
 
+    /// A bucket of `rate` bytes per second (at least 1), empty at the start; `burst` defaults to
+    /// a twentieth of a second's worth, at least 16 KiB.
     public init(rate: Double, burst: Double? = nil) {
         self.rate = max(1, rate)
         self.burst = burst ?? max(16 * 1024, rate / 20)

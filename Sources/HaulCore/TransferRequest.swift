@@ -2,11 +2,16 @@ import Foundation
 
 /// One HTTP request exactly as it goes on the wire: no redirects are followed by the transport.
 public struct TransferRequest: Sendable, Equatable {
+    /// The URL asked for.
     public var url: URL
+    /// The HTTP method.
     public var method: String
+    /// The header fields sent, in order.
     public var headers: HTTPHeaders
+    /// The request body; nil for none.
     public var body: [UInt8]?
 
+    /// A request for `url`; by default a GET without headers or body.
     public init(url: URL, method: String = "GET", headers: HTTPHeaders = HTTPHeaders(), body: [UInt8]? = nil) {
         self.url = url
         self.method = method
@@ -20,10 +25,14 @@ public struct TransferRequest: Sendable, Equatable {
 
 /// The (scheme, host, port) triple of a URL.
 public struct Origin: Sendable, Hashable {
+    /// The scheme, lowercased.
     public let scheme: String
+    /// The host, lowercased; empty when the URL has none.
     public let host: String
+    /// The port; the scheme's default (443 for https, else 80) when the URL names none.
     public let port: Int
 
+    /// The origin of `url`.
     public init(_ url: URL) {
         let scheme = url.scheme?.lowercased() ?? ""
         self.scheme = scheme

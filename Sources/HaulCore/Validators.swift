@@ -2,14 +2,18 @@ import Foundation
 
 /// What identifies one version of a remote resource: its entity tag and modification date.
 public struct Validators: Sendable, Equatable, Codable {
+    /// The entity tag (strong or weak); nil when the server sent none.
     public var etag: EntityTag?
+    /// The `Last-Modified` date as the server wrote it; nil when it sent none.
     public var lastModified: String?
 
+    /// Validators with this entity tag and date.
     public init(etag: EntityTag? = nil, lastModified: String? = nil) {
         self.etag = etag
         self.lastModified = lastModified
     }
 
+    /// No validator at all: nothing can guard a resume.
     public static let none = Validators()
 
     /// The value for `If-Range`: a strong entity tag, else the `Last-Modified` date (RFC 9110 §13.1.5).

@@ -1,154 +1,156 @@
-import CCurl
-import Foundation
-import HaulCore
+#if canImport(CCurl)
+    import CCurl
+    import Foundation
+    import HaulCore
 
-/// Per-transfer state shared by libcurl's callbacks; lives on the stack of `CurlTransport.perform`.
-///
-/// All callbacks run on the thread inside `curl_easy_perform`, so no locking is needed.
-final class CurlCallContext {
-    /// A response head larger than this is refused: no legitimate download needs more.
-    static let maxHeaderBytes = 64 * 1024
-    static let maxHeaderFields = 200
-
-    let handler: any TransferHandler
-    let stallTimeout: Double?
-    private var status = 0
-    private var headers = HTTPHeaders()
-    private var headerBytes = 0
-    private(set) var headDelivered = false
-    private(set) var stoppedByHandler = false
-    private(set) var failure: TransportError?
-    private var lastBodyBytes: Int64 = 0
-    private var lastActivity = ContinuousClock.now
-
-    init(handler: any TransferHandler, stallTimeout: Double?) {
-        self.handler = handler
-        self.stallTimeout = stallTimeout
-    }
-
-    /// One header line as libcurl delivers it, CRLF included. Returns false to abort.
+    /// Per-transfer state shared by libcurl's callbacks; lives on the stack of `CurlTransport.perform`.
     ///
-    /// Parsed as bytes, not Characters: "\r\n" is one Character in Swift, and a ":" or "/"
-    /// followed by a combining mark would fuse into one too.
-    func receiveHeaderLine(_ raw: UnsafeRawBufferPointer) -> Bool {
-        headerBytes += raw.count
-        var end = raw.count
-        while end > 0, raw[end - 1] == 0x0A || raw[end - 1] == 0x0D { end -= 1 }
-        let line = raw[0..<end]
-        if line.starts(with: "HTTP/".utf8) {
-            status = Self.statusCode(line)
-            headers = HTTPHeaders()
-            headerBytes = raw.count
+    /// All callbacks run on the thread inside `curl_easy_perform`, so no locking is needed.
+    final class CurlCallContext {
+        /// A response head larger than this is refused: no legitimate download needs more.
+        static let maxHeaderBytes = 64 * 1024
+        static let maxHeaderFields = 200
+
+        let handler: any TransferHandler
+        let stallTimeout: Double?
+        private var status = 0
+        private var headers = HTTPHeaders()
+        private var headerBytes = 0
+        private(set) var headDelivered = false
+        private(set) var stoppedByHandler = false
+        private(set) var failure: TransportError?
+        private var lastBodyBytes: Int64 = 0
+        private var lastActivity = ContinuousClock.now
+
+        init(handler: any TransferHandler, stallTimeout: Double?) {
+            self.handler = handler
+            self.stallTimeout = stallTimeout
+        }
+
+        /// One header line as libcurl delivers it, CRLF included. Returns false to abort.
+        ///
+        /// Parsed as bytes, not Characters: "\r\n" is one Character in Swift, and a ":" or "/"
+        /// followed by a combining mark would fuse into one too.
+        func receiveHeaderLine(_ raw: UnsafeRawBufferPointer) -> Bool {
+            headerBytes += raw.count
+            var end = raw.count
+            while end > 0, raw[end - 1] == 0x0A || raw[end - 1] == 0x0D { end -= 1 }
+            let line = raw[0..<end]
+            if line.starts(with: "HTTP/".utf8) {
+                status = Self.statusCode(line)
+                headers = HTTPHeaders()
+                headerBytes = raw.count
+                return true
+            }
+            if headerBytes > Self.maxHeaderBytes || headers.count >= Self.maxHeaderFields {
+                failure = TransportError(
+                    .headerTooLarge, "the server's response headers are too large (over \(Self.maxHeaderBytes / 1024) KiB or \(Self.maxHeaderFields) fields)")
+                return false
+            }
+            guard let first = line.first else {
+                // 1xx heads (100 Continue, 103 Early Hints) precede the real one.
+                if (100..<200).contains(status) { return true }
+                return deliverHead()
+            }
+            if first == 0x20 || first == 0x09, let last = headers.fields.last {
+                // obs-fold: a continuation of the previous field.
+                headers.set(last.name, last.value + " " + Self.text(Self.trimmed(line)))
+                return true
+            }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
+            headers.add(Self.text(Self.trimmed(line[..<colon])), Self.text(Self.trimmed(line[(colon + 1)...])))
             return true
         }
-        if headerBytes > Self.maxHeaderBytes || headers.count >= Self.maxHeaderFields {
-            failure = TransportError(
-                .headerTooLarge, "the server's response headers are too large (over \(Self.maxHeaderBytes / 1024) KiB or \(Self.maxHeaderFields) fields)")
-            return false
+
+        /// The status code of a status line ("HTTP/1.1 206 Partial Content", "HTTP/2 200"); 0 if none.
+        static func statusCode(_ line: Slice<UnsafeRawBufferPointer>) -> Int {
+            guard let space = line.firstIndex(of: 0x20) else { return 0 }
+            var code = 0
+            var digits = 0
+            for byte in line[(space + 1)...] {
+                guard byte >= 0x30, byte <= 0x39, digits < 3 else { break }
+                code = code * 10 + Int(byte - 0x30)
+                digits += 1
+            }
+            return digits == 3 ? code : 0
         }
-        guard let first = line.first else {
-            // 1xx heads (100 Continue, 103 Early Hints) precede the real one.
-            if (100..<200).contains(status) { return true }
-            return deliverHead()
+
+        /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
+        static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+            var slice = bytes
+            while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
+            while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
+            return slice
         }
-        if first == 0x20 || first == 0x09, let last = headers.fields.last {
-            // obs-fold: a continuation of the previous field.
-            headers.set(last.name, last.value + " " + Self.text(Self.trimmed(line)))
+
+        static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+            String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
+        }
+
+        private func deliverHead() -> Bool {
+            guard !headDelivered else { return true }
+            headDelivered = true
+            lastActivity = .now
+            if handler.transferDidReceiveHead(ResponseHead(status: status, headers: headers)) == .stop {
+                stoppedByHandler = true
+                return false
+            }
             return true
         }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return true }
-        headers.add(Self.text(Self.trimmed(line[..<colon])), Self.text(Self.trimmed(line[(colon + 1)...])))
-        return true
-    }
 
-    /// The status code of a status line ("HTTP/1.1 206 Partial Content", "HTTP/2 200"); 0 if none.
-    static func statusCode(_ line: Slice<UnsafeRawBufferPointer>) -> Int {
-        guard let space = line.firstIndex(of: 0x20) else { return 0 }
-        var code = 0
-        var digits = 0
-        for byte in line[(space + 1)...] {
-            guard byte >= 0x30, byte <= 0x39, digits < 3 else { break }
-            code = code * 10 + Int(byte - 0x30)
-            digits += 1
-        }
-        return digits == 3 ? code : 0
-    }
-
-    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace).
-    static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
-        var slice = bytes
-        while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
-        while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
-        return slice
-    }
-
-    static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
-        String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
-    }
-
-    private func deliverHead() -> Bool {
-        guard !headDelivered else { return true }
-        headDelivered = true
-        lastActivity = .now
-        if handler.transferDidReceiveHead(ResponseHead(status: status, headers: headers)) == .stop {
-            stoppedByHandler = true
-            return false
-        }
-        return true
-    }
-
-    /// A body chunk. Returns false to abort.
-    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if !headDelivered && !deliverHead() { return false }
-        if handler.transferDidReceiveBody(bytes) == .stop {
-            stoppedByHandler = true
-            return false
-        }
-        return true
-    }
-
-    /// Called by libcurl at least once a second. Returns false to abort.
-    func tick(downloaded: Int64) -> Bool {
-        if handler.transferShouldAbort() {
-            stoppedByHandler = true
-            return false
-        }
-        let now = ContinuousClock.now
-        if downloaded != lastBodyBytes {
-            lastBodyBytes = downloaded
-            lastActivity = now
+        /// A body chunk. Returns false to abort.
+        func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            if !headDelivered && !deliverHead() { return false }
+            if handler.transferDidReceiveBody(bytes) == .stop {
+                stoppedByHandler = true
+                return false
+            }
             return true
         }
-        if let stallTimeout, now - lastActivity > .milliseconds(Int64(stallTimeout * 1000)) {
-            failure = TransportError(.stalled, "no data received for \(Self.format(stallTimeout)) seconds")
-            return false
+
+        /// Called by libcurl at least once a second. Returns false to abort.
+        func tick(downloaded: Int64) -> Bool {
+            if handler.transferShouldAbort() {
+                stoppedByHandler = true
+                return false
+            }
+            let now = ContinuousClock.now
+            if downloaded != lastBodyBytes {
+                lastBodyBytes = downloaded
+                lastActivity = now
+                return true
+            }
+            if let stallTimeout, now - lastActivity > .milliseconds(Int64(stallTimeout * 1000)) {
+                failure = TransportError(.stalled, "no data received for \(Self.format(stallTimeout)) seconds")
+                return false
+            }
+            return true
         }
-        return true
+
+        private static func format(_ seconds: Double) -> String {
+            seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        }
     }
 
-    private static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    private func context(_ pointer: UnsafeMutableRawPointer?) -> CurlCallContext? {
+        guard let pointer else { return nil }
+        return Unmanaged<CurlCallContext>.fromOpaque(pointer).takeUnretainedValue()
     }
-}
 
-private func context(_ pointer: UnsafeMutableRawPointer?) -> CurlCallContext? {
-    guard let pointer else { return nil }
-    return Unmanaged<CurlCallContext>.fromOpaque(pointer).takeUnretainedValue()
-}
+    let curlHeaderCallback: haul_curl_data_callback = { data, size, count, opaque in
+        let length = size * count
+        guard let context = context(opaque), let data else { return 0 }
+        return context.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+    }
 
-let curlHeaderCallback: haul_curl_data_callback = { data, size, count, opaque in
-    let length = size * count
-    guard let context = context(opaque), let data else { return 0 }
-    return context.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-}
+    let curlWriteCallback: haul_curl_data_callback = { data, size, count, opaque in
+        let length = size * count
+        guard let context = context(opaque), let data else { return 0 }
+        return context.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+    }
 
-let curlWriteCallback: haul_curl_data_callback = { data, size, count, opaque in
-    let length = size * count
-    guard let context = context(opaque), let data else { return 0 }
-    return context.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-}
-
-let curlProgressCallback: haul_curl_xferinfo_callback = { opaque, _, downloaded, _, _ in
-    guard let context = context(opaque) else { return 1 }
-    return context.tick(downloaded: Int64(downloaded)) ? 0 : 1
-}
+    let curlProgressCallback: haul_curl_xferinfo_callback = { opaque, _, downloaded, _, _ in
+        guard let context = context(opaque) else { return 1 }
+        return context.tick(downloaded: Int64(downloaded)) ? 0 : 1
+    }
+#endif

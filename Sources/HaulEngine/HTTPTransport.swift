@@ -7,6 +7,8 @@ import HaulCore
 /// on that same thread. Writing each chunk before returning is what gives backpressure: the transport
 /// reads no more from the socket until the handler returns, so memory never grows with the file.
 public protocol HTTPTransport: Sendable {
+    /// Sends `request`, hands its response to `handler` (a 3xx like any other: redirects are not
+    /// followed), and returns when the response has ended, failed, or the handler stopped it.
     func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome
 }
 
@@ -22,7 +24,9 @@ public protocol TransferHandler: AnyObject {
 
 /// Whether a transfer goes on.
 public enum TransferControl: Sendable {
+    /// Go on reading the response.
     case proceed
+    /// End the transfer now; `perform` returns `.stoppedByHandler`.
     case stop
 }
 
@@ -62,6 +66,8 @@ public struct TransferOptions: Sendable, Equatable {
     /// is a connection, so multiplexing buys nothing).
     public var allowsHTTP2 = false
 
+    /// Options with these values; by default 30 s to connect, 30 s of silence before a stall, TLS
+    /// verified, no extra CA, the proxy and netrc left to the environment, HTTP/1.1.
     public init(
         connectTimeout: Double? = 30,
         stallTimeout: Double? = 30,
@@ -83,26 +89,40 @@ public struct TransferOptions: Sendable, Equatable {
 
 /// A failure below HTTP: name resolution, connection, TLS, a dropped or stalled transfer.
 public struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Where the transfer failed.
     public enum Kind: String, Sendable {
+        /// The URL cannot be requested (an unsupported scheme, a malformed URL).
         case invalidURL
+        /// The host (or the proxy's host) name could not be resolved.
         case nameResolution
+        /// No connection could be made to the server or the proxy.
         case connect
+        /// The connection, or the whole exchange, took longer than allowed.
         case timeout
+        /// No body byte arrived for `TransferOptions.stallTimeout` seconds.
         case stalled
+        /// The connection broke while the response was being received.
         case connectionLost
+        /// TLS failed: an untrusted or mismatched certificate, or a failed handshake.
         case tls
+        /// The response head is larger than the transport accepts.
         case headerTooLarge
+        /// The server's reply is not valid HTTP, or ended before its framing said it would.
         case protocolViolation
         /// The engine refused an option the transfer needs (e.g. a libcurl too old for it); nothing was sent.
         case optionRefused
         /// The proxy refused the credentials or the request (a SOCKS login, an unsupported method).
         case proxyRefused
+        /// Anything else; the message says what.
         case other
     }
 
+    /// Where the transfer failed.
     public let kind: Kind
+    /// What went wrong, for a person.
     public let message: String
 
+    /// A failure of `kind` told by `message`.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message

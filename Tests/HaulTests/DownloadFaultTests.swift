@@ -234,8 +234,10 @@ enum FaultHarness {
     }
 
     /// Starts the download and watches it to its end.
-    static func run(_ request: DownloadRequest, timeout: Double = 30) async throws -> WatchedDownload {
-        let download = Downloader().download(request)
+    static func run(
+        _ request: DownloadRequest, engine: TransportEngine = .platformDefault, timeout: Double = 30
+    ) async throws -> WatchedDownload {
+        let download = try Downloader(engine: engine).download(request)
         return try await watch(download, timeout: timeout)
     }
 
