@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Single-file download benchmark: haul vs curl vs aria2c (one connection) against nginx on loopback.
+# Single-file download benchmark: haul (libcurl engine, and --engine urlsession) vs curl vs aria2c (one
+# connection) against nginx on loopback.
 #
 #   bash bench/single.sh                                   # 2 GiB, 3 rounds
 #   BENCH_SIZE_MB=256 BENCH_ROUNDS=1 bash bench/single.sh  # quick check of the script
@@ -60,7 +61,7 @@ tools=(curl aria2)
 haul_bin=.build/release/haul
 log "building haul: swift build -c release"
 if swift build -c release >"$work/haul-build.log" 2>&1 && [[ -x "$haul_bin" ]]; then
-    tools=(haul haul-x1 haul-sha curl aria2)
+    tools=(haul haul-x1 haul-sha haul-us curl aria2)
 else
     echo "warning: could not build $haul_bin; benchmarking the others only. Build output (tail):" >&2
     tail -n 30 "$work/haul-build.log" >&2
@@ -75,6 +76,8 @@ command_for() { # tool out-file
     haul-x1) cmd=("$haul_bin" -q -x 1 -o "$out" "$url") ;;
     # The same download verified with --checksum: the hash runs as the bytes arrive.
     haul-sha) cmd=("$haul_bin" -q --checksum "sha256=$source_sha" -o "$out" "$url") ;;
+    # The second engine: Foundation's URLSession (FoundationNetworking on Linux), default options.
+    haul-us) cmd=("$haul_bin" -q --engine urlsession -o "$out" "$url") ;;
     curl) cmd=(curl -s -o "$out" "$url") ;;
     aria2) cmd=(aria2c -x1 -q --allow-overwrite=true --file-allocation=none
         -d "$(dirname "$out")" -o "$(basename "$out")" "$url") ;;
@@ -126,7 +129,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 echo
 printf 'Single file, %d MiB, %d round(s), nginx on 127.0.0.1, output written to %s\n' "$size_mb" "$rounds" "$base_tmp"
 printf '%-9s %6s %14s %14s %12s %12s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" "MiB/s"
-for tool in haul haul-x1 haul-sha curl aria2; do
+for tool in haul haul-x1 haul-sha haul-us curl aria2; do
     lines=${results[$tool]:-}
     if [[ -z "$lines" || -n "${failed[$tool]:-}" ]]; then
         printf '%-9s %6s\n' "$tool" "failed or not run"
@@ -157,4 +160,9 @@ fi
 if [[ -n "${cpu[haul]:-}" && -n "${cpu[haul-sha]:-}" ]]; then
     printf 'haul --checksum sha256 / haul: CPU %s, wall %s\n' \
         "$(ratio "${cpu[haul-sha]}" "${cpu[haul]}")" "$(ratio "${wall[haul-sha]}" "${wall[haul]}")"
+fi
+if [[ -n "${wall[haul-us]:-}" && -n "${wall[curl]:-}" && -n "${wall[haul]:-}" ]]; then
+    printf 'haul --engine urlsession / curl: wall %s, CPU %s; / haul (libcurl): wall %s, CPU %s\n' \
+        "$(ratio "${wall[haul-us]}" "${wall[curl]}")" "$(ratio "${cpu[haul-us]}" "${cpu[curl]}")" \
+        "$(ratio "${wall[haul-us]}" "${wall[haul]}")" "$(ratio "${cpu[haul-us]}" "${cpu[haul]}")"
 fi

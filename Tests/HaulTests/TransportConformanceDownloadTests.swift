@@ -110,6 +110,35 @@ struct TransportConformanceDownloadTests {
         }
     }
 
+    @Test(.timeLimit(.minutes(1)), arguments: TransportEngine.available)
+    func aHandlerSlowerThanTheNetwork(engine: TransportEngine) throws {
+        let server = try FaultServer()
+        server.setResource("/f", body: body)
+        let request = TransferRequest(url: try #require(URL(string: server.url("/f"))))
+        // A slow disk: 2 ms a chunk. A small bound on waiting chunks makes URLSession's lack of
+        // backpressure visible with a small file (the default bound is 2,048 chunks).
+        let transport: any HTTPTransport = engine == .urlsession ? URLSessionTransport(maxQueuedChunks: 8) : try #require(engine.makeTransport())
+        let recorder = TransportRecorder(microsecondsPerChunk: 2000)
+        let outcome = recorder.perform(transport, request, TransferOptions())
+        if engine.hasBackpressure {
+            // The engine waits for each write: the whole body arrives, whatever the pace.
+            #expect(outcome == .completed)
+            #expect(recorder.body == body)
+        } else {
+            // Limitation: it reads on, so past the bound the transfer ends (retryable: resumed by
+            // range), the bytes before it intact.
+            guard case .failed(let error) = outcome else {
+                Issue.record("expected the backlog bound to end the transfer, got \(outcome)")
+                return
+            }
+            #expect(error.kind == .connectionLost && error.isRetryable)
+            #expect(error.message.contains("no backpressure"), "\(error.message)")
+            #expect(recorder.body == Array(body[..<recorder.body.count]))
+            #expect(recorder.body.count < body.count)
+        }
+        #expect(recorder.contractViolations == 0)
+    }
+
     @Test(.timeLimit(.minutes(2)), arguments: TransportEngine.available)
     func nginxWithSegmentsAndAResume(engine: TransportEngine) async throws {
         let root = try TemporaryDirectory(prefix: "haul-conf-root")

@@ -22,11 +22,14 @@ final class TransportRecorder: TransferHandler, @unchecked Sendable {
     let stopAtHead: Bool
     /// Answer `true` to the abort poll once this many bytes arrived; nil never.
     let abortAfterBytes: Int?
+    /// Microseconds each body chunk takes to "write" (a slow disk).
+    let microsecondsPerChunk: UInt32
 
-    init(stopAfterBytes: Int? = nil, stopAtHead: Bool = false, abortAfterBytes: Int? = nil) {
+    init(stopAfterBytes: Int? = nil, stopAtHead: Bool = false, abortAfterBytes: Int? = nil, microsecondsPerChunk: UInt32 = 0) {
         self.stopAfterBytes = stopAfterBytes
         self.stopAtHead = stopAtHead
         self.abortAfterBytes = abortAfterBytes
+        self.microsecondsPerChunk = microsecondsPerChunk
     }
 
     var heads: [ResponseHead] { state.withLock { $0.heads } }
@@ -63,7 +66,8 @@ final class TransportRecorder: TransferHandler, @unchecked Sendable {
     }
 
     func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
-        enter { state in
+        if microsecondsPerChunk > 0 { usleep(microsecondsPerChunk) }
+        return enter { state in
             state.body.append(contentsOf: chunk)
             if let stopAfterBytes, state.body.count >= stopAfterBytes { return .stop }
             return .proceed

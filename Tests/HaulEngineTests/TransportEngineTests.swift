@@ -1,0 +1,123 @@
+import Foundation
+import HaulCore
+import Testing
+
+@testable import HaulEngine
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The choice of engine and what each refuses: pure, no network.
+@Suite("Engines: the choice, and what an engine refuses")
+struct TransportEngineTests {
+    @Test func libcurlIsTheDefaultWhereItIsLinked() {
+        #expect(TransportEngine.platformDefault == .curl)
+        #expect(TransportEngine.available == [.curl, .urlsession])
+        #expect(TransportEngine.curl.makeTransport() is CurlTransport)
+        #expect(TransportEngine.urlsession.makeTransport() is URLSessionTransport)
+    }
+
+    @Test func libcurlRefusesNothing() {
+        var options = TransferOptions(verifyTLS: false, caFile: "/ca.pem", proxy: "socks5h://127.0.0.1:1080", noProxy: "*", netrcFile: "/n")
+        options.allowsHTTP2 = true
+        #expect(TransportEngine.curl.refusal(of: options, environment: [:]) == nil)
+        #expect(TransportEngine.curl.limitations.isEmpty)
+        #expect(TransportEngine.curl.hasBackpressure)
+    }
+
+    @Test(arguments: [
+        (TransferOptions(caFile: "/ca.pem"), "CA file"),
+        (TransferOptions(verifyTLS: false), "--insecure"),
+        (TransferOptions(proxy: "http://127.0.0.1:3128"), "--proxy"),
+        (TransferOptions(noProxy: "example.com"), "--noproxy"),
+        (TransferOptions(netrcFile: "/home/me/.netrc"), "netrc"),
+    ])
+    func urlSessionOnLinuxRefusesWhatItCannotHonour(options: TransferOptions, named: String) throws {
+        let refusal = try #require(TransportEngine.urlsession.refusal(of: options, environment: [:]))
+        #expect(refusal.contains(named), "\(refusal)")
+        #expect(refusal.hasSuffix("(use --engine curl)"))
+    }
+
+    @Test func turningProxiesOffIsRefusedOnlyWhenTheEnvironmentNamesOne() {
+        let off = TransferOptions(proxy: "")
+        #expect(TransportEngine.urlsession.refusal(of: off, environment: [:]) == nil)
+        #expect(TransportEngine.urlsession.refusal(of: off, environment: ["https_proxy": "http://p:1"]) != nil)
+        #expect(TransportEngine.urlsession.refusal(of: TransferOptions(), environment: ["https_proxy": "http://p:1"]) == nil)
+    }
+
+    @Test func urlSessionOnLinuxHasNoBackpressureAndSaysSo() {
+        #expect(!TransportEngine.urlsession.hasBackpressure)
+        let texts = TransportEngine.urlsession.limitations.map(\.text)
+        #expect(texts.contains { $0.contains("no backpressure") })
+        #expect(texts.contains { $0.contains("decodes a compressed body") })
+        #expect(texts.contains { $0.contains("merged by name") })
+    }
+
+    @Test func theRefusalIsCheckedByPerformBeforeAnythingIsSent() throws {
+        let url = try #require(URL(string: "http://127.0.0.1:9/never"))
+        let outcome = URLSessionTransport().perform(TransferRequest(url: url), options: TransferOptions(caFile: "/ca.pem"), handler: NoHandler())
+        guard case .failed(let error) = outcome else {
+            Issue.record("expected a refusal, got \(outcome)")
+            return
+        }
+        #expect(error.kind == .optionRefused)
+        #expect(!error.isRetryable)
+    }
+}
+
+/// A handler that must never be called.
+private final class NoHandler: TransferHandler {
+    func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl {
+        Issue.record("head delivered")
+        return .stop
+    }
+    func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
+        Issue.record("body delivered")
+        return .stop
+    }
+    func transferShouldAbort() -> Bool { true }
+}
+
+/// Foundation's errors and heads in Haul's terms.
+@Suite("URLSession's errors and heads, translated")
+struct URLSessionTranslationTests {
+    @Test(arguments: [
+        (NSURLErrorCannotConnectToHost, TransportError.Kind.connect),
+        (NSURLErrorCannotFindHost, .nameResolution),
+        (NSURLErrorTimedOut, .timeout),
+        (NSURLErrorNetworkConnectionLost, .connectionLost),
+        (NSURLErrorServerCertificateUntrusted, .tls),
+        (NSURLErrorBadServerResponse, .protocolViolation),
+        (NSURLErrorUnsupportedURL, .invalidURL),
+    ])
+    func codes(code: Int, kind: TransportError.Kind) {
+        let error = NSError(domain: NSURLErrorDomain, code: code, userInfo: [NSLocalizedDescriptionKey: "x"])
+        #expect(URLSessionErrors.transportError(error, afterHead: false).kind == kind)
+    }
+
+    @Test(arguments: [
+        ("Transferred a partial file", true, TransportError.Kind.connectionLost),
+        ("SSL certificate problem: unable to get local issuer certificate", false, .tls),
+        ("Failed to connect to 127.0.0.1 port 9", false, .connect),
+        ("Could not resolve host: nowhere.invalid", false, .nameResolution),
+        ("something else entirely", true, .connectionLost),
+        ("something else entirely", false, .other),
+    ])
+    func libcurlTextOnLinux(text: String, afterHead: Bool, kind: TransportError.Kind) {
+        let error = NSError(domain: NSURLErrorDomain, code: NSURLErrorUnknown, userInfo: [NSLocalizedDescriptionKey: text])
+        #expect(URLSessionErrors.transportError(error, afterHead: afterHead).kind == kind)
+    }
+
+    @Test func theHeadKeepsStatusAndFields() throws {
+        let url = try #require(URL(string: "http://127.0.0.1/f"))
+        let response = try #require(
+            HTTPURLResponse(url: url, statusCode: 206, httpVersion: "HTTP/1.1", headerFields: ["Content-Range": "bytes 0-9/100", "ETag": "\"a\""]))
+        let head = URLSessionErrors.head(of: response)
+        #expect(head.status == 206)
+        #expect(head.contentRange == ContentRange(first: 0, last: 9, completeLength: 100))
+        #expect(head.headers["etag"] == "\"a\"")
+        // Sorted by name; FoundationNetworking may change the case of a name ("Etag").
+        #expect(head.headers.fields.map { $0.name.lowercased() } == ["content-range", "etag"])
+    }
+}
