@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Linux is built and tested; Apple platforms are supported by design (see "Platforms" in the
+// README). libcurl and libcrypto are linked on Linux only: on Apple platforms URLSession moves the
+// bytes and CommonCrypto computes the digests.
+let linux: [Platform] = [.linux]
+let apple: [Platform] = [.macOS, .iOS, .tvOS, .watchOS, .visionOS]
+
 let package = Package(
     name: "Haul",
     products: [
@@ -8,37 +14,46 @@ let package = Package(
         .executable(name: "haul", targets: ["HaulCLI"]),
     ],
     targets: [
-        // libcurl, the transfer engine on Linux (URLSession there is ~4x slower than curl).
+        // libcurl, the transfer engine on Linux (URLSession there is ~4x slower than curl); not
+        // linked on Apple platforms (HaulEngine's dependency on it is Linux-only).
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // SQLite, the durable store's database.
+        // SQLite, the durable store's database; every platform (Apple platforms ship it in the SDK).
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        // OpenSSL's libcrypto: digests for --checksum.
+        // OpenSSL's libcrypto: digests for --checksum, on Linux only (CommonCrypto on Apple platforms).
         .systemLibrary(
             name: "CCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // civetweb: the embedded HTTP and WebSocket server of `haul serve`.
+        // civetweb: the embedded HTTP and WebSocket server of `haul serve`, on every platform: from
+        // Debian's libcivetweb-dev on Linux, from Homebrew (`brew install civetweb`) on macOS.
         .systemLibrary(
             name: "CCivetweb",
-            providers: [.apt(["libcivetweb-dev"])]
+            providers: [.apt(["libcivetweb-dev"]), .brew(["civetweb"])]
         ),
-        // The few system calls Swift's Glibc module does not expose (sync_file_range).
+        // The platform calls Swift cannot make directly (sync_file_range, fallocate, renameat2 on
+        // Linux; F_PREALLOCATE, renamex_np and CommonCrypto's digests on Apple platforms).
         .target(name: "CHaulSystem"),
         // Value types and pure decisions: no I/O.
         .target(name: "HaulCore"),
-        // The transport protocol and its libcurl implementation.
-        .target(name: "HaulEngine", dependencies: ["CCurl", "HaulCore"]),
+        // The transport protocol and its engines: libcurl (Linux only) and URLSession.
+        .target(name: "HaulEngine", dependencies: [.target(name: "CCurl", condition: .when(platforms: linux)), "HaulCore"]),
         // Streaming digests whose state survives a checkpoint.
-        .target(name: "HaulChecksum", dependencies: ["CCrypto", "HaulCore"]),
+        .target(
+            name: "HaulChecksum",
+            dependencies: [
+                .target(name: "CCrypto", condition: .when(platforms: linux)), .target(name: "CHaulSystem", condition: .when(platforms: apple)),
+                "HaulCore",
+            ]
+        ),
         // The durable resume record and its write ordering.
         .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "HaulChecksum", "CHaulSystem"]),
         // The public API: one download, its event stream, the wiring.

@@ -1,20 +1,22 @@
+/* The C half of Haul's platform seams: each function has a Linux body and an Apple body, and
+   nothing else here differs between them. The Swift half is Sources/HaulStore/PlatformSeams.swift;
+   the digests' Apple body is include/haul_digest.h. The Apple bodies are written against Darwin's
+   manual pages (fcntl(2), rename(2)) but no machine that tests Haul compiles them. */
 #define _GNU_SOURCE
 #include "haul_system.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
-#ifdef __linux__
+#if defined(__linux__)
 #include <sys/syscall.h>
 #endif
 
-int haul_rename_noreplace(const char *from, const char *to) {
-#if defined(__linux__) && defined(SYS_renameat2)
-    /* RENAME_NOREPLACE is 1; called through syscall(2) so older C libraries work too. */
-    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1) == 0) return 0;
-    if (errno != EINVAL && errno != ENOSYS) return -1;
-#endif
+/* Never replaces: link(2) fails with EEXIST when `to` exists. Used where the platform's own
+   no-replace rename is missing or the file system refuses it. */
+static int haul_rename_by_link(const char *from, const char *to) {
     if (link(from, to) != 0) return -1;
     if (unlink(from) != 0) {
         int saved = errno;
@@ -25,20 +27,60 @@ int haul_rename_noreplace(const char *from, const char *to) {
     return 0;
 }
 
-int haul_preallocate(int fd, int64_t length) {
-#ifdef __linux__
-    return fallocate(fd, 0, 0, (off_t)length);
+int haul_rename_noreplace(const char *from, const char *to) {
+#if defined(__linux__)
+#if defined(SYS_renameat2)
+    /* RENAME_NOREPLACE is 1; called through syscall(2) so older C libraries work too. */
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return -1;
+#endif
+    return haul_rename_by_link(from, to);
+#elif defined(__APPLE__)
+    /* RENAME_EXCL: EEXIST if `to` exists; ENOTSUP where the file system cannot (rename(2)). */
+    if (renamex_np(from, to, RENAME_EXCL) == 0) return 0;
+    if (errno != ENOTSUP && errno != EINVAL) return -1;
+    return haul_rename_by_link(from, to);
 #else
-    (void)fd; (void)length;
+    return haul_rename_by_link(from, to);
+#endif
+}
+
+int haul_preallocate(int fd, int64_t length) {
+#if defined(__linux__)
+    return fallocate(fd, 0, 0, (off_t)length);
+#elif defined(__APPLE__)
+    /* F_PREALLOCATE reserves blocks past the physical end of file (F_PEOFPOSMODE, offset 0) without
+       writing them or changing the size: contiguous if the volume can, else anywhere; both
+       all-or-nothing (F_ALLOCATEALL). Callers write segments with pwrite at their offsets and do
+       not rely on the size, which fallocate on Linux does change. */
+    struct stat info;
+    if (fstat(fd, &info) != 0) return -1;
+    if (info.st_size >= length) return 0;
+    fstore_t store = {
+        .fst_flags = F_ALLOCATECONTIG | F_ALLOCATEALL,
+        .fst_posmode = F_PEOFPOSMODE,
+        .fst_offset = 0,
+        .fst_length = (off_t)(length - info.st_size),
+    };
+    if (fcntl(fd, F_PREALLOCATE, &store) != -1) return 0;
+    store.fst_flags = F_ALLOCATEALL;
+    return fcntl(fd, F_PREALLOCATE, &store) != -1 ? 0 : -1;
+#else
+    (void)fd;
+    (void)length;
+    errno = EOPNOTSUPP;
     return -1;
 #endif
 }
 
 int haul_start_writeback(int fd, int64_t offset, int64_t length) {
-#ifdef __linux__
+#if defined(__linux__)
     return sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);
 #else
-    (void)fd; (void)offset; (void)length;
+    /* Apple platforms have no call that starts writeback without waiting: nothing to do. */
+    (void)fd;
+    (void)offset;
+    (void)length;
     return 0;
 #endif
 }

@@ -1,14 +1,21 @@
-import CCrypto
 import HaulCore
+
+#if canImport(CCrypto)
+    import CCrypto
+#elseif canImport(CommonCrypto)
+    import CHaulSystem
+#endif
 
 /// A digest computed as bytes arrive, whose state can be saved with a checkpoint and restored in a
 /// later run, so a resumed download does not re-read what is already on disk.
 public final class StreamingHash {
+    /// The digest or CRC being computed.
     public let algorithm: ChecksumAlgorithm
     private let context: UnsafeMutablePointer<haul_hash_ctx>
     /// Bytes fed so far.
     public private(set) var length: Int64
 
+    /// A hash that has seen no byte yet.
     public init(_ algorithm: ChecksumAlgorithm) {
         self.algorithm = algorithm
         context = .allocate(capacity: 1)
@@ -16,10 +23,12 @@ public final class StreamingHash {
         haul_hash_init(context, Self.kind(algorithm))
     }
 
-    /// Restores a saved state; nil when it was saved by another OpenSSL build or is damaged (see
-    /// `SavedHashState.validate()`), in which case the caller re-hashes the prefix once.
+    /// Restores a saved state; nil when it was saved by another build (OpenSSL's on Linux, the OS's
+    /// on Apple platforms) or is damaged (see `SavedHashState.validate()`), in which case the caller
+    /// re-hashes the prefix once.
     public init?(restoring saved: SavedHashState) {
-        // Checked in full before any byte reaches libcrypto, which trusts every field it is given.
+        // Checked in full before any byte reaches libcrypto or CommonCrypto, which trust every field
+        // they are given.
         do throws(HashStateDefect) {
             try saved.validate()
         } catch {
@@ -38,26 +47,39 @@ public final class StreamingHash {
         context.deallocate()
     }
 
+    /// Feeds the next bytes of the file.
     public func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        haul_hash_update(context, base, bytes.count)
+        switch algorithm {
+        case .crc32c: context.pointee.u.crc32c = CRC32C.update(context.pointee.u.crc32c, bytes)
+        case .crc64nvme: context.pointee.u.crc64nvme = CRC64NVME.update(context.pointee.u.crc64nvme, bytes)
+        case .md5, .sha1, .sha256, .sha512: haul_hash_update(context, base, bytes.count)
+        }
         length += Int64(bytes.count)
     }
 
     /// The state to store beside `length` bytes of data.
     public func save() -> SavedHashState {
         let bytes = [UInt8](UnsafeRawBufferPointer(start: UnsafeRawPointer(context), count: haul_hash_ctx_size()))
-        return SavedHashState(algorithm: algorithm, length: length, openSSLVersion: UInt64(haul_openssl_version()), context: bytes)
+        return SavedHashState(algorithm: algorithm, length: length, openSSLVersion: PlatformSeams.stateLayoutTag, context: bytes)
     }
 
     /// The digest as lower-case hex. The state is consumed: the hash must not be updated after.
     public func finalizeHex() -> String {
-        var digest = [UInt8](repeating: 0, count: 64)
-        let count = Int(haul_hash_final(context, &digest))
+        let digest: [UInt8]
+        switch algorithm {
+        // Big-endian, as S3 and Google Cloud Storage encode them.
+        case .crc32c: digest = withUnsafeBytes(of: context.pointee.u.crc32c.bigEndian) { Array($0) }
+        case .crc64nvme: digest = withUnsafeBytes(of: context.pointee.u.crc64nvme.bigEndian) { Array($0) }
+        case .md5, .sha1, .sha256, .sha512:
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = Int(haul_hash_final(context, &buffer))
+            digest = Array(buffer.prefix(count))
+        }
         let hex: [Character] = Array("0123456789abcdef")
         var text = ""
-        text.reserveCapacity(count * 2)
-        for byte in digest.prefix(count) {
+        text.reserveCapacity(digest.count * 2)
+        for byte in digest {
             text.append(hex[Int(byte >> 4)])
             text.append(hex[Int(byte & 0x0F)])
         }
@@ -78,13 +100,17 @@ public final class StreamingHash {
 
 /// A hash state as a record stores it.
 public struct SavedHashState: Sendable, Codable, Equatable {
+    /// The algorithm whose state this is.
     public let algorithm: ChecksumAlgorithm
     /// Bytes of the file the state covers.
     public let length: Int64
-    /// The state's layout belongs to one OpenSSL build.
+    /// The build the state's layout belongs to: OpenSSL's version number on Linux, a tag of the OS
+    /// build on Apple platforms (see `PlatformSeams.stateLayoutTag`). The name is what records store.
     public let openSSLVersion: UInt64
+    /// The bytes of the C context (`haul_hash_ctx`), checked by `validate()` before any use.
     public let context: [UInt8]
 
+    /// A state as a record stores it; nothing is checked until it is restored.
     public init(algorithm: ChecksumAlgorithm, length: Int64, openSSLVersion: UInt64, context: [UInt8]) {
         self.algorithm = algorithm
         self.length = length

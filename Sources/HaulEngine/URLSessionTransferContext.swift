@@ -18,6 +18,8 @@ final class URLSessionTransferContext: NSObject, URLSessionDataDelegate, @unchec
         var error: (any Error)?
         var lastActivity = ContinuousClock.now
         var lastAbortPoll = ContinuousClock.now
+        /// The response loaded completely, then came an authentication challenge (which ends it).
+        var loadedBeforeChallenge = false
     }
 
     private let handler: any TransferHandler
@@ -98,6 +100,7 @@ final class URLSessionTransferContext: NSObject, URLSessionDataDelegate, @unchec
         state.withLock { state in
             if let failure = state.failure { return .failed(failure) }
             if state.stoppedByHandler { return .stoppedByHandler }
+            if state.loadedBeforeChallenge, state.headDelivered { return .completed }
             if let error = state.error { return .failed(URLSessionErrors.transportError(error, afterHead: state.headDelivered)) }
             if !state.headDelivered {
                 return .failed(TransportError(.protocolViolation, "the server closed the connection without a complete response"))
@@ -148,6 +151,18 @@ final class URLSessionTransferContext: NSObject, URLSessionDataDelegate, @unchec
         cancelLock.withLock {
             if !cancelRequested { completionHandler(nil) }
         }
+    }
+
+    /// Never answers a challenge: the 401 (head and body, already handed over) is the response
+    /// Haul judges. FoundationNetworking asks only after the body has loaded, and then never
+    /// completes a task whose challenge gets default handling, so the transfer ends here.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        state.withLock { $0.loadedBeforeChallenge = true }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+        done.signal()
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -67,7 +67,13 @@ public enum CookieFile {
                 failure = error
             }
         }
-        if failure == nil, fsync(fd) != 0 { failure = StoreError.system("cannot sync", path: temporary) }
+        if failure == nil {
+            do {
+                try PlatformSeams.syncFile(fd, path: temporary)
+            } catch {
+                failure = error
+            }
+        }
         close(fd)
         if failure == nil, rename(temporary, path) != 0 { failure = StoreError.system("cannot replace", path: path) }
         if let failure {

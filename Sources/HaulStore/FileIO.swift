@@ -40,7 +40,11 @@ public enum FileIO {
         let directory = AbsolutePath.directory(of: path)
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
+        defer { close(fd) }
+        do {
+            try PlatformSeams.syncFile(fd, path: directory)
+        } catch {
+            // Best effort, as documented: the rename itself has happened either way.
+        }
     }
 }

@@ -1,4 +1,3 @@
-import CHaulSystem
 import Foundation
 
 /// The file a download writes into before it is complete, opened without following symlinks.
@@ -6,7 +5,7 @@ import Foundation
 /// Bytes are appended sequentially at `length`; the owner decides when to sync and record.
 /// Segments fetched over other connections are written with `write(_:at:)`, which leaves `length`
 /// alone. `@unchecked Sendable`: those connections only call `write(_:at:)` and `syncData()`,
-/// which touch no stored state (pwrite and fdatasync on one descriptor are thread-safe); the
+/// which touch no stored state (pwrite and the data sync on one descriptor are thread-safe); the
 /// descriptor is replaced (`startOverAsNewFile`) only after those connections have ended.
 public final class PartialFile: @unchecked Sendable {
     public let path: String
@@ -89,8 +88,7 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     private func startWriteback() {
-        // Best effort: an error here only means the final sync does more of the work.
-        _ = haul_start_writeback(fd, writebackStart, length - writebackStart)
+        PlatformSeams.startWriteback(fd, offset: writebackStart, length: length - writebackStart)
         writebackStart = length
     }
 
@@ -104,7 +102,12 @@ public final class PartialFile: @unchecked Sendable {
     /// of order do not fragment it or hit ENOSPC late. Elsewhere nothing happens (no zeros are
     /// written): sparse writes work as well.
     public func preallocate(_ size: Int64) {
-        _ = haul_preallocate(fd, size)
+        do {
+            try PlatformSeams.preallocate(fd, length: size, path: path)
+        } catch {
+            // Best effort, as documented: a disk too small shows up as ENOSPC on a write, which
+            // stops the download with the bytes written so far kept.
+        }
     }
 
     /// Declares how many leading bytes form the sequential prefix, without truncating: a segmented
@@ -133,11 +136,10 @@ public final class PartialFile: @unchecked Sendable {
         return buffer
     }
 
-    /// Makes every byte written so far durable (fdatasync).
+    /// Makes every byte written so far durable (`PlatformSeams.syncData`: fdatasync on Linux,
+    /// `F_FULLFSYNC` on Apple platforms).
     public func syncData() throws(StoreError) {
-        guard fdatasync(fd) == 0 else {
-            throw StoreError.system("cannot sync", path: path)
-        }
+        try PlatformSeams.syncData(fd, path: path)
         CrashPoint.reach(.afterDataSync)
     }
 
@@ -148,14 +150,9 @@ public final class PartialFile: @unchecked Sendable {
         return FileIdentity(info)
     }
 
-    /// The mode a new file gets from this process: 0666 less the umask (read from the kernel once,
-    /// since asking umask(2) would change it for every thread for a moment).
-    public static let defaultFileMode: mode_t = {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
-        let mask = line.flatMap { mode_t($0.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0o022
-        return 0o666 & ~mask
-    }()
+    /// The mode a new file gets from this process: 0666 less the umask (read once, see
+    /// `PlatformSeams.processUmask`; 022 when it cannot be read).
+    public static let defaultFileMode: mode_t = 0o666 & ~(PlatformSeams.processUmask() ?? 0o022)
 
     /// Sets the permission bits (those of a file this one replaces). Best effort: a file system
     /// without permissions keeps its own.

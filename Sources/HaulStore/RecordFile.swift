@@ -63,7 +63,13 @@ public struct RecordFile: Sendable {
                 failure = error
             }
         }
-        if failure == nil, durably, fsync(fd) != 0 { failure = StoreError.system("cannot sync", path: temporary) }
+        if failure == nil, durably {
+            do {
+                try PlatformSeams.syncFile(fd, path: temporary)
+            } catch {
+                failure = error
+            }
+        }
         close(fd)
         if let failure {
             unlink(temporary)

@@ -1,7 +1,8 @@
 import Foundation
 
-/// A failure reading or writing the partial file or its record.
+/// A failure of the durable store: the partial file, its record, or the queue's database.
 public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure it is.
     public enum Kind: String, Sendable {
         /// The disk is full (ENOSPC) or a quota is exceeded (EDQUOT).
         case noSpace
@@ -21,11 +22,14 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case notFound
     }
 
+    /// What kind of failure it is.
     public let kind: Kind
+    /// What went wrong, naming the path or the download, for a person.
     public let message: String
     /// The errno behind it, when there is one.
     public let code: Int32?
 
+    /// An error of `kind` told by `message`, with the errno behind it when there is one.
     public init(_ kind: Kind, _ message: String, code: Int32? = nil) {
         self.kind = kind
         self.message = message

@@ -25,6 +25,40 @@ struct StreamingHashCRCTests {
         #expect(Self.digest(.crc64nvme, "123456789", splitAt: 7) == "ae8b14860a799888")
     }
 
+    /// The CRCs bit by bit, without a table: the definition the table-driven code must agree with.
+    static func bitwise<Value: FixedWidthInteger & UnsignedInteger>(_ bytes: [UInt8], polynomial: Value) -> Value {
+        var value = ~Value(0)
+        for byte in bytes {
+            value ^= Value(byte)
+            for _ in 0..<8 { value = value & 1 == 1 ? (value >> 1) ^ polynomial : value >> 1 }
+        }
+        return ~value
+    }
+
+    static func hex<Value: FixedWidthInteger>(_ value: Value) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: Value.bitWidth / 4 - digits.count) + digits
+    }
+
+    @Test("GIVEN every byte value, in pieces of every size WHEN both CRCs are computed THEN they match the bitwise definition")
+    func tableMatchesTheBitwiseDefinition() {
+        let bytes = (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 167 &+ $0 >> 8) }
+        let expected32 = Self.hex(Self.bitwise(bytes, polynomial: UInt32(0x82F6_3B78)))
+        let expected64 = Self.hex(Self.bitwise(bytes, polynomial: UInt64(0x9A6C_9329_AC4B_C9B5)))
+        for piece in [1, 7, 64, 1000, 3000] {
+            let crc32 = StreamingHash(.crc32c)
+            let crc64 = StreamingHash(.crc64nvme)
+            for start in stride(from: 0, to: bytes.count, by: piece) {
+                bytes[start..<min(start + piece, bytes.count)].withUnsafeBytes {
+                    crc32.update($0)
+                    crc64.update($0)
+                }
+            }
+            #expect(crc32.finalizeHex() == expected32, "pieces of \(piece)")
+            #expect(crc64.finalizeHex() == expected64, "pieces of \(piece)")
+        }
+    }
+
     @Test func aSavedStateContinuesInALaterRun() throws {
         for algorithm in [ChecksumAlgorithm.crc32c, .crc64nvme] {
             let first = StreamingHash(algorithm)

@@ -162,6 +162,21 @@ struct TransportConformanceTests {
         #expect(server.requests.map(\.path) == ["/f"])
     }
 
+    @Test(arguments: TransportEngine.available, [401, 403, 404, 410, 500, 503])
+    func errorStatusesAreHandedOverWithTheirHeaders(engine: TransportEngine, status: Int) throws {
+        let server = try serve()
+        server.enqueueFaults(
+            "/f", [.combined([.status(status, body: "no"), .header(name: "WWW-Authenticate", value: "Basic realm=\"files\"")])])
+        let recorder = TransportRecorder()
+        let outcome = recorder.perform(try transport(engine), try request(server), TransferOptions(stallTimeout: 5))
+        #expect(outcome == .completed, "\(recorder.heads.map(\.status)) \(recorder.body.count)")
+        #expect(recorder.head?.status == status)
+        #expect(recorder.head?.headers["WWW-Authenticate"] == "Basic realm=\"files\"")
+        // No engine answers a challenge by itself: one request, no credentials invented.
+        #expect(server.requests.count == 1)
+        #expect(server.requests.first?.header("Authorization") == nil)
+    }
+
     @Test(arguments: TransportEngine.available)
     func methodAndBodyAsGiven(engine: TransportEngine) throws {
         let server = try serve()

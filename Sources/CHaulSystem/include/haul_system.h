@@ -3,17 +3,22 @@
 
 #include <stdint.h>
 
-/* Asks the kernel to start writing a byte range of a file to disk without waiting for it
-   (sync_file_range with SYNC_FILE_RANGE_WRITE on Linux; nothing elsewhere). Returns 0 or -1. */
+/* The platform calls Swift cannot make directly, one Linux body and one Apple body each
+   (haul_system.c). Each returns 0, or -1 with errno. */
+
+/* Asks the kernel to start writing a byte range of a file to disk without waiting for it:
+   sync_file_range(SYNC_FILE_RANGE_WRITE) on Linux; Apple platforms have no such call (returns 0). */
 int haul_start_writeback(int fd, int64_t offset, int64_t length);
 
-/* Reserves a file's blocks with fallocate(2) where the file system supports it. Unlike
-   posix_fallocate, never falls back to writing zeros: returns -1 (errno EOPNOTSUPP) instead. */
+/* Reserves a file's blocks up to `length` where the file system supports it: fallocate(2) on Linux
+   (which also extends the size), fcntl(F_PREALLOCATE) on Apple platforms (which does not). Unlike
+   posix_fallocate, never falls back to writing zeros: returns -1 (errno EOPNOTSUPP, or ENOSPC when
+   the space is not there) instead. */
 int haul_preallocate(int fd, int64_t length);
 
-/* Renames `from` to `to` only if nothing exists at `to`: renameat2(RENAME_NOREPLACE) where the
-   kernel and file system support it, else link(2) + unlink(2) (which also never replaces).
-   Returns 0, or -1 with errno (EEXIST when something is at `to`). */
+/* Renames `from` to `to` only if nothing exists at `to`: renameat2(RENAME_NOREPLACE) on Linux,
+   renamex_np(RENAME_EXCL) on Apple platforms, where the kernel and file system support it, else
+   link(2) + unlink(2) (which also never replaces). errno is EEXIST when something is at `to`. */
 int haul_rename_noreplace(const char *from, const char *to);
 
 #endif

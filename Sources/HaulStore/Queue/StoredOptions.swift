@@ -9,7 +9,9 @@ import HaulCore
 public struct StoredOptions: Codable, Sendable, Equatable {
     /// `ALGO=HEX` (or `ALGO` alone to compute only), as `Checksum(parsing:)` reads it.
     public var checksum: String?
+    /// `--min-free-space` in bytes; nil keeps the default margin (16 MiB).
     public var minFreeSpace: Int64?
+    /// `--max-size` in bytes; nil for no limit.
     public var maxSize: Int64?
     /// `false` with `--no-server-digest` (nil: verified, the default).
     public var serverDigest: Bool?
@@ -21,9 +23,13 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     public var connections: Int?
     /// This download's own speed limit (a run's shared limit, when set, applies instead).
     public var bytesPerSecond: Int64?
+    /// Whether TLS is verified (`false` with `--insecure`); nil keeps the run's setting.
     public var verifyTLS: Bool?
+    /// `--cacert`: an extra CA bundle to trust; nil for none.
     public var caFile: String?
+    /// `--allow-http-redirect`; nil keeps the run's setting.
     public var allowsHTTPRedirect: Bool?
+    /// `--max-redirects`; nil keeps the run's limit.
     public var maxRedirects: Int?
     /// `--proxy` ("" for none); nil leaves it to the environment of the process that runs the
     /// download. A password in it is a secret: removed with the item's other secrets.
@@ -40,6 +46,7 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     /// a secret: removed with the item's other secrets.
     public var mirrors: [String]?
 
+    /// No option stored: every setting is the default or the run's.
     public init() {}
 
     /// JSON for the `options` column.
