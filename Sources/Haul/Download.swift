@@ -5,7 +5,7 @@ import Synchronization
 /// One running download: observe it through `events`, await `result()`, control it with
 /// `pause()`, `resume()` and `cancel(deletingPartial:)`.
 public final class Download: Sendable {
-    /// Identifies this download in this process (not stored: a new run gets a new one).
+    /// Identifies this download in this process; not stored, so the same request started again gets another.
     public let id: UUID
     /// The request it was started with.
     public let request: DownloadRequest

@@ -14,6 +14,7 @@
         /// Read buffer size: larger than curl's default 16 KiB so a fast transfer makes fewer, larger writes.
         public let bufferSize: Int
 
+        /// A libcurl engine that asks libcurl for body chunks of up to `bufferSize` bytes (256 KiB by default).
         public init(bufferSize: Int = 256 * 1024) {
             self.bufferSize = bufferSize
         }

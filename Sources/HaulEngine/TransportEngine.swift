@@ -109,6 +109,7 @@ public struct EngineLimitation: Sendable, Equatable {
     /// What the engine cannot do and what happens instead, in a sentence.
     public let text: String
 
+    /// A limitation that refuses `need` (nil: nothing up front), told by `text`.
     public init(need: Need?, text: String) {
         self.need = need
         self.text = text

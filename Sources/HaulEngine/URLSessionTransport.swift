@@ -19,6 +19,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// so this is the only bound on memory there: chunks are at most libcurl's 16 KiB on Linux.
     public let maxQueuedChunks: Int
 
+    /// A URLSession engine that ends a transfer once `maxQueuedChunks` chunks wait to be written.
     public init(maxQueuedChunks: Int = 2048) {
         self.maxQueuedChunks = maxQueuedChunks
     }
