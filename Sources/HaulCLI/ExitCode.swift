@@ -13,6 +13,7 @@ enum ExitCode: Int32 {
     case checksumMismatch = 8
     case protocolViolation = 9
     case tooLarge = 10
+    case engine = 11
     case interrupted = 130
     case terminated = 143
 
@@ -27,6 +28,7 @@ enum ExitCode: Int32 {
         case .protocolViolation: self = .protocolViolation
         case .checksum: self = .checksumMismatch
         case .tooLarge: self = .tooLarge
+        case .engine: self = .engine
         default: self = .failure
         }
     }
@@ -46,6 +48,8 @@ enum ExitCode: Int32 {
           9    the server broke the protocol (bad redirect, more bytes than announced,
                a redirect from https to http without --allow-http-redirect)
           10   the file is larger than --max-size (bytes received are kept)
+          11   the engine cannot do what the download asks (a queued item's --cacert
+               or --proxy on --engine urlsession, a libcurl too old); bytes are kept
           130  interrupted by SIGINT; 143 by SIGTERM (the next run resumes)
         """
 }

@@ -93,6 +93,26 @@ struct CLIEngineTests {
         #expect(!Disk.exists(output) && !Disk.exists(output + ".haul-partial"))
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aQueuedItemTheEngineCannotCarryOutFailsWithTheEngineExitCode() throws {
+        // GIVEN an item queued with --cacert (which the queue keeps), run on the urlsession engine
+        let fixture = try Fixture(size: 1 << 20)
+        let store = try TemporaryDirectory(prefix: "haul-cli-engine-store")
+        let ca = fixture.work.file("ca.pem")
+        try Disk.write(Array("not used".utf8), to: ca)
+        let output = fixture.work.file("queued.bin")
+        let added = try HaulBinary.run(["queue", "add", "--state", store.path, "--cacert", ca, "-o", output, fixture.nginx.baseURL + "/file.bin"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let run = try HaulBinary.run(["queue", "run", "--engine", "urlsession", "--state", store.path])
+        // THEN it fails with exit 11 naming what the engine cannot do, nothing sent, not retried
+        #expect(run.status == 11, "\(run.stderr)")
+        #expect(run.stderr.contains("CA file"), "\(run.stderr)")
+        #expect(fixture.nginx.accessLog().isEmpty)
+        // AND the queue shows the item failed, with the reason
+        let list = try HaulBinary.run(["queue", "list", "--state", store.path])
+        #expect(list.stdoutString.contains("failed"), "\(list.stdoutString)")
+    }
+
     @Test func anUnknownEngineIsAUsageError() throws {
         let result = try HaulBinary.run(["--engine", "wget", "http://127.0.0.1:9/f"])
         #expect(result.status == 2)
