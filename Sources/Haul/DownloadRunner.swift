@@ -115,6 +115,10 @@ final class DownloadRunner {
         // run on the destination; this is the safety net for the other ways out.
         defer { releaseDestination() }
         do throws(DownloadError) {
+            if request.rateLimiter?.isLimiting == true, !transport.hasBackpressure {
+                // The limiter slows the handler, not the network: such a transport would queue the file in memory.
+                throw DownloadError(.engine, "this engine cannot keep a speed limit: it reads on while a chunk is written (use --engine curl)")
+            }
             try openCredentialFiles()
             let output = try prepare()
             self.output = output

@@ -10,6 +10,15 @@ public protocol HTTPTransport: Sendable {
     /// Sends `request`, hands its response to `handler` (a 3xx like any other: redirects are not
     /// followed), and returns when the response has ended, failed, or the handler stopped it.
     func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome
+
+    /// Whether the transport reads no more from the network while the handler is busy with a
+    /// chunk: what keeps memory constant on a slow disk, and what a speed limit works through.
+    var hasBackpressure: Bool { get }
+}
+
+extension HTTPTransport {
+    /// Transports wait for their handler unless they say otherwise.
+    public var hasBackpressure: Bool { true }
 }
 
 /// Receives one response. Called on the thread that runs `perform`.

@@ -24,6 +24,9 @@ public final class URLSessionTransport: HTTPTransport {
         self.maxQueuedChunks = maxQueuedChunks
     }
 
+    /// False on Linux: FoundationNetworking queues every chunk for the delegate without waiting.
+    public var hasBackpressure: Bool { TransportEngine.urlsession.hasBackpressure }
+
     public func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome {
         if let refusal = TransportEngine.urlsession.refusal(of: options) {
             return .failed(TransportError(.optionRefused, refusal))

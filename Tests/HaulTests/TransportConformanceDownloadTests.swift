@@ -95,6 +95,25 @@ struct TransportConformanceDownloadTests {
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: TransportEngine.available)
+    func aSpeedLimit(engine: TransportEngine) async throws {
+        let server = try FaultServer()
+        server.setResource(FaultHarness.path, body: body)
+        let directory = try TemporaryDirectory()
+        var request = try FaultHarness.request(server, to: .file(directory.file("f")))
+        request.rateLimiter = RateLimiter(bytesPerSecond: 2_000_000)
+        let watched = try await FaultHarness.run(request, engine: engine)
+        if engine.hasBackpressure {
+            #expect(watched.completion != nil, "\(String(describing: watched.error))")
+            FaultHarness.expectFile(directory.file("f"), equals: body)
+        } else {
+            // Limitation: the limiter slows the handler, not the network, so the library refuses it.
+            #expect(watched.error?.category == .engine, "\(String(describing: watched.error))")
+            #expect(server.requests.isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: TransportEngine.available)
     func repeatedHeaderFields(engine: TransportEngine) throws {
         let server = try FaultServer()
         server.setResource("/f", body: [1, 2, 3])
