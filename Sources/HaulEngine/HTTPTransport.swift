@@ -3,9 +3,11 @@ import HaulCore
 /// The seam between download logic and the network: one request, one response, no redirects followed.
 ///
 /// `perform` blocks the calling thread until the response ends; Haul runs it on a thread of its own,
-/// never on the Swift concurrency pool. The handler sees the response head, then the body in chunks,
-/// on that same thread. Writing each chunk before returning is what gives backpressure: the transport
-/// reads no more from the socket until the handler returns, so memory never grows with the file.
+/// never on the Swift concurrency pool. The handler sees the final response head once, then the
+/// body in chunks: one call at a time, never after `perform` returned (libcurl calls it on the
+/// thread of `perform`, URLSession on its delegate queue). Writing each chunk before returning is
+/// what gives backpressure where the transport has it (`hasBackpressure`): it reads no more from
+/// the socket until the handler returns, so memory never grows with the file.
 public protocol HTTPTransport: Sendable {
     /// Sends `request`, hands its response to `handler` (a 3xx like any other: redirects are not
     /// followed), and returns when the response has ended, failed, or the handler stopped it.
@@ -21,7 +23,7 @@ extension HTTPTransport {
     public var hasBackpressure: Bool { true }
 }
 
-/// Receives one response. Called on the thread that runs `perform`.
+/// Receives one response: one call at a time, none after `perform` returned.
 public protocol TransferHandler: AnyObject {
     /// The final (non-1xx) response head. Return `.stop` to end the transfer without reading the body.
     func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl

@@ -67,8 +67,12 @@ public enum TransportEngine: String, Sendable, CaseIterable {
     /// Why this engine cannot carry out a transfer with these options, or nil when it can. The one
     /// rule the command line checks before anything starts and the transport checks again before
     /// it sends anything: an option an engine cannot honour is refused, never ignored.
-    public func refusal(of options: TransferOptions, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        let asked = EngineLimitation.Need.all(of: options, environment: environment)
+    /// - Parameter url: the download's URL, when known: an https URL the environment routes
+    ///   through a proxy is a need of its own.
+    public func refusal(
+        of options: TransferOptions, for url: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String? {
+        let asked = EngineLimitation.Need.all(of: options, url: url, environment: environment)
         guard let limit = limitations.first(where: { $0.need.map(asked.contains) ?? false }) else { return nil }
         return "the \(rawValue) engine cannot do this here: \(limit.text) (use --engine curl)"
     }
@@ -88,9 +92,11 @@ public struct EngineLimitation: Sendable, Equatable {
         case noProxy
         /// `TransferOptions.netrcFile`.
         case netrc
+        /// An https URL that the environment (`https_proxy`, `all_proxy`) sends through a proxy.
+        case environmentProxyForHTTPS
 
         /// Every need these options have.
-        static func all(of options: TransferOptions, environment: [String: String]) -> Set<Need> {
+        static func all(of options: TransferOptions, url: URL?, environment: [String: String]) -> Set<Need> {
             var needs: Set<Need> = []
             if options.caFile != nil { needs.insert(.caFile) }
             if !options.verifyTLS { needs.insert(.insecureTLS) }
@@ -99,6 +105,11 @@ public struct EngineLimitation: Sendable, Equatable {
             }
             if options.noProxy != nil { needs.insert(.noProxy) }
             if options.netrcFile != nil { needs.insert(.netrc) }
+            if options.proxy == nil, let url, url.scheme?.lowercased() == "https",
+                ProxyRoute.resolve(for: url, proxy: nil, noProxy: options.noProxy, environment: environment) != nil
+            {
+                needs.insert(.environmentProxyForHTTPS)
+            }
             return needs
         }
     }

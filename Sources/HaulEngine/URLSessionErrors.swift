@@ -16,9 +16,35 @@ enum URLSessionErrors {
             return (name, value as? String ?? String(describing: value))
         }
         for (name, value) in fields.sorted(by: { $0.0.lowercased() < $1.0.lowercased() }) {
-            headers.add(name, value)
+            if name.lowercased() == "set-cookie" {
+                for cookie in splitCookies(value) { headers.add(name, cookie) }
+            } else {
+                headers.add(name, value)
+            }
         }
         return ResponseHead(status: response.statusCode, headers: headers)
+    }
+
+    /// Set-Cookie fields that FoundationNetworking joined with ", ", apart again. A comma starts a
+    /// new cookie only where `name=` follows it; an `Expires` date's comma ("Wed, 21 Oct 2026")
+    /// is followed by a day number and a space, never by `name=`.
+    static func splitCookies(_ joined: String) -> [String] {
+        var cookies: [String] = []
+        var current = Substring(joined)
+        var searchFrom = current.startIndex
+        while let comma = current[searchFrom...].firstIndex(of: ",") {
+            let rest = current[current.index(after: comma)...].drop { $0 == " " }
+            let name = rest.prefix { $0 != "=" && $0 != ";" && $0 != "," && $0 != " " }
+            if !name.isEmpty, rest.dropFirst(name.count).first == "=" {
+                cookies.append(String(current[..<comma]))
+                current = rest
+                searchFrom = current.startIndex
+            } else {
+                searchFrom = current.index(after: comma)
+            }
+        }
+        cookies.append(String(current))
+        return cookies.filter { !$0.isEmpty }
     }
 
     /// The failure a task ended with, in Haul's kinds. On Linux most libcurl failures arrive as
@@ -42,7 +68,15 @@ enum URLSessionErrors {
             NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorServerCertificateNotYetValid, NSURLErrorClientCertificateRejected,
             NSURLErrorClientCertificateRequired:
             return .tls
-        case NSURLErrorBadServerResponse, NSURLErrorCannotParseResponse, NSURLErrorCannotDecodeRawData,
+        case NSURLErrorBadServerResponse:
+            // FoundationNetworking's name for libcurl's "empty reply from server": a connection
+            // closed before any answer, which trying again may get past (libcurl's engine: same).
+            #if canImport(FoundationNetworking)
+                return .connectionLost
+            #else
+                return .protocolViolation
+            #endif
+        case NSURLErrorCannotParseResponse, NSURLErrorCannotDecodeRawData,
             NSURLErrorCannotDecodeContentData, NSURLErrorZeroByteResource:
             return .protocolViolation
         default: return nil

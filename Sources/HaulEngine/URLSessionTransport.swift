@@ -19,8 +19,11 @@ public final class URLSessionTransport: HTTPTransport {
     /// so this is the only bound on memory there: chunks are at most libcurl's 16 KiB on Linux.
     public let maxQueuedChunks: Int
 
+    /// The default bound on chunks waiting to be written: 32 MiB of 16 KiB chunks.
+    public static let defaultMaxQueuedChunks = 2048
+
     /// A URLSession engine that ends a transfer once `maxQueuedChunks` chunks wait to be written.
-    public init(maxQueuedChunks: Int = 2048) {
+    public init(maxQueuedChunks: Int = defaultMaxQueuedChunks) {
         self.maxQueuedChunks = maxQueuedChunks
     }
 
@@ -28,7 +31,7 @@ public final class URLSessionTransport: HTTPTransport {
     public var hasBackpressure: Bool { TransportEngine.urlsession.hasBackpressure }
 
     public func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome {
-        if let refusal = TransportEngine.urlsession.refusal(of: options) {
+        if let refusal = TransportEngine.urlsession.refusal(of: options, for: request.url) {
             return .failed(TransportError(.optionRefused, refusal))
         }
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
@@ -42,7 +45,8 @@ public final class URLSessionTransport: HTTPTransport {
         let task = session.dataTask(with: Self.urlRequest(request))
         task.resume()
         let outcome = context.wait(for: task, queue: queue, maxQueuedChunks: maxQueuedChunks)
-        session.invalidateAndCancel()
+        // Like a cancel, it may wait for FoundationNetworking's shared work queue.
+        DispatchQueue.global().async { session.invalidateAndCancel() }
         return outcome
     }
 
@@ -57,9 +61,9 @@ public final class URLSessionTransport: HTTPTransport {
         configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
         // Stalls are detected by the waiting thread (`URLSessionTransferContext.wait`); URLSession's
         // own idle timer only backs it up, well after it.
-        let stall = max(options.stallTimeout ?? 0, options.connectTimeout ?? 0)
-        configuration.timeoutIntervalForRequest = stall > 0 ? stall * 2 + 30 : 7 * 24 * 3600
-        configuration.timeoutIntervalForResource = 7 * 24 * 3600
+        let week: Double = 7 * 24 * 3600
+        configuration.timeoutIntervalForRequest = options.stallTimeout.map { max($0, options.connectTimeout ?? 0) * 2 + 30 } ?? week
+        configuration.timeoutIntervalForResource = week
         return configuration
     }
 
@@ -68,7 +72,8 @@ public final class URLSessionTransport: HTTPTransport {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-        for field in request.headers {
+        // An empty value asks libcurl to leave a header out; URLSession would send it empty.
+        for field in request.headers where !field.value.isEmpty {
             urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
         }
         if !request.headers.contains("Accept") {
@@ -78,48 +83,5 @@ public final class URLSessionTransport: HTTPTransport {
             urlRequest.httpBody = Data(body)
         }
         return urlRequest
-    }
-
-    /// What URLSession cannot do on this platform; the command line and every `perform` refuse
-    /// the options named here.
-    public static var limitations: [EngineLimitation] {
-        #if canImport(FoundationNetworking)
-            return [
-                EngineLimitation(
-                    need: .caFile,
-                    text: "FoundationNetworking trusts only the system's CA bundle: a CA file (--cacert) cannot be added"),
-                EngineLimitation(
-                    need: .insecureTLS, text: "FoundationNetworking always verifies certificates: --insecure cannot be honoured"),
-                EngineLimitation(
-                    need: .proxy,
-                    text:
-                        "FoundationNetworking takes no proxy setting (its libcurl reads http_proxy and https_proxy from the environment by itself): --proxy cannot be honoured"
-                ),
-                EngineLimitation(need: .noProxy, text: "FoundationNetworking takes no --noproxy list (no_proxy in the environment applies)"),
-                EngineLimitation(need: .netrc, text: "FoundationNetworking reads no netrc file"),
-                EngineLimitation(
-                    need: nil,
-                    text:
-                        "FoundationNetworking decodes a compressed body by itself, so a server that answers gzip to 'Accept-Encoding: identity' is refused instead of storing other bytes than it sent"
-                ),
-                EngineLimitation(
-                    need: nil,
-                    text:
-                        "FoundationNetworking reads on while a chunk is written (no backpressure): past \(2048 * 16 / 1024) MiB not yet written the transfer is ended and resumed by range; --limit-rate is refused"
-                ),
-                EngineLimitation(
-                    need: nil,
-                    text: "response headers arrive merged by name (several Set-Cookie fields become one); the order of fields is lost"),
-                EngineLimitation(need: nil, text: "HTTP/2 is negotiated on TLS whenever the server offers it (--http2 cannot be turned off)"),
-            ]
-        #else
-            return [
-                EngineLimitation(need: .caFile, text: "a CA file (--cacert) is not wired to URLSession's trust evaluation"),
-                EngineLimitation(need: .insecureTLS, text: "--insecure is not wired to URLSession's trust evaluation"),
-                EngineLimitation(need: .proxy, text: "--proxy is not wired to URLSession (the system's proxy settings apply)"),
-                EngineLimitation(need: .noProxy, text: "--noproxy is not wired to URLSession (the system's proxy settings apply)"),
-                EngineLimitation(need: .netrc, text: "URLSession reads no netrc file"),
-            ]
-        #endif
     }
 }

@@ -160,8 +160,17 @@ final class FaultServerConnection {
     /// Carries out one response plan; false when the connection must end.
     private func respond(_ plan: ResponsePlan, path: String) -> Bool {
         if plan.headerDelay > 0, !core.pause(plan.headerDelay) { return false }
-        var head = "HTTP/1.1 \(plan.status) \(ResponsePlan.reasonPhrase(plan.status))\r\n"
-        for (name, value) in plan.headers { head += "\(name): \(value)\r\n" }
+        if plan.closeWithoutReply {
+            closeGracefully()
+            return false
+        }
+        var head = ""
+        if let interim = plan.informational {
+            head += "HTTP/1.1 \(interim) \(ResponsePlan.reasonPhrase(interim))\r\nLink: </style.css>; rel=preload\r\n\r\n"
+        }
+        head += "HTTP/1.1 \(plan.status) \(ResponsePlan.reasonPhrase(plan.status))\r\n"
+        let separator = plan.headersWithoutSpace ? ":" : ": "
+        for (name, value) in plan.headers { head += "\(name)\(separator)\(value)\r\n" }
         head += "\r\n"
         guard sendBytes(Array(head.utf8)) else {
             closeAbruptly()

@@ -20,6 +20,12 @@ struct ResponsePlan: Sendable {
     var extraBytes: Int
     var bytesPerSecond: Int?
     var headerDelay: Double
+    /// An interim 1xx head sent before the response.
+    var informational: Int?
+    /// No reply at all: the connection is closed.
+    var closeWithoutReply: Bool
+    /// `Name:value` header lines.
+    var headersWithoutSpace: Bool
     /// Close (gracefully) after the response.
     var closesAfter: Bool
 
@@ -32,6 +38,9 @@ struct ResponsePlan: Sendable {
         extraBytes = faults.extraBytes
         bytesPerSecond = faults.bytesPerSecond
         headerDelay = faults.headerDelay
+        informational = faults.informational
+        closeWithoutReply = faults.closeWithoutReply
+        headersWithoutSpace = faults.headersWithoutSpace
         countsAsResourceBody = false
 
         var headers: [(String, String)] = []

@@ -39,6 +39,9 @@ struct FaultSettings: Sendable {
     var replacement: (body: [UInt8], etag: String?, lastModified: String?)?
     var bytesPerSecond: Int?
     var headerDelay: Double = 0
+    var informational: Int?
+    var closeWithoutReply = false
+    var headersWithoutSpace = false
 
     init(_ faults: [Fault]) {
         for fault in faults { apply(fault) }
@@ -88,6 +91,12 @@ struct FaultSettings: Sendable {
             headerDelay += max(0, seconds)
         case .header(let name, let value):
             responseHeaders.append((name, value))
+        case .informational(let status):
+            informational = status
+        case .closeWithoutReply:
+            closeWithoutReply = true
+        case .headersWithoutSpace:
+            headersWithoutSpace = true
         case .combined(let faults):
             for inner in faults { apply(inner) }
         }

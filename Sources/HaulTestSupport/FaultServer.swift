@@ -164,6 +164,13 @@ public enum Fault: Sendable {
     /// Add this header to the response, whatever it is (a redirect, an error page or the
     /// resource): e.g. `Set-Cookie` on a redirect.
     case header(name: String, value: String)
+    /// Send an interim (1xx) head with this status first, e.g. 103 Early Hints or 100 Continue,
+    /// then the response as the other faults make it.
+    case informational(Int)
+    /// Close the connection after reading the request, without a single byte of reply.
+    case closeWithoutReply
+    /// Write every header line as `Name:value`, without the optional space after the colon.
+    case headersWithoutSpace
     /// Several faults for the same request.
     case combined([Fault])
 }

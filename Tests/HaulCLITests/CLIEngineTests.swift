@@ -47,7 +47,7 @@ struct CLIEngineTests {
         let output = fixture.work.file("killed.bin")
         let url = fixture.nginx.baseURL + "/limited/file.bin"
         let running = try RunningHaul(["-q", "--engine", "urlsession", "-x", "1", "-o", output, url])
-        _ = Disk.waitUntil(timeout: 20) { (Disk.size(output + ".haul-partial") ?? 0) > 6 << 20 }
+        try #require(Disk.waitUntil(timeout: 20) { (Disk.size(output + ".haul-partial") ?? 0) > 6 << 20 })
         running.send(SIGKILL)
         _ = try running.wait()
         #expect(Disk.exists(output + ".haul-partial"))

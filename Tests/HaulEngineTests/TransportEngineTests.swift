@@ -46,12 +46,26 @@ struct TransportEngineTests {
         #expect(TransportEngine.urlsession.refusal(of: TransferOptions(), environment: ["https_proxy": "http://p:1"]) == nil)
     }
 
+    @Test func anHTTPSDownloadThroughAnEnvironmentProxyIsRefusedHere() throws {
+        let https = try #require(URL(string: "https://example.org/f"))
+        let http = try #require(URL(string: "http://example.org/f"))
+        let environment = ["https_proxy": "http://127.0.0.1:3128", "no_proxy": "internal.example"]
+        let refusal = try #require(TransportEngine.urlsession.refusal(of: TransferOptions(), for: https, environment: environment))
+        #expect(refusal.contains("CONNECT"), "\(refusal)")
+        #expect(TransportEngine.urlsession.refusal(of: TransferOptions(), for: http, environment: environment) == nil)
+        let exempt = try #require(URL(string: "https://internal.example/f"))
+        #expect(TransportEngine.urlsession.refusal(of: TransferOptions(), for: exempt, environment: environment) == nil)
+        #expect(TransportEngine.curl.refusal(of: TransferOptions(), for: https, environment: environment) == nil)
+    }
+
     @Test func urlSessionOnLinuxHasNoBackpressureAndSaysSo() {
         #expect(!TransportEngine.urlsession.hasBackpressure)
         let texts = TransportEngine.urlsession.limitations.map(\.text)
         #expect(texts.contains { $0.contains("no backpressure") })
         #expect(texts.contains { $0.contains("decodes a compressed body") })
         #expect(texts.contains { $0.contains("merged by name") })
+        #expect(texts.contains { $0.contains("Accept-Language") })
+        #expect(texts.contains { $0.contains("redirect's body is buffered") })
     }
 
     @Test func theRefusalIsCheckedByPerformBeforeAnythingIsSent() throws {
@@ -88,7 +102,9 @@ struct URLSessionTranslationTests {
         (NSURLErrorTimedOut, .timeout),
         (NSURLErrorNetworkConnectionLost, .connectionLost),
         (NSURLErrorServerCertificateUntrusted, .tls),
-        (NSURLErrorBadServerResponse, .protocolViolation),
+        // FoundationNetworking's name for libcurl's empty reply: retryable, as on libcurl.
+        (NSURLErrorBadServerResponse, .connectionLost),
+        (NSURLErrorCannotParseResponse, .protocolViolation),
         (NSURLErrorUnsupportedURL, .invalidURL),
     ])
     func codes(code: Int, kind: TransportError.Kind) {
@@ -107,6 +123,17 @@ struct URLSessionTranslationTests {
     func libcurlTextOnLinux(text: String, afterHead: Bool, kind: TransportError.Kind) {
         let error = NSError(domain: NSURLErrorDomain, code: NSURLErrorUnknown, userInfo: [NSLocalizedDescriptionKey: text])
         #expect(URLSessionErrors.transportError(error, afterHead: afterHead).kind == kind)
+    }
+
+    @Test(arguments: [
+        ("a=1, b=2", ["a=1", "b=2"]),
+        ("a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT; Path=/, b=2", ["a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT; Path=/", "b=2"]),
+        ("a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT", ["a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT"]),
+        ("a=x,y", ["a=x,y"]),
+        ("a=1,b=2;Secure", ["a=1", "b=2;Secure"]),
+    ])
+    func joinedSetCookieFieldsAreSplitAgain(joined: String, cookies: [String]) {
+        #expect(URLSessionErrors.splitCookies(joined) == cookies)
     }
 
     @Test func theHeadKeepsStatusAndFields() throws {

@@ -11,6 +11,8 @@ final class TransportRecorder: TransferHandler, @unchecked Sendable {
         var body: [UInt8] = []
         var callsAfterReturn = 0
         var overlappingCalls = 0
+        /// A second head, a body chunk before the head, or an interim (1xx) head.
+        var misplacedHeads = 0
         var inCall = false
     }
 
@@ -35,8 +37,12 @@ final class TransportRecorder: TransferHandler, @unchecked Sendable {
     var heads: [ResponseHead] { state.withLock { $0.heads } }
     var head: ResponseHead? { heads.first }
     var body: [UInt8] { state.withLock { $0.body } }
-    /// Calls that broke the contract (after `perform` returned, or while another call ran).
-    var contractViolations: Int { state.withLock { $0.callsAfterReturn + $0.overlappingCalls } }
+    /// Calls that broke the contract: after `perform` returned (looked for after a short wait, so a
+    /// late call from another thread is seen), while another call ran, or a head out of place.
+    var contractViolations: Int {
+        usleep(100_000)
+        return state.withLock { $0.callsAfterReturn + $0.overlappingCalls + $0.misplacedHeads }
+    }
 
     /// Runs `perform` and marks its return, after which any call counts as a violation.
     func perform(_ transport: any HTTPTransport, _ request: TransferRequest, _ options: TransferOptions) -> TransferOutcome {
@@ -60,6 +66,7 @@ final class TransportRecorder: TransferHandler, @unchecked Sendable {
 
     func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl {
         enter { state in
+            if !state.heads.isEmpty || !state.body.isEmpty || (100..<200).contains(head.status) { state.misplacedHeads += 1 }
             state.heads.append(head)
             return stopAtHead ? .stop : .proceed
         }
@@ -68,6 +75,7 @@ final class TransportRecorder: TransferHandler, @unchecked Sendable {
     func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
         if microsecondsPerChunk > 0 { usleep(microsecondsPerChunk) }
         return enter { state in
+            if state.heads.isEmpty { state.misplacedHeads += 1 }
             state.body.append(contentsOf: chunk)
             if let stopAfterBytes, state.body.count >= stopAfterBytes { return .stop }
             return .proceed
