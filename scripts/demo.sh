@@ -30,22 +30,31 @@ trap cleanup EXIT
 mkdir -p "$work/root" "$work/out"
 head -c "$((size_mb * 1024 * 1024))" /dev/urandom >"$work/root/file.bin"
 expected=$(sha256sum "$work/root/file.bin" | cut -d' ' -f1)
-# A location capped at 50 MiB/s per connection, so there is time to interrupt.
+# A location capped per connection so that the whole file takes at least 6 s even on haul's
+# default of up to 8 connections: there is time to interrupt it after 1 s.
+rate_mb=$((size_mb / 48 > 0 ? size_mb / 48 : 1))
 NGINX_DIR="$work/nginx" NGINX_ROOT="$work/root" \
-    NGINX_SERVER_EXTRA="location /slow/ { alias \"$work/root/\"; limit_rate 50m; }" \
+    NGINX_SERVER_EXTRA="location /slow/ { alias \"$work/root/\"; limit_rate ${rate_mb}m; }" \
     nginx_start
 url="http://127.0.0.1:$nginx_port/slow/file.bin"
-log "nginx (PID $nginx_pid) serves a $size_mb MiB file at $url"
+log "nginx (PID $nginx_pid) serves a $size_mb MiB file at $url ($rate_mb MiB/s per connection)"
 
 log "haul -o $work/out/file.bin $url   (interrupted after 1 s)"
 "$haul" -q -o "$work/out/file.bin" "$url" &
 haul_pid=$!
 sleep 1
-kill -INT "$haul_pid"
+if ! kill -INT "$haul_pid" 2>/dev/null; then
+    echo "error: haul ended before it could be interrupted; nothing to resume" >&2
+    exit 1
+fi
 status=0
 wait "$haul_pid" || status=$?
 haul_pid=""
-log "exit code $status (130: interrupted); the bytes so far are kept in file.bin.haul-partial"
+if [[ $status -ne 130 || ! -e "$work/out/file.bin.haul-partial" ]]; then
+    echo "error: the interrupted haul exited with $status (expected 130) or left no file.bin.haul-partial" >&2
+    exit 1
+fi
+log "exit code $status (interrupted); the bytes so far are kept in file.bin.haul-partial"
 
 log "the same command again: it resumes"
 "$haul" -o "$work/out/file.bin" "$url"
