@@ -13,8 +13,7 @@ struct DownloadCommand: ParsableCommand {
     static let input = OptionSpec(short: "i", long: "input", value: "FILE", help: "read URLs from FILE ('-' for stdin): URL [NAME] per line")
 
     static var options: [OptionSpec] {
-        DestinationOptions.specs + [input] + StoreOptions.specs + RequestOptions.specs + DownloadSettings.specs + ProxyOptions.specs
-            + CredentialFileOptions.specs + ConnectionsOptions.specs + MirrorOptions.specs + RunSettings.specs + OutputOptions.specs
+        DestinationOptions.specs + [input] + StoreOptions.specs + ItemOptions.specs + RunSettings.specs + OutputOptions.specs
     }
 
     static let overview = """
@@ -32,12 +31,7 @@ struct DownloadCommand: ParsableCommand {
     let input: String?
     let destination: DestinationOptions
     let store: StoreOptions
-    let request: RequestOptions
-    let download: DownloadSettings
-    let proxy: ProxyOptions
-    let credentials: CredentialFileOptions
-    let connections: ConnectionsOptions
-    let mirrors: MirrorOptions
+    let item: ItemOptions
     let settings: RunSettings
     let output: OutputOptions
 
@@ -46,12 +40,7 @@ struct DownloadCommand: ParsableCommand {
         input = parsed.value(Self.input.long)
         destination = try DestinationOptions(parsed)
         store = StoreOptions(parsed)
-        request = try RequestOptions(parsed)
-        download = try DownloadSettings(parsed)
-        proxy = try ProxyOptions(parsed)
-        credentials = try CredentialFileOptions(parsed)
-        connections = try ConnectionsOptions(parsed)
-        mirrors = try MirrorOptions(parsed)
+        item = try ItemOptions(parsed)
         settings = try RunSettings(parsed)
         output = OutputOptions(parsed)
     }
@@ -65,10 +54,7 @@ struct DownloadCommand: ParsableCommand {
         guard !urls.isEmpty || input != nil else {
             throw UsageError(message: "no URL given")
         }
-        try request.validate()
-        try destination.validate(downloads: downloads)
-        try download.validate(downloads: downloads)
-        try mirrors.validate(downloads: downloads, request: request, destination: destination, connections: connections)
+        try item.validate(downloads: downloads, destination: destination)
         if downloads == .one, output.mode == .json, destination.writesToStandardOutput {
             throw UsageError(message: "--json writes events to standard output, so it cannot be used with -o -")
         }
@@ -81,23 +67,17 @@ struct DownloadCommand: ParsableCommand {
             (requests, problems) = try batch()
         }
         let presenter = Presenter(mode: output.mode)
-        download.warnIfInsecure(presenter)
+        item.download.warnIfInsecure(presenter)
         if downloads == .one, let url = urls.first {
-            let single = settings.applied(to: shapedRequest(url, destination.destination()))
+            let single = settings.applied(to: item.request(url, destination.destination()))
             do throws(UsageError) { try settings.check([single]) } catch { throw .usage(error) }
             return await Self.runSingle(single, engine: settings.engine, presenter)
         }
         do throws(UsageError) { try settings.check(requests) } catch { throw .usage(error) }
-        let runOptions = proxy.applied(to: download.applied(to: settings.runOptions(connections: connections)))
+        let runOptions = item.proxy.applied(to: item.download.applied(to: settings.runOptions(connections: item.connections)))
         return await BatchCommand(
             requests: requests, problems: problems, runOptions: runOptions, store: store, engine: settings.engine, presenter: presenter
         ).run()
-    }
-
-    /// One download as the request and its settings shape it (what a queued item keeps).
-    private func shapedRequest(_ url: URL, _ destination: Destination) -> DownloadRequest {
-        mirrors.applied(
-            to: proxy.applied(to: credentials.applied(to: download.applied(to: request.request(url, destination), connections: connections))))
     }
 
     /// The batch's requests (the URLs given, then the list's) and the list lines that were unusable.
@@ -112,7 +92,7 @@ struct DownloadCommand: ParsableCommand {
         guard !entries.isEmpty || !problems.isEmpty else {
             throw .usage(UsageError(message: "no URL given"))
         }
-        return (entries.map { shapedRequest($0.url, destination.destination(named: $0.name)) }, problems)
+        return (entries.map { item.request($0.url, destination.destination(named: $0.name)) }, problems)
     }
 
     private static func readList(_ input: String) throws(CommandError) -> DownloadList {

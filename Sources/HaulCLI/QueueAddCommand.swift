@@ -9,8 +9,7 @@ struct QueueAddCommand: ParsableCommand {
     static let paused = OptionSpec(short: nil, long: "paused", value: nil, help: "add paused, to start later with resume")
 
     static var options: [OptionSpec] {
-        DestinationOptions.specs + [priority, paused] + StoreOptions.specs + RequestOptions.specs + DownloadSettings.specs
-            + ProxyOptions.specs + CredentialFileOptions.specs + ConnectionsOptions.specs + MirrorOptions.specs
+        DestinationOptions.specs + [priority, paused] + StoreOptions.specs + ItemOptions.specs
     }
 
     static let overview = """
@@ -27,12 +26,7 @@ struct QueueAddCommand: ParsableCommand {
     let priorityValue: Int
     let startsPaused: Bool
     let store: StoreOptions
-    let request: RequestOptions
-    let download: DownloadSettings
-    let proxy: ProxyOptions
-    let credentials: CredentialFileOptions
-    let connections: ConnectionsOptions
-    let mirrors: MirrorOptions
+    let item: ItemOptions
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         urls = try OptionValue.urls(parsed.positional)
@@ -40,34 +34,21 @@ struct QueueAddCommand: ParsableCommand {
         priorityValue = try OptionValue.integer(parsed, Self.priority.long, default: 0, range: -1000...1000)
         startsPaused = parsed.flag(Self.paused.long)
         store = StoreOptions(parsed)
-        request = try RequestOptions(parsed)
-        download = try DownloadSettings(parsed)
-        proxy = try ProxyOptions(parsed)
-        credentials = try CredentialFileOptions(parsed)
-        connections = try ConnectionsOptions(parsed)
-        mirrors = try MirrorOptions(parsed)
+        item = try ItemOptions(parsed)
     }
 
     func validate() throws(UsageError) {
         guard !urls.isEmpty else { throw UsageError(message: "queue add needs at least one URL") }
-        try request.validate()
-        let downloads: DownloadCount = urls.count > 1 ? .several : .one
-        try destination.validate(downloads: downloads)
-        try download.validate(downloads: downloads)
-        try mirrors.validate(downloads: downloads, request: request, destination: destination, connections: connections)
+        try item.validate(downloads: urls.count > 1 ? .several : .one, destination: destination)
         if destination.writesToStandardOutput {
             throw UsageError(message: "a queued download needs a file or directory, not standard output (-o -)")
         }
     }
 
     func run() async throws(CommandError) -> ExitCode {
-        download.warnIfInsecure(Presenter(mode: .normal))
+        item.download.warnIfInsecure(Presenter(mode: .normal))
         let queue = try store.open()
-        let requests = urls.map { url in
-            mirrors.applied(
-                to: proxy.applied(
-                    to: credentials.applied(to: download.applied(to: request.request(url, destination.destination()), connections: connections))))
-        }
+        let requests = urls.map { item.request($0, destination.destination()) }
         do throws(DownloadError) {
             for id in try queue.add(requests, priority: priorityValue, paused: startsPaused) { print(id) }
         } catch {
