@@ -77,17 +77,18 @@ extension SegmentCoordinator {
     /// transfers at the next poll; their segments go back to be claimed by the other sources.
     func dropMirror(_ source: Int, reason: String) {
         let first = state.withLock { $0.sources.drop(source, reason: reason) }
-        if first {
-            onMirror(MirrorNote(url: mirrorURL(source), change: .dropped, reason: reason + "; its ranges go to the other sources"))
-        }
+        if first { noteDropped(source, reason: reason) }
     }
 
     /// A mirror's transfer failed; the last of `SegmentSources.failuresBeforeDrop` in a row drops it.
     func mirrorFailed(_ source: Int, reason: String) {
         let dropped = state.withLock { $0.sources.failed(source, reason: reason) }
-        if dropped {
-            onMirror(MirrorNote(url: mirrorURL(source), change: .dropped, reason: reason + "; its ranges go to the other sources"))
-        }
+        if dropped { noteDropped(source, reason: reason) }
+    }
+
+    /// The one `.dropped` note of a mirror, whichever rule dropped it.
+    private func noteDropped(_ source: Int, reason: String) {
+        onMirror(MirrorNote(url: mirrorURL(source), change: .dropped, reason: reason + "; its ranges go to the other sources"))
     }
 
     /// The mirror's URL as given (a message shows it through `Redaction`).
