@@ -55,32 +55,7 @@ public enum CookieFile {
             onDisk = existing
         }
         let bytes = Array(jar.merged(into: onDisk, readFromIt: readFromIt).netscapeText(now: now).utf8)
-        let temporary = "\(path).haul-tmp-\(getpid())"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StoreError.system("cannot create", path: temporary) }
-        var failure: StoreError?
-        bytes.withUnsafeBytes { raw in
-            do throws(StoreError) {
-                try FileIO.writeAll(fd, raw, path: temporary)
-            } catch {
-                failure = error
-            }
-        }
-        if failure == nil {
-            do {
-                try PlatformSeams.syncFile(fd, path: temporary)
-            } catch {
-                failure = error
-            }
-        }
-        close(fd)
-        if failure == nil, rename(temporary, path) != 0 { failure = StoreError.system("cannot replace", path: path) }
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        FileIO.syncDirectory(containing: path)
+        try FileIO.replace(path, with: bytes, temporary: "\(path).haul-tmp-\(getpid())", durably: true)
     }
 
     /// The file's text; nil when there is no file. Only a regular file is read.

@@ -35,6 +35,32 @@ public enum FileIO {
         }
     }
 
+    /// Replaces the file at `path` with `bytes` atomically: a new 0600 file at `temporary`, written
+    /// whole (and synced when `durably`), renamed over `path`, then (when `durably`) the directory
+    /// synced. A crash leaves the old file or the new one, never a torn mix; on a failure the
+    /// temporary is removed and `path` is as it was.
+    public static func replace(_ path: String, with bytes: some ContiguousBytes, temporary: String, durably: Bool) throws(StoreError) {
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StoreError.system("cannot create", path: temporary) }
+        var failure: StoreError?
+        bytes.withUnsafeBytes { raw in
+            do throws(StoreError) {
+                try writeAll(fd, raw, path: temporary)
+                if durably { try PlatformSeams.syncFile(fd, path: temporary) }
+            } catch {
+                failure = error
+            }
+        }
+        close(fd)
+        if failure == nil, rename(temporary, path) != 0 { failure = StoreError.system("cannot replace", path: path) }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        if durably { syncDirectory(containing: path) }
+    }
+
     /// Makes a rename or unlink in this file's directory durable. Best effort: some file systems refuse.
     public static func syncDirectory(containing path: String) {
         let directory = AbsolutePath.directory(of: path)

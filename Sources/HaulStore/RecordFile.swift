@@ -52,35 +52,7 @@ public struct RecordFile: Sendable {
         } catch {
             throw StoreError(.io, "cannot encode the resume record: \(error)")
         }
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StoreError.system("cannot create", path: temporary) }
-        var failure: StoreError?
-        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
-            do throws(StoreError) {
-                try FileIO.writeAll(fd, bytes, path: temporary)
-            } catch {
-                failure = error
-            }
-        }
-        if failure == nil, durably {
-            do {
-                try PlatformSeams.syncFile(fd, path: temporary)
-            } catch {
-                failure = error
-            }
-        }
-        close(fd)
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = StoreError.system("cannot replace", path: path)
-            unlink(temporary)
-            throw error
-        }
-        if durably { FileIO.syncDirectory(containing: path) }
+        try FileIO.replace(path, with: data, temporary: path + ".tmp", durably: durably)
     }
 
     /// Removes the record (and a leftover temporary). Missing files are fine.
