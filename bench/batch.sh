@@ -30,10 +30,9 @@ for value in "$files" "$file_kb" "$jobs" "$rounds"; do
     fi
 done
 
-log() { printf '==> %s\n' "$*"; }
-
 # ---- tools ------------------------------------------------------------------------------------
 source scripts/nginx.sh
+source bench/common.sh
 install_missing nginx-light curl aria2 time coreutils
 if ! curl --help all 2>/dev/null | grep -q -- '--parallel-max'; then
     echo "error: this curl has no --parallel-max (curl 7.66 or later is needed)" >&2
@@ -41,14 +40,7 @@ if ! curl --help all 2>/dev/null | grep -q -- '--parallel-max'; then
 fi
 
 # ---- temp dir, cleanup ------------------------------------------------------------------------
-base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}
-work=$(mktemp -d "$base_tmp/haul-bench-batch.XXXXXX")
-cleanup() {
-    nginx_stop
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir batch
 
 mkdir -p "$work/root" "$work/nginx" "$work/runs"
 
@@ -172,7 +164,6 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 # ---- report -----------------------------------------------------------------------------------
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A wall cpu rss rate
 echo

@@ -18,21 +18,15 @@ size_mb=${BENCH_SIZE_MB:-1024}
 kills=${BENCH_KILLS:-6}
 rate=${BENCH_RATE:-100m}
 scratch=${BENCH_SCRATCH:-.build}
-log() { printf '==> %s\n' "$*"; }
-
 source scripts/nginx.sh
+source bench/common.sh
 install_missing nginx-light curl coreutils
 
-base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}
-work=$(mktemp -d "$base_tmp/haul-bench-crash.XXXXXX")
+bench_workdir crash
 child=""
-cleanup() {
+bench_cleanup_more() {
     if [[ -n "$child" ]] && kill -0 "$child" 2>/dev/null; then kill -KILL "$child" 2>/dev/null || true; fi
-    nginx_stop
-    rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 mkdir -p "$work/root" "$work/out" "$work/nginx"
 
 build_haul_release "$scratch" "$work/build.log" || exit 1

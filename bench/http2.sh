@@ -27,16 +27,10 @@ rate=${BENCH_RATE:-20m}
 scratch=${BENCH_SCRATCH:-.build}
 
 source scripts/nginx.sh
+source bench/common.sh
 install_missing nginx-light curl openssl time coreutils
 
-base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}
-work=$(mktemp -d "$base_tmp/haul-bench-h2.XXXXXX")
-cleanup() {
-    nginx_stop
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir h2
 mkdir -p "$work/root" "$work/nginx" "$work/runs"
 
 echo "==> writing ${size_mb} MiB and ${unthrottled_mb} MiB files, a throwaway CA"
@@ -125,14 +119,15 @@ for ((round = 1; round <= rounds; round++)); do
     done
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# A row's median wall time (its times are kept space-separated in walls[ROW]).
+wall_median() { tr ' ' '\n' <<<"${walls[$1]}" | grep -v '^$' | median; }
 echo
 printf '%-26s %10s  %s\n' "row" "wall s" "requests by protocol (nginx's log)"
 for row in "${rows[@]}"; do
     IFS='|' read -r name _ <<<"$row"
     [[ -n "${walls[$name]:-}" ]] || continue
-    printf '%-26s %10s  %s\n' "$name" "$(echo "${walls[$name]}" | median)" "${protocols[$name]}"
+    printf '%-26s %10s  %s\n' "$name" "$(wall_median "$name")" "${protocols[$name]}"
 done
-ratio() { awk -v a="$(echo "${walls[$1]}" | median)" -v b="$(echo "${walls[$2]}" | median)" 'BEGIN { printf "%.2fx", a / b }'; }
+ratio() { awk -v a="$(wall_median "$1")" -v b="$(wall_median "$2")" 'BEGIN { printf "%.2fx", a / b }'; }
 echo
 echo "wall h2 / h1.1: x8 capped $(ratio "haul h2 x8 capped" "haul h1.1 x8 capped"), adaptive capped $(ratio "haul h2 adaptive capped" "haul h1.1 adaptive capped"), x1 free $(ratio "haul h2 x1 free" "haul h1.1 x1 free"), default free $(ratio "haul h2 default free" "haul h1.1 default free")"

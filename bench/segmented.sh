@@ -31,21 +31,13 @@ for value in "$size_mb" "$unthrottled_mb" "$rounds"; do
     fi
 done
 
-log() { printf '==> %s\n' "$*"; }
-
 # ---- tools ------------------------------------------------------------------------------------
 source scripts/nginx.sh
+source bench/common.sh
 install_missing nginx-light aria2 axel time coreutils
 
 # ---- temp dir, cleanup ------------------------------------------------------------------------
-base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}
-work=$(mktemp -d "$base_tmp/haul-bench-seg.XXXXXX")
-cleanup() {
-    nginx_stop
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir seg
 
 mkdir -p "$work/root" "$work/out" "$work/nginx"
 
@@ -128,7 +120,6 @@ log "part 2: ${unthrottled_mb} MiB without a limit, $rounds round(s)"
 run_part unlimited "$unlimited_url" "$unlimited_sha" "${unlimited_tools[@]}"
 
 # ---- report -----------------------------------------------------------------------------------
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
 declare -A wall

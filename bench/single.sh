@@ -24,21 +24,13 @@ if ! [[ "$size_mb" =~ ^[1-9][0-9]*$ && "$rounds" =~ ^[1-9][0-9]*$ ]]; then
     exit 2
 fi
 
-log() { printf '==> %s\n' "$*"; }
-
 # ---- tools ------------------------------------------------------------------------------------
 source scripts/nginx.sh
+source bench/common.sh
 install_missing nginx-light curl aria2 time coreutils
 
 # ---- temp dir, cleanup ------------------------------------------------------------------------
-base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}
-work=$(mktemp -d "$base_tmp/haul-bench.XXXXXX")
-cleanup() {
-    nginx_stop
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir single
 
 mkdir -p "$work/root" "$work/out" "$work/nginx"
 
@@ -122,7 +114,6 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 # ---- report -----------------------------------------------------------------------------------
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A wall cpu rss
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }

@@ -1,0 +1,22 @@
+# What the benchmark scripts share. Sourced after scripts/nginx.sh, whose nginx_stop it calls.
+
+log() { printf '==> %s\n' "$*"; }
+
+# bench_workdir NAME: sets $base_tmp ($BENCH_TMPDIR, else $TMPDIR, else /var/tmp) and $work, a
+# fresh directory in it; on exit the nginx the script started is stopped and $work removed
+# (bench_cleanup_more first, when the script defines it). SIGINT or SIGTERM exits with 130.
+bench_workdir() {
+    base_tmp=${BENCH_TMPDIR:-${TMPDIR:-/var/tmp}}
+    work=$(mktemp -d "$base_tmp/haul-bench-$1.XXXXXX")
+    trap bench_cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+
+bench_cleanup() {
+    if declare -F bench_cleanup_more >/dev/null; then bench_cleanup_more; fi
+    nginx_stop
+    rm -rf "$work"
+}
+
+# The median of the numbers on standard input, one per line; "nan" when there are none.
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
