@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, end to end on this machine: build haul, serve a file from a private nginx on
 # loopback, download it, interrupt the download with Ctrl-C (SIGINT), run the same command again to
-# resume it, and check the result by SHA-256. Installs the Debian packages it needs if missing.
+# resume it, and check the result by SHA-256. Installs the Debian packages it needs if missing
+# (scripts/packages.sh).
 #
 #   bash scripts/demo.sh            # a 200 MiB file
 #   DEMO_SIZE_MB=50 bash scripts/demo.sh
@@ -11,8 +12,9 @@ cd "$(dirname "$0")/.."
 size_mb=${DEMO_SIZE_MB:-200}
 log() { printf '==> %s\n' "$*"; }
 
+source scripts/packages.sh
 source scripts/nginx.sh
-install_missing libcurl4-openssl-dev libsqlite3-dev libssl-dev libcivetweb-dev pkg-config nginx-light
+install_missing "${build_packages[@]}" "${demo_packages[@]}"
 
 log "building: swift build -c release"
 swift build -c release 2>&1 | tail -n 1

@@ -1,6 +1,6 @@
-# Shared by the benchmarks and the demo: install missing Debian packages, and start and stop a
-# private nginx on a free loopback port. Source this file, set the variables below, then call
-# `nginx_start`; `nginx_stop` ends only the nginx it started, by its PID.
+# Shared by the benchmarks and the demo: install missing Debian packages (scripts/install.sh),
+# and start and stop a private nginx on a free loopback port. Source this file, set the variables
+# below, then call `nginx_start`; `nginx_stop` ends only the nginx it started, by its PID.
 #
 #   NGINX_DIR           a directory for the config, pid file and logs (created if missing)
 #   NGINX_ROOT          the document root
@@ -8,19 +8,9 @@
 #   NGINX_SERVER_EXTRA  optional directives for the server block (e.g. a limited location)
 # Sets nginx_pid and nginx_port.
 
-# Installs the Debian packages among its arguments that are not installed yet.
-install_missing() {
-    local need=() package
-    for package in "$@"; do
-        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'ok installed' || need+=("$package")
-    done
-    ((${#need[@]} > 0)) || return 0
-    local sudo=()
-    ((EUID == 0)) || sudo=(sudo)
-    echo "==> installing: ${need[*]}"
-    "${sudo[@]}" apt-get update
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
-}
+# install_missing PACKAGE...: installs the Debian packages among its arguments that are not
+# installed yet (scripts/install.sh).
+source "$(dirname "${BASH_SOURCE[0]}")/install.sh"
 
 # Builds the release haul in swift build's scratch path $1, logging to $2; sets haul_bin. On a
 # failed build prints the log's tail and returns 1.
