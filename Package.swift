@@ -58,10 +58,12 @@ let package = Package(
         .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "HaulChecksum", "CHaulSystem"]),
         // The public API: one download, its event stream, the wiring.
         .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore", "HaulChecksum", "CHaulSystem"]),
+        // JSON and the JSON-RPC envelope (parse, tokens, batches, parameters): pure, fuzzed.
+        .target(name: "HaulRPC"),
         // `haul serve`: aria2's JSON-RPC over HTTP and WebSocket, and the dashboard, on the queue.
         .target(
             name: "HaulServe",
-            dependencies: ["Haul", "HaulCore", "HaulStore", "CCivetweb"],
+            dependencies: ["Haul", "HaulCore", "HaulStore", "HaulRPC", "CCivetweb"],
             resources: [
                 .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/dashboard.css"),
             ]
@@ -75,6 +77,7 @@ let package = Package(
         .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulTestSupport", "HaulChecksum"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulEngine", "HaulStore", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore", "HaulChecksum"]),
-        .testTarget(name: "HaulServeTests", dependencies: ["HaulServe", "Haul", "HaulCore", "HaulTestSupport"]),
+        .testTarget(name: "HaulRPCTests", dependencies: ["HaulRPC"]),
+        .testTarget(name: "HaulServeTests", dependencies: ["HaulServe", "HaulRPC", "Haul", "HaulCore", "HaulTestSupport"]),
     ]
 )

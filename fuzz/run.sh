@@ -8,7 +8,8 @@
 # FUZZ_SWIFT_FLAGS adds swiftc flags; FUZZ_SWIFT_FLAGS="-D FUZZ_SKIP_KNOWN_BUGS" makes the targets
 # step over the open bugs listed in fuzz/README.md ("Findings"), to look for new ones while those are unfixed.
 #
-# Each target is compiled from Sources/HaulCore/*.swift plus fuzz/Support and its own file with
+# Each target is compiled from Sources/HaulCore/*.swift (plus the sources its `// fuzz-sources:`
+# line names), fuzz/Support and its own file with
 # `swiftc -O -sanitize=fuzzer,address` into .build/fuzz/. The committed seeds in
 # fuzz/corpus/TARGET/ are read, never written; what libFuzzer finds goes to
 # .build/fuzz/corpus/TARGET/ and crash inputs to .build/fuzz/artifacts/TARGET/.
@@ -62,11 +63,21 @@ fi
 
 # Compile everything first (in parallel, one job per CPU), so a toolchain without the fuzzer
 # runtime fails before any run, and loudly: a target that does not build is never skipped.
+# A target that fuzzes code beyond HaulCore names its other sources in a line of its own,
+# e.g. `// fuzz-sources: Sources/HaulRPC/*.swift` (a glob, relative to the package).
+extra_sources() {
+    local globs
+    globs=$(sed -n 's|^// fuzz-sources: ||p' "fuzz/Targets/$1.swift")
+    # shellcheck disable=SC2086 # the globs are expanded on purpose
+    [[ -z "$globs" ]] || printf '%s\n' $globs
+}
 compile() {
+    local extra=()
+    mapfile -t extra < <(extra_sources "$1")
     # shellcheck disable=SC2086 # FUZZ_SWIFT_FLAGS is a list of flags, split on purpose
     swiftc -O -sanitize=fuzzer,address -parse-as-library "${linker[@]}" ${FUZZ_SWIFT_FLAGS:-} \
         -module-name "$1" \
-        Sources/HaulCore/*.swift fuzz/Support/*.swift "fuzz/Targets/$1.swift" \
+        Sources/HaulCore/*.swift "${extra[@]}" fuzz/Support/*.swift "fuzz/Targets/$1.swift" \
         -o "$build/$1"
 }
 jobs_max=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)

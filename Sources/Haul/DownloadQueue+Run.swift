@@ -148,16 +148,20 @@ extension DownloadQueue {
         }
         switch event {
         case .progress(let progress), .paused(let progress):
+            // A pause's figures (those of its checkpoint) are always written: they are what the
+            // store shows while the download is paused, and they must not move until it runs again.
+            var isPause = false
+            if case .paused = event { isPause = true }
             let persist = live.withLock { state -> (due: Bool, destination: String?) in
                 state.progress[id] = progress
                 let now = ContinuousClock.now
-                guard now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return (false, nil) }
+                guard isPause || now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return (false, nil) }
                 state.persistedAt[id] = now
                 return (true, state.destinations[id])
             }
             if persist.due {
                 _ = try? store.updateProgress(
-                    id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: progress.bytesPerSecond,
+                    id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: isPause ? 0 : progress.bytesPerSecond,
                     finalPath: persist.destination)
             }
             publishAggregate(force: false)

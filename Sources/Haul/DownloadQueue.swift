@@ -159,8 +159,10 @@ public final class DownloadQueue: Sendable {
         deletePartial(of: item)
     }
 
-    /// Removes a settled download from the queue (its partial, if any, is deleted too).
-    public func remove(_ id: Int64) throws(DownloadError) {
+    /// Removes a settled download from the queue. Its partial, if any, is deleted too, unless
+    /// `keepingData`: then only the queue forgets it (aria2's `removeDownloadResult`), and a
+    /// partial kept after a failure stays where the failure said it is.
+    public func remove(_ id: Int64, keepingData: Bool = false) throws(DownloadError) {
         guard let item = try storeCall({ try $0.item(id) }) else {
             throw DownloadError(.usage, "no download \(id) in the queue")
         }
@@ -168,7 +170,7 @@ public final class DownloadQueue: Sendable {
             throw DownloadError(.usage, "download \(id) is \(item.state.rawValue); cancel or pause it first")
         }
         // Its own partial goes first, while its record still says which file that is.
-        if item.state != .completed { deletePartial(of: item) }
+        if item.state != .completed, !keepingData { deletePartial(of: item) }
         try storeCall { try $0.remove(id) }
         store.forgetRemovedSecrets()
         _ = live.withLock { $0.hubs.removeValue(forKey: id) }

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 import HaulCore
+import HaulRPC
 
 /// The aria2 options `aria2.addUri` and `aria2.changeOption` take, turned into a Haul request.
 /// Every value arrives as a string (aria2 clients also send some as numbers or lists).
@@ -19,7 +20,9 @@ struct Aria2Options {
         let directory = try self.directory(options["dir"])
         let destination: Destination
         if let out = try Self.text(options["out"], "out"), !out.isEmpty {
-            destination = .file(try Self.join(directory, out, what: "out"))
+            let file = try Self.join(directory, out, what: "out")
+            try confined(file, what: "out", out)
+            destination = .file(file)
         } else {
             destination = .directory(directory)
         }
@@ -50,18 +53,30 @@ struct Aria2Options {
     }
 
     /// `dir`: the root itself when absent; a relative path inside it; an absolute path only when
-    /// it lies inside it.
+    /// it lies inside it. Judged on the file system, not on the strings: both sides' symlinks are
+    /// resolved (a root given through a symlink takes the `dir` its clients read back from
+    /// `getGlobalOption`), and a path that leaves the root through a symlink is refused.
     func directory(_ value: JSONValue?) throws(RPCError) -> String {
         guard let text = try Self.text(value, "dir"), !text.isEmpty else { return root }
         var relative = text
         if text.hasPrefix("/") {
-            let standardized = (text as NSString).standardizingPath
-            guard standardized == root || standardized.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+            let real = ConfinedPath.resolved((text as NSString).standardizingPath)
+            guard let inside = ConfinedPath.relative(real, within: ConfinedPath.resolved(root)) else {
                 throw RPCError("dir \(text) is outside the download directory \(root)")
             }
-            relative = String(standardized.dropFirst(root.count))
+            relative = inside
         }
-        return try Self.join(root, relative, what: "dir")
+        let directory = try Self.join(root, relative, what: "dir")
+        try confined(directory, what: "dir", text)
+        return directory
+    }
+
+    /// Refuses `path` (made by `join` from the root) when it resolves outside the root: one of its
+    /// components is a symlink that leads out.
+    func confined(_ path: String, what: String, _ given: String) throws(RPCError) {
+        guard ConfinedPath.relative(ConfinedPath.resolved(path), within: ConfinedPath.resolved(root)) != nil else {
+            throw RPCError("\(what) \"\(given)\" leads outside the download directory \(root) through a symbolic link")
+        }
     }
 
     /// `base` + the components of `path`, each sanitized; `.`, `..` and unusable ones refused.

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 import HaulCore
+import HaulRPC
 
 /// One download as aria2 describes it: the fields of `aria2.tellStatus`, all numbers as strings.
 struct Aria2Status {

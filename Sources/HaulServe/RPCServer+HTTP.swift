@@ -1,5 +1,6 @@
 import CCivetweb
 import Foundation
+import HaulRPC
 
 /// Answers to plain HTTP requests: JSON-RPC by POST, the dashboard's files by GET.
 extension RPCServer {

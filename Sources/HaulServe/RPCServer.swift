@@ -1,5 +1,6 @@
 import CCivetweb
 import Foundation
+import HaulRPC
 
 /// The HTTP and WebSocket side of `haul serve`, on civetweb: JSON-RPC by POST and by WebSocket at
 /// `/jsonrpc`, the dashboard at `/`. Requests run on civetweb's own threads, never a download's.

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 import HaulCore
+import HaulRPC
 
 /// The lists (active, waiting, stopped), the queue's order and the methods on all downloads.
 extension RPCService {
@@ -15,7 +16,7 @@ extension RPCService {
     }
 
     func tellActive(_ params: [JSONValue]) throws -> JSONValue {
-        let keys = try Self.keys(params.first)
+        let keys = try RPCParams.keys(params.first)
         let live = queue.liveProgress()
         return .array(try queue.items().filter { $0.state == .running }.map { status(of: $0, live: live).json(keys: keys) })
     }
@@ -23,72 +24,65 @@ extension RPCService {
     /// `tellWaiting` / `tellStopped (offset, num, keys)`: a negative offset counts from the end and
     /// lists backwards, as aria2 does.
     func tellList(_ params: [JSONValue], waiting: Bool) throws -> JSONValue {
-        let offset = try Self.integer(params, at: 0, "offset")
-        let count = try Self.integer(params, at: 1, "num")
-        let keys = try Self.keys(params.count > 2 ? params[2] : nil)
+        let offset = try RPCParams.integer(params, at: 0, "offset")
+        let count = try RPCParams.integer(params, at: 1, "num")
+        let keys = try RPCParams.keys(params.count > 2 ? params[2] : nil)
         let items = try queue.items()
         let list = waiting ? self.waiting(items) : stopped(items)
         let live = queue.liveProgress()
-        return .array(Self.window(list, offset: offset, count: count).map { status(of: $0, live: live).json(keys: keys) })
-    }
-
-    static func window<T>(_ list: [T], offset: Int, count: Int) -> [T] {
-        guard count > 0, !list.isEmpty else { return [] }
-        if offset >= 0 {
-            guard offset < list.count else { return [] }
-            return Array(list[offset..<min(list.count, offset + count)])
-        }
-        let start = list.count + offset
-        guard start >= 0 else { return [] }
-        return Array(list[max(0, start - count + 1)...start].reversed())
+        return .array(RPCParams.window(list, offset: offset, count: count).map { status(of: $0, live: live).json(keys: keys) })
     }
 
     func changePosition(_ params: [JSONValue]) throws -> JSONValue {
-        let (gid, id) = try Self.gid(params)
-        let position = try Self.integer(params, at: 1, "pos")
-        guard params.count > 2, let how = params[2].string, ["POS_SET", "POS_CUR", "POS_END"].contains(how) else {
+        let (gid, id) = try RPCParams.gid(params)
+        let position = try RPCParams.integer(params, at: 1, "pos")
+        guard params.count > 2, let how = params[2].string.flatMap(RPCParams.Origin.init(rawValue:)) else {
             throw RPCError.invalidParams("how must be POS_SET, POS_CUR or POS_END")
         }
         _ = try item(id, gid)
-        return .int(Int64(try move(id, to: position, how: how)))
+        return .int(Int64(try move(id, to: position, from: how)))
     }
 
     /// Moves a waiting download within the waiting list; returns its new index.
     @discardableResult
-    func move(_ id: Int64, to position: Int, how: String) throws -> Int {
+    func move(_ id: Int64, to position: Int64, from origin: RPCParams.Origin) throws -> Int {
         var order = waiting(try queue.items()).map(\.id)
         guard let current = order.firstIndex(of: id) else { throw RPCError("GID \(GID.string(id)) is not waiting") }
-        let target: Int
-        switch how {
-        case "POS_CUR": target = current + position
-        case "POS_END": target = order.count - 1 + position
-        default: target = position
-        }
+        let index = RPCParams.movedIndex(current: current, count: order.count, position: position, from: origin)
         order.remove(at: current)
-        let index = min(max(0, target), order.count)
         order.insert(id, at: index)
         try queue.setOrder(order)
         return index
     }
 
+    /// Pauses every waiting and running download; answered once the running ones stopped at
+    /// their checkpoints (briefly waited for, as `pause` waits).
     func pauseAll(_ params: [JSONValue]) throws -> JSONValue {
+        var paused: [Int64] = []
         for item in try queue.items() where item.state == .queued || item.state == .running {
-            try? queue.pause(item.id)
+            guard (try? queue.pause(item.id)) != nil else { continue }
+            paused.append(item.id)
             if item.state == .queued { notify("aria2.onDownloadPause", item.id) }
         }
+        _ = try settledAfterPausing(paused)
         return "OK"
     }
 
+    /// Every paused download goes back to the queue, also those a `pauseAll` just asked to stop
+    /// (still `pausing`: waited for, as `unpause` waits).
     func unpauseAll(_ params: [JSONValue]) throws -> JSONValue {
-        for item in try queue.items() where item.state == .paused {
+        let candidates = try queue.items().filter { $0.state == .paused || $0.state == .pausing }.map(\.id)
+        for item in try settledAfterPausing(candidates).values where item.state == .paused {
             try? queue.resume(item.id)
         }
         return "OK"
     }
 
+    /// Forgets every stopped download's result; never deletes data (aria2's contract: a partial
+    /// kept after a failed checksum stays on disk).
     func purge(_ params: [JSONValue]) throws -> JSONValue {
         for item in stopped(try queue.items()) where item.state != .cancelling {
-            try? queue.remove(item.id)
+            try? queue.remove(item.id, keepingData: true)
         }
         return "OK"
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 import HaulCore
+import HaulRPC
 
 /// The method table and the methods on one download.
 extension RPCService {
@@ -47,40 +48,6 @@ extension RPCService {
     /// aria2 methods for what Haul does not download; answered with a clear error.
     static let unsupported: Set<String> = ["aria2.addTorrent", "aria2.addMetalink"]
 
-    // MARK: parameters
-
-    static func gid(_ params: [JSONValue], at index: Int = 0) throws(RPCError) -> (gid: String, id: Int64) {
-        guard index < params.count, case .string(let gid) = params[index] else {
-            throw RPCError.invalidParams("a GID (16 hex digits) is expected")
-        }
-        guard let id = GID.id(gid) else { throw RPCError.notFound(gid) }
-        return (gid, id)
-    }
-
-    static func keys(_ value: JSONValue?) throws(RPCError) -> [String]? {
-        guard let value, value != .null else { return nil }
-        guard let list = value.array else { throw RPCError.invalidParams("keys must be a list of strings") }
-        var keys: [String] = []
-        for key in list {
-            guard let name = key.string else { throw RPCError.invalidParams("keys must be a list of strings") }
-            keys.append(name)
-        }
-        return keys
-    }
-
-    static func integer(_ params: [JSONValue], at index: Int, _ name: String) throws(RPCError) -> Int {
-        guard index < params.count, let value = params[index].integer, let result = Int(exactly: value) else {
-            throw RPCError.invalidParams("\(name) must be an integer")
-        }
-        return result
-    }
-
-    static func options(_ params: [JSONValue], at index: Int) throws(RPCError) -> [String: JSONValue] {
-        guard index < params.count, params[index] != .null else { return [:] }
-        guard let options = params[index].object else { throw RPCError.invalidParams("options must be a struct") }
-        return options
-    }
-
     // MARK: items
 
     func item(_ id: Int64, _ gid: String) throws -> QueueItem {
@@ -93,7 +60,7 @@ extension RPCService {
     }
 
     func status(_ params: [JSONValue]) throws -> Aria2Status {
-        let (gid, id) = try Self.gid(params)
+        let (gid, id) = try RPCParams.gid(params)
         return status(of: try item(id, gid))
     }
 
@@ -103,7 +70,7 @@ extension RPCService {
         guard let uris = params.first?.array, let first = uris.first?.string, uris.allSatisfy({ $0.string != nil }) else {
             throw RPCError.invalidParams("aria2.addUri takes a list of URIs first")
         }
-        var (request, paused) = try Aria2Options(root: settings.root).request(for: first, try Self.options(params, at: 1))
+        var (request, paused) = try Aria2Options(root: settings.root).request(for: first, try RPCParams.options(params, at: 1))
         // aria2's further URIs point at the same file: Haul's mirrors, each proven before use.
         request.mirrors = try uris.dropFirst().compactMap(\.string).map { uri in
             guard let url = URL(string: uri), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
@@ -111,48 +78,63 @@ extension RPCService {
             }
             return url
         }
+        // Every parameter is read before anything changes: an error reply adds nothing.
+        let position = params.count > 2 ? try RPCParams.integer(params, at: 2, "position") : nil
         if let existing = try queue.existingItem(for: request) {
             throw RPCError("an unfinished download (GID \(GID.string(existing.id))) already writes to \(existing.destination)")
         }
         let id = try queue.add(request, paused: paused)
-        if params.count > 2 {
-            try move(id, to: try Self.integer(params, at: 2, "position"), how: "POS_SET")
+        if let position {
+            // Added already, so the answer is its GID whatever happens here: a download claimed
+            // at once is no longer waiting, and has no place in the waiting list to take.
+            try? move(id, to: position, from: .set)
         }
         return .string(GID.string(id))
     }
 
     func tellStatus(_ params: [JSONValue]) throws -> JSONValue {
-        try status(params).json(keys: try Self.keys(params.count > 1 ? params[1] : nil))
+        try status(params).json(keys: try RPCParams.keys(params.count > 1 ? params[1] : nil))
     }
 
     func pause(_ params: [JSONValue]) throws -> JSONValue {
-        let (gid, id) = try Self.gid(params)
+        let (gid, id) = try RPCParams.gid(params)
         let before = try item(id, gid)
         guard before.state == .queued || before.state == .running else {
             throw RPCError("GID \(gid) cannot be paused now (it is \(Aria2Status.status(of: before.state)))")
         }
         try queue.pause(id)
         if before.state == .queued { notify("aria2.onDownloadPause", id) }
+        // Answered once the transfer stopped at its checkpoint (briefly waited for): from then on
+        // its figures are the checkpoint's and stay put, as a paused download's must.
+        _ = try settledAfterPausing([id])
         return .string(gid)
     }
 
     func unpause(_ params: [JSONValue]) throws -> JSONValue {
-        let (gid, id) = try Self.gid(params)
-        var before = try item(id, gid)
-        // Paused a moment ago: its transfer is still stopping at a checkpoint (aria2 reports it
-        // paused already, so clients unpause it at once). Wait for it, briefly.
-        let deadline = ContinuousClock.now + .seconds(3)
-        while before.state == .pausing, ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-            before = try item(id, gid)
-        }
-        guard before.state == .paused else { throw RPCError("GID \(gid) is not paused") }
+        let (gid, id) = try RPCParams.gid(params)
+        _ = try item(id, gid)
+        guard try settledAfterPausing([id])[id]?.state == .paused else { throw RPCError("GID \(gid) is not paused") }
         try queue.resume(id)
         return .string(gid)
     }
 
+    /// The items of `ids` (those that exist), once none is still `pausing`, or after 3 s. A
+    /// download paused a moment ago stops at its next checkpoint, but aria2 reports it paused at
+    /// once, so clients unpause it at once: the unpause waits for the pause, briefly.
+    func settledAfterPausing(_ ids: [Int64]) throws -> [Int64: QueueItem] {
+        let deadline = ContinuousClock.now + .seconds(3)
+        while true {
+            var items: [Int64: QueueItem] = [:]
+            for id in ids {
+                if let item = try queue.item(id) { items[id] = item }
+            }
+            guard items.values.contains(where: { $0.state == .pausing }), ContinuousClock.now < deadline else { return items }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
     func remove(_ params: [JSONValue]) throws -> JSONValue {
-        let (gid, id) = try Self.gid(params)
+        let (gid, id) = try RPCParams.gid(params)
         let before = try item(id, gid)
         guard !before.state.isSettled || before.state == .paused else {
             throw RPCError("GID \(gid) is already stopped; use aria2.removeDownloadResult")
@@ -173,12 +155,12 @@ extension RPCService {
     }
 
     func removeResult(_ params: [JSONValue]) throws -> JSONValue {
-        let (gid, id) = try Self.gid(params)
+        let (gid, id) = try RPCParams.gid(params)
         let before = try item(id, gid)
         guard before.state == .completed || before.state == .failed || before.state == .cancelled else {
             throw RPCError("GID \(gid) has not stopped; use aria2.remove")
         }
-        try queue.remove(id)
+        try queue.remove(id, keepingData: true)
         return "OK"
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
 import Haul
 import HaulCore
+import HaulRPC
 
 /// `getOption` / `changeOption` for one download, and the global options.
 extension RPCService {
     func getOption(_ params: [JSONValue]) throws -> JSONValue {
-        let (gid, id) = try Self.gid(params)
+        let (gid, id) = try RPCParams.gid(params)
         let item = try item(id, gid)
         let stored = try queue.storedOptions(id)
         var options: [String: JSONValue] = [
@@ -24,9 +25,9 @@ extension RPCService {
     /// Only `max-download-limit` changes on a download (at once when it runs); anything else is
     /// refused by name rather than ignored.
     func changeOption(_ params: [JSONValue]) throws -> JSONValue {
-        let (gid, id) = try Self.gid(params)
+        let (gid, id) = try RPCParams.gid(params)
         _ = try item(id, gid)
-        let options = try Self.options(params, at: 1)
+        let options = try RPCParams.options(params, at: 1)
         for name in options.keys where name != "max-download-limit" {
             throw RPCError("option \(name) cannot be changed by haul's aria2.changeOption (only max-download-limit)")
         }
@@ -48,7 +49,7 @@ extension RPCService {
     }
 
     func changeGlobalOption(_ params: [JSONValue]) throws -> JSONValue {
-        let options = try Self.options(params, at: 0)
+        let options = try RPCParams.options(params, at: 0)
         let known = ["max-concurrent-downloads", "max-overall-download-limit"]
         for name in options.keys where !known.contains(name) {
             throw RPCError("option \(name) cannot be changed by haul's aria2.changeGlobalOption (only \(known.joined(separator: ", ")))")

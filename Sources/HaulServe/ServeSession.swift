@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulRPC
 
 /// `haul serve`: the queue run without end (as `haul queue run`, same store and leases), aria2's
 /// JSON-RPC and the dashboard in front of it, and the queue's events turned into aria2's

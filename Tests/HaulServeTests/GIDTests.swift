@@ -98,12 +98,12 @@ struct ServePureTests {
 
     @Test func listWindowsFollowAria2OffsetRules() {
         let list = [1, 2, 3, 4, 5]
-        #expect(RPCService.window(list, offset: 0, count: 2) == [1, 2])
-        #expect(RPCService.window(list, offset: 3, count: 10) == [4, 5])
-        #expect(RPCService.window(list, offset: 9, count: 2) == [])
-        #expect(RPCService.window(list, offset: -1, count: 2) == [5, 4])
-        #expect(RPCService.window(list, offset: -5, count: 3) == [1])
-        #expect(RPCService.window(list, offset: -9, count: 3) == [])
-        #expect(RPCService.window(list, offset: 0, count: 0) == [])
+        #expect(RPCParams.window(list, offset: 0, count: 2) == [1, 2])
+        #expect(RPCParams.window(list, offset: 3, count: 10) == [4, 5])
+        #expect(RPCParams.window(list, offset: 9, count: 2) == [])
+        #expect(RPCParams.window(list, offset: -1, count: 2) == [5, 4])
+        #expect(RPCParams.window(list, offset: -5, count: 3) == [1])
+        #expect(RPCParams.window(list, offset: -9, count: 3) == [])
+        #expect(RPCParams.window(list, offset: 0, count: 0) == [])
     }
 }

@@ -1,0 +1,71 @@
+import Foundation
+
+/// A JSON value as JSON-RPC carries it: parsed from a request, built for a response.
+public enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public var string: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    public var array: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    public var object: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
+    /// An integer, also from a decimal string (aria2 clients send numbers both ways).
+    public var integer: Int64? {
+        switch self {
+        case .int(let value): return value
+        case .double(let value) where value == value.rounded() && abs(value) < 9e15: return Int64(value)
+        case .string(let value): return Int64(value)
+        default: return nil
+        }
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        object?[key]
+    }
+
+    /// Parses `data`; nil when it is not JSON or nests deeper than `JSONParser.maximumDepth`.
+    public static func parse(_ data: Data) -> JSONValue? {
+        try? JSONParser.parse(data)
+    }
+
+    /// Compact JSON text (keys sorted, so output is stable).
+    public func serialized() -> Data {
+        var writer = JSONWriter()
+        writer.write(self)
+        return Data(writer.bytes)
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
+    public init(integerLiteral value: Int64) {
+        self = .int(value)
+    }
+
+    public init(stringLiteral value: String) {
+        self = .string(value)
+    }
+
+    public init(arrayLiteral elements: JSONValue...) {
+        self = .array(elements)
+    }
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}

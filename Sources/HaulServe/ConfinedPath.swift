@@ -1,0 +1,46 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Paths compared as the file system sees them: every symlink of the part that exists resolved.
+/// A path a client names may not exist yet (the download creates its directories), so the longest
+/// prefix that exists is resolved and the rest appended (a component that does not exist cannot be
+/// a symlink).
+enum ConfinedPath {
+    /// `path` (absolute, without `.` or `..` components) with the symlinks of its existing prefix
+    /// resolved; "" (inside nothing) when a component exists but cannot be resolved.
+    static func resolved(_ path: String) -> String {
+        var existing = path
+        var rest: [String] = []
+        while true {
+            if let real = realPath(existing) {
+                return rest.isEmpty ? real : (real.hasSuffix("/") ? real : real + "/") + rest.reversed().joined(separator: "/")
+            }
+            // There but unresolvable (a symlink to nowhere, a loop): it leads nowhere inside.
+            var status = stat()
+            if lstat(existing, &status) == 0 { return "" }
+            let parent = (existing as NSString).deletingLastPathComponent
+            guard parent != existing, !parent.isEmpty else { return path }
+            rest.append((existing as NSString).lastPathComponent)
+            existing = parent
+        }
+    }
+
+    /// `path` relative to `root` ("" for the root itself), or nil when it is not inside it.
+    static func relative(_ path: String, within root: String) -> String? {
+        if path == root { return "" }
+        let prefix = root.hasSuffix("/") ? root : root + "/"
+        guard path.hasPrefix(prefix) else { return nil }
+        return String(path.dropFirst(prefix.count))
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
