@@ -24,6 +24,8 @@ struct AttemptResult {
     let wroteBytes: Bool
     /// Whether other connections fetch the rest (the body finished at their part).
     var segmentsRunning = false
+    /// Why the response made the attempt give up the bytes on disk itself, if it did.
+    var restartedInPlace: RestartReason?
 
     /// How the attempt ended, for the download's state machine.
     var end: DownloadMachine.AttemptEnd {
@@ -68,7 +70,7 @@ struct AttemptResult {
             }
             return AttemptResult(
                 outcome: handler.finalOutcome(transferOutcome), wroteBytes: handler.bodyBytesWritten > 0,
-                segmentsRunning: runner.segments != nil)
+                segmentsRunning: runner.segments != nil, restartedInPlace: handler.restartedInPlace)
         }
     }
 }

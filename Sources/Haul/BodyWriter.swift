@@ -21,6 +21,9 @@ final class BodyWriter: TransferHandler {
     /// Where each body byte goes (compared, written, refused); set when the head is accepted.
     var cursor: BodyCursor?
     private(set) var bodyBytesWritten: Int64 = 0
+    /// Set when this response gave up the bytes on disk (a 200 to a request for the rest): the
+    /// machine counts it as a restart.
+    private(set) var restartedInPlace: RestartReason?
     /// When `bodyBytesWritten` reaches this, the free space is checked again.
     var nextSpaceCheck: Int64 = 0
     /// The sequential connection of a segmented download reached the part other connections fetch.
@@ -59,10 +62,10 @@ final class BodyWriter: TransferHandler {
         do throws(DownloadError) {
             try checkFreeSpace(body)
             if body.writeOffset == 0 && output.sink.length > 0 && body.overlap == 0 {
-                try runner.discardBytes(
-                    output,
-                    reason: body.restartReason
-                        ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0"))
+                let reason =
+                    body.restartReason ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0")
+                try runner.discardBytes(output, reason: reason)
+                restartedInPlace = reason
             } else if let reason = body.restartReason {
                 runner.hub.publish(.restarted(reason))
             }

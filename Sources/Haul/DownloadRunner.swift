@@ -175,8 +175,12 @@ final class DownloadRunner {
             case .send(let plan):
                 let attempt = AttemptResult.run(self, plan: plan, output: output)
                 lastError = attempt.error
+                if let reason = attempt.restartedInPlace, let error = lastError {
+                    // Said with the failure: every retry of such a server starts from byte 0 again.
+                    lastError = DownloadError(error.category, "\(error.message) (\(reason.message))", httpStatus: error.httpStatus)
+                }
                 noteStopRequest(&machine)
-                action = machine.attemptEnded(attempt.end, canRefresh: canRefresh(output))
+                action = machine.attemptEnded(attempt.end, restartedInPlace: attempt.restartedInPlace, canRefresh: canRefresh(output))
                 continue
             case .joinSegments:
                 let joined = try joinSegments(output)

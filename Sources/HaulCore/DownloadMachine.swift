@@ -67,6 +67,14 @@ public struct DownloadMachine: Sendable {
         case stopped
         /// It failed; `wroteBytes` when body bytes reached the disk first.
         case failed(Failure, wroteBytes: Bool)
+
+        /// The file is whole (or its last connection finished): nothing a budget could stop.
+        var isFinished: Bool {
+            switch self {
+            case .bodyFinished, .complete: return true
+            case .restart, .stopped, .failed: return false
+            }
+        }
     }
 
     /// How the other connections of a segmented download ended.
@@ -137,8 +145,17 @@ public struct DownloadMachine: Sendable {
     }
 
     /// After an attempt.
-    /// - Parameter canRefresh: a URL refresher exists and the download has something to continue.
-    public mutating func attemptEnded(_ end: AttemptEnd, canRefresh: Bool) -> Action {
+    /// - Parameters:
+    ///   - restartedInPlace: the attempt gave up the bytes on disk itself, inside its response (a
+    ///     200 with the whole file to a request for the rest): a restart like any other, counted
+    ///     against the same budget, and the bytes it wrote after it replaced what was there, so they
+    ///     do not renew the retry budget.
+    ///   - canRefresh: a URL refresher exists and the download has something to continue.
+    public mutating func attemptEnded(_ end: AttemptEnd, restartedInPlace: RestartReason? = nil, canRefresh: Bool) -> Action {
+        if let reason = restartedInPlace {
+            restarts += 1
+            if restarts > limits.maxRestarts, !end.isFinished { return .giveUp(.tooManyRestarts(reason)) }
+        }
         switch end {
         case .bodyFinished(segmentsRunning: true):
             return .joinSegments
@@ -149,7 +166,7 @@ public struct DownloadMachine: Sendable {
         case .stopped:
             return .stop(stopRequested ?? .pause)
         case .failed(let failure, let wroteBytes):
-            if wroteBytes { retries = 0 }
+            if wroteBytes, restartedInPlace == nil { retries = 0 }
             if canRefresh, let status = failure.httpStatus, [401, 403, 410].contains(status), refreshes < limits.maxRefreshes {
                 refreshes += 1
                 refreshing = failure

@@ -72,6 +72,26 @@ struct DownloadMachineTests {
         #expect(reason.code == .compressedPartial)
     }
 
+    @Test func aRestartInsideAResponseCountsAndItsBytesRenewNoRetries() {
+        var machine = DownloadMachine(limits: Self.limits)
+        let ignored = RestartReason(.serverIgnoredRange, "200")
+        // GIVEN attempts that each restart in place (a 200 to a Range), write, and drop
+        for _ in 0..<Self.limits.maxRestarts {
+            let action = machine.attemptEnded(.failed(Self.dropped, wroteBytes: true), restartedInPlace: ignored, canRefresh: false)
+            guard case .retry = action else {
+                Issue.record("expected a retry, got \(action)")
+                return
+            }
+        }
+        // THEN the next one is past the restart budget, whatever bytes it wrote
+        #expect(
+            machine.attemptEnded(.failed(Self.dropped, wroteBytes: true), restartedInPlace: ignored, canRefresh: false)
+                == .giveUp(.tooManyRestarts(ignored)))
+        // AND a response that restarted in place and then finished the file is finished
+        var finishing = DownloadMachine(limits: DownloadMachine.Limits(retry: Self.limits.retry, maxRestarts: 0))
+        #expect(finishing.attemptEnded(.bodyFinished(segmentsRunning: false), restartedInPlace: ignored, canRefresh: false) == .finish)
+    }
+
     @Test func expiredURLIsRefreshedOnceThenTheFailureStands() {
         var machine = DownloadMachine(limits: Self.limits)
         let forbidden = DownloadMachine.Failure(retryable: false, httpStatus: 403, message: "403")
