@@ -59,6 +59,18 @@ public enum ResponseVerdict: Sendable, Equatable {
         .restart(reason)
     }
 
+    /// `--continue` of a file longer than the server's: it cannot be a prefix of it, so it is left
+    /// as it is (wget: "nothing to do"); replacing it is the user's call (`--force`).
+    static func adoptedFileIsLonger(_ plan: RequestPlan, serverLength: Int64?) -> ResponseVerdict? {
+        guard let partial = plan.partial, partial.isAdopted, let serverLength else { return nil }
+        let local = partial.resourceStart + partial.bytesOnDisk
+        guard serverLength < local else { return nil }
+        return .fail(
+            .cannotResume(
+                "the existing file (\(local) bytes) is longer than the server's (\(serverLength) bytes), so it cannot be a part of it: it is left as it is (--force replaces it)"
+            ))
+    }
+
     static func evaluateFull(_ head: ResponseHead, _ plan: RequestPlan) -> ResponseVerdict {
         if case .range = plan.target {
             if let partial = plan.partial, !partial.isAdopted, partial.validators.conflicts(with: head.validators) {
@@ -71,6 +83,7 @@ public enum ResponseVerdict: Sendable, Equatable {
         var restartReason: RestartReason?
         if let partial = plan.partial {
             if partial.isAdopted {
+                if head.contentEncoding == nil, let longer = adoptedFileIsLonger(plan, serverLength: head.contentLength) { return longer }
                 return evaluateWholeForAdopted(head, partial)
             }
             let changed =
@@ -96,8 +109,8 @@ public enum ResponseVerdict: Sendable, Equatable {
     }
 
     /// A 200 to `--continue`: the whole body is compared with the existing file as it streams
-    /// (the file's length is the overlap), and only what lies beyond it is written. A body that
-    /// cannot match (shorter, compressed) restarts at once.
+    /// (the file's length is the overlap), and only what lies beyond it is written. A compressed
+    /// body, which cannot be compared, restarts at once (a shorter one was refused before).
     static func evaluateWholeForAdopted(_ head: ResponseHead, _ partial: LocalPartial) -> ResponseVerdict {
         if head.contentEncoding != nil {
             return .restart(
@@ -111,13 +124,6 @@ public enum ResponseVerdict: Sendable, Equatable {
                 RestartReason(
                     .serverIgnoredRange,
                     "the server sent the whole file, which does not line up with the existing file's first byte: downloading it anew beside the existing file"))
-        }
-        if let length = head.contentLength, length < partial.bytesOnDisk {
-            return .restart(
-                RestartReason(
-                    .lengthChanged,
-                    "the server's file (\(length) bytes) is shorter than the existing file (\(partial.bytesOnDisk) bytes): downloading it anew beside the existing file"
-                ))
         }
         return .write(
             BodyPlan(
@@ -156,6 +162,7 @@ public enum ResponseVerdict: Sendable, Equatable {
             return .fail(.protocolViolation("Content-Length \(length) does not match Content-Range \(first)-\(last)"))
         }
         let total = contentRange.completeLength
+        if let longer = adoptedFileIsLonger(plan, serverLength: total) { return longer }
         if let wantedLast = plan.requestedLast {
             let expectedLast = total.map { min(wantedLast, $0 - 1) } ?? wantedLast
             if last != expectedLast {
@@ -234,6 +241,7 @@ public enum ResponseVerdict: Sendable, Equatable {
             return giveUp(
                 plan, RestartReason(.rangeNotSatisfiable, "the server refused the resume range (416) without saying the file's length: restarting from byte 0"))
         }
+        if let longer = adoptedFileIsLonger(plan, serverLength: total) { return longer }
         let lengthAgrees = partial.totalLength.map { $0 == total } ?? true
         if plan.overlap == 0, next == total, lengthAgrees, plan.requestedLast == nil {
             return .complete

@@ -407,4 +407,30 @@ struct CLIContinueTests {
         #expect(Disk.difference(output, body) == nil)
         #expect(server.requests.count == 1)
     }
+
+    @Test(arguments: [false, true])
+    func fileLongerThanTheServersIsLeftAloneAndOnlyForceReplacesIt(ignoresRange: Bool) throws {
+        // GIVEN a local file 4 KiB longer than the server's (the server's file and more after it)
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 1 << 20, seed: 101)
+        server.setResource("/f.bin", body: body)
+        if ignoresRange { server.setPersistentFaults("/f.bin", [.ignoreRange]) }
+        let directory = try TemporaryDirectory()
+        let output = directory.file("f.bin")
+        let longer = body + TestData.bytes(count: 4096, seed: 102)
+        try Disk.write(longer, to: output)
+
+        // WHEN haul continues it
+        let result = try HaulBinary.run(["-c", "-x", "1", "--retry", "0", "-o", output, server.url("/f.bin")])
+
+        // THEN it cannot be a prefix of the server's file: it is left as it is, with both sizes said (exit 5)
+        #expect(result.status == 5, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("\(longer.count)") && result.stderr.contains("\(body.count)"), "stderr: \(result.stderr)")
+        #expect(Disk.difference(output, longer) == nil)
+        #expect(!Disk.exists(output + ".haul-partial"))
+        // AND --force replaces it
+        let forced = try HaulBinary.run(["-q", "--force", "-x", "1", "--retry", "0", "-o", output, server.url("/f.bin")])
+        #expect(forced.status == 0, "stderr: \(forced.stderr)")
+        #expect(Disk.difference(output, body) == nil)
+    }
 }
