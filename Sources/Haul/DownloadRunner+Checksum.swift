@@ -33,7 +33,7 @@ extension DownloadRunner {
     /// another algorithm than the one being computed starts that one from the bytes on disk.
     func adoptServerDigest(from head: ResponseHead, output: PreparedOutput) throws(DownloadError) -> String? {
         guard request.checksum == nil, request.verifiesServerDigest else { return nil }
-        let found = ServerDigests.read(head.headers, status: head.status)
+        let found = ServerDigests.read(head.headers, status: head.status, keepsWholeFile: request.target == .whole)
         if let best = found.best {
             serverDigest = best
             record.serverDigest = best

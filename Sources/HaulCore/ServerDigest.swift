@@ -43,8 +43,17 @@ public enum ServerDigests {
         public var best: ServerDigest? { usable.first }
     }
 
-    /// The digests of a response with `status` and `headers`.
-    public static func read(_ headers: HTTPHeaders, status: Int) -> Found {
+    /// The digests of a response with `status` and `headers` that describe the bytes the
+    /// download keeps. Every one read here describes the whole file, so a download of a byte
+    /// range keeps none of them (they are named as not verifiable: they describe other bytes).
+    public static func read(_ headers: HTTPHeaders, status: Int, keepsWholeFile: Bool = true) -> Found {
+        let found = read(headers, status: status)
+        guard !keepsWholeFile, !found.usable.isEmpty else { return found }
+        let sources = Set(found.usable.map(\.source)).sorted().joined(separator: ", ")
+        return Found(usable: [], unverifiable: found.unverifiable + ["\(sources) describes the whole file, not the range downloaded: not checked"])
+    }
+
+    private static func read(_ headers: HTTPHeaders, status: Int) -> Found {
         var found = Found()
         for field in headers {
             switch field.name.lowercased() {

@@ -117,4 +117,28 @@ struct CLIServerDigestTests {
         #expect(wrong.status == 8 && wrong.stderr.contains("sha512 mismatch"), "\(wrong.status): \(wrong.stderr)")
         #expect(Disk.difference(work.file("wrong.bin.haul-partial"), Self.body) == nil)
     }
+
+    @Test(.timeLimit(.minutes(1)), arguments: ["0-99999", "-100000", "3000000-"])
+    func aWholeFileDigestIsNotCheckedAgainstARange(_ range: String) throws {
+        // GIVEN a server that publishes the whole file's correct digest, in each header Haul reads
+        let server = try FaultServer()
+        server.setResource(
+            "/f.bin", body: Self.body,
+            extraHeaders: [
+                ("Repr-Digest", "sha-256=:\(Self.base64(.sha256)):"), ("Digest", "SHA-256=\(Self.base64(.sha256))"),
+                ("x-goog-hash", "md5=\(Self.base64(.md5))"),
+            ])
+        let work = try TemporaryDirectory(prefix: "haul-digest-range")
+        // WHEN a byte range is downloaded
+        let result = try HaulBinary.run(["-q", "-r", range, "-o", work.file("part.bin"), server.url("/f.bin")])
+        // THEN the range gets its name (the digest describes other bytes: it is not checked)
+        #expect(result.status == 0, "\(result.status): \(result.stderr)")
+        let expected: [UInt8]
+        switch range {
+        case "0-99999": expected = Array(Self.body[0..<100_000])
+        case "-100000": expected = Array(Self.body[(Self.body.count - 100_000)...])
+        default: expected = Array(Self.body[3_000_000...])
+        }
+        #expect(Disk.difference(work.file("part.bin"), expected) == nil)
+    }
 }

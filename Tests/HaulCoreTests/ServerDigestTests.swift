@@ -13,6 +13,14 @@ struct ServerDigestTests {
         ServerDigests.read(HTTPHeaders(pairs), status: status)
     }
 
+    @Test func aRangeDownloadKeepsNoWholeFileDigestAndSaysSo() {
+        let headers = HTTPHeaders([("Repr-Digest", "sha-256=:\(Self.sha256Base64):"), ("x-goog-hash", "md5=\(Self.md5Base64)")])
+        let range = ServerDigests.read(headers, status: 206, keepsWholeFile: false)
+        #expect(range.best == nil)
+        #expect(range.unverifiable.contains { $0.contains("Repr-Digest") && $0.contains("x-goog-hash") && $0.contains("not checked") })
+        #expect(ServerDigests.read(headers, status: 206).best?.algorithm == .sha256)
+    }
+
     @Test func reprDigestAndTheLegacyDigestHeaderAreRead() {
         let repr = Self.read([("Repr-Digest", "sha-256=:\(Self.sha256Base64):, unixsum=:AAA=:")], status: 206)
         #expect(repr.best == ServerDigest(algorithm: .sha256, expectedHex: Self.sha256Hex, source: "Repr-Digest"))
