@@ -77,12 +77,31 @@ extension DownloadRunner {
         guard let expected = checksum.expectedHex, expected != actual else {
             return "\(checksum.algorithm.rawValue):\(actual)\(named)"
         }
-        let failure = checkpointOnExit()
-        let kept = output.layout.map { " The data is kept in \($0.partialPath)." } ?? ""
+        var failure: StoreError?
+        var kept = ""
+        if let layout = output.layout {
+            if let aside = setAside(layout) {
+                kept = " The data is kept in \(aside); the next run downloads the file anew."
+            } else {
+                failure = checkpointOnExit()
+                kept = " The data is kept in \(layout.partialPath)."
+            }
+        }
         throw DownloadError(
             .checksum,
             """
             \(checksum.algorithm.rawValue) mismatch\(named): expected \(expected), got \(actual).\(kept)\(failure.map { " (The checkpoint failed: \($0.message).)" } ?? "")
             """)
+    }
+
+    /// A partial proven bad is never trusted again: it is moved to `rejectedPath` (replacing an
+    /// older one) and its record forgotten, so the next run starts afresh instead of checking the
+    /// same bytes again. Nil when it cannot be moved (an adopted file goes back to its own name).
+    private func setAside(_ layout: OutputLayout) -> String? {
+        guard !record.isAdopted, rename(layout.partialPath, layout.rejectedPath) == 0 else { return nil }
+        unlink(layout.segmentMapPath)
+        keeper?.discardStale()
+        FileIO.syncDirectory(containing: layout.rejectedPath)
+        return layout.rejectedPath
     }
 }

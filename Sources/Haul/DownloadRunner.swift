@@ -152,6 +152,8 @@ final class DownloadRunner {
                 // Nothing was downloaded: leave no empty partial behind.
                 unlink(layout.partialPath)
                 keeper?.discardStale()
+            } else if let layout = output?.layout, !FileIO.exists(layout.partialPath) {
+                // Set aside (proven bad): nothing is left to checkpoint.
             } else if let failure = checkpointOnExit() {
                 error = DownloadError(
                     error.category, "\(error.message) (and the checkpoint on the way out failed: \(failure.message))", httpStatus: error.httpStatus)

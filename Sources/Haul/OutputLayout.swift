@@ -18,6 +18,11 @@ struct OutputLayout: Sendable, Equatable {
     var segmentMapPath: String {
         String(partialPath.dropLast(Self.partialSuffix.count)) + ".haul-segments"
     }
+    /// Where a partial proven bad (its digest is not the expected one) is set aside: kept for a
+    /// look, never continued.
+    var rejectedPath: String {
+        String(partialPath.dropLast(Self.partialSuffix.count)) + ".haul-rejected"
+    }
     /// The lock that gives one run at a time the right to write the partial.
     var lockPath: String {
         String(partialPath.dropLast(Self.partialSuffix.count)) + Self.lockSuffix

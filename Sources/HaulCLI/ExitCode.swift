@@ -44,7 +44,8 @@ enum ExitCode: Int32 {
           5    the bytes on disk cannot be continued safely (they are kept)
           6    disk or I/O error, e.g. the disk is full (downloaded bytes are kept)
           7    the destination already exists (use --force or -c)
-          8    the file's checksum is not the expected one (the data is kept as a partial file)
+          8    the file's checksum is not the expected one (the data is set aside as NAME.haul-rejected;
+               the next run downloads the file anew)
           9    the server broke the protocol (bad redirect, more bytes than announced,
                a redirect from https to http without --allow-http-redirect)
           10   the file is larger than --max-size (bytes received are kept)

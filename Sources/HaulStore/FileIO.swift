@@ -61,6 +61,12 @@ public enum FileIO {
         if durably { syncDirectory(containing: path) }
     }
 
+    /// Whether anything (a symlink included, not followed) is at `path`.
+    public static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+
     /// Makes a rename or unlink in this file's directory durable. Best effort: some file systems refuse.
     public static func syncDirectory(containing path: String) {
         let directory = AbsolutePath.directory(of: path)

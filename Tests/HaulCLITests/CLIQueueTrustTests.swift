@@ -24,10 +24,10 @@ struct CLIQueueTrustTests {
         // WHEN the queue runs
         let run = try HaulBinary.run(["queue", "run", "-q", "--retry", "0", "--state", state])
 
-        // THEN the checksum fails the item (exit 8) and the file is not put in place
+        // THEN the checksum fails the item (exit 8), the file is not put in place, the bytes are set aside
         #expect(run.status == 8, "stderr: \(run.stderr)")
         #expect(!Disk.exists(output))
-        #expect(Disk.exists(output + ".haul-partial"))
+        #expect(Disk.exists(output + ".haul-rejected"))
     }
 
     @Test func queuedMaxSizeAndRangeAreKept() throws {

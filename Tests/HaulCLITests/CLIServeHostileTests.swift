@@ -97,8 +97,8 @@ struct CLIServeHostileTests {
             }
             #expect(failed)
             let message = ((try? serve.result("aria2.tellStatus", [gid, ["errorMessage"]])) as? [String: String])?["errorMessage"] ?? ""
-            let kept = try #require(message.range(of: #"kept in (.+)\.$"#, options: .regularExpression), "\(message)")
-            let partial = String(message[kept].dropFirst("kept in ".count).dropLast())
+            let kept = try #require(message.range(of: #"kept in /[^ ;]*[^ ;.]"#, options: .regularExpression), "\(message)")
+            let partial = String(message[kept].dropFirst("kept in ".count))
             #expect(FileManager.default.fileExists(atPath: partial), "\(partial)")
             // WHEN the client forgets the result (AriaNg's "clear stopped")
             let reply = try serve.call(forget, forget == "aria2.purgeDownloadResult" ? [] : [gid])

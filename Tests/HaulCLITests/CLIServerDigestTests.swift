@@ -50,7 +50,7 @@ struct CLIServerDigestTests {
         #expect(result.status == 8, "\(result.status): \(result.stderr)")
         #expect(result.stderr.contains("Repr-Digest") && result.stderr.contains("mismatch"), "\(result.stderr)")
         #expect(!Disk.exists(work.file("f.bin")))
-        #expect(Disk.difference(work.file("f.bin.haul-partial"), Self.body) == nil)
+        #expect(Disk.difference(work.file("f.bin.haul-rejected"), Self.body) == nil)
         // --no-server-digest: the same server, not checked (and not asked)
         let unchecked = try HaulBinary.run(["-q", "--no-server-digest", "-o", work.file("g.bin"), server.url("/f.bin")])
         #expect(unchecked.status == 0, "\(unchecked.stderr)")
@@ -115,7 +115,7 @@ struct CLIServerDigestTests {
         #expect(Self.completed(right.stdoutString)?.contains("Repr-Digest") == true)
         let wrong = try HaulBinary.run(["-q", "-o", work.file("wrong.bin"), nginx.baseURL + "/wrong.bin"])
         #expect(wrong.status == 8 && wrong.stderr.contains("sha512 mismatch"), "\(wrong.status): \(wrong.stderr)")
-        #expect(Disk.difference(work.file("wrong.bin.haul-partial"), Self.body) == nil)
+        #expect(Disk.difference(work.file("wrong.bin.haul-rejected"), Self.body) == nil)
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: ["0-99999", "-100000", "3000000-"])
@@ -140,5 +140,27 @@ struct CLIServerDigestTests {
         default: expected = Array(Self.body[3_000_000...])
         }
         #expect(Disk.difference(work.file("part.bin"), expected) == nil)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPartialProvenBadIsNeverCheckedAgainTheNextRunFetchesAfresh() throws {
+        // GIVEN a server whose file changes after the first download: the first copy fails the
+        // digest the server published with it, the file then comes right
+        let server = try FaultServer()
+        server.setResource("/f.bin", body: Self.wrong, extraHeaders: [("Repr-Digest", "sha-256=:\(Self.base64(.sha256)):")])
+        let work = try TemporaryDirectory(prefix: "haul-digest-again")
+        let first = try HaulBinary.run(["-q", "-x", "1", "-o", work.file("f.bin"), server.url("/f.bin")])
+        #expect(first.status == 8, "\(first.status): \(first.stderr)")
+        // THEN the message says where the bad bytes are and that the next run starts anew
+        #expect(first.stderr.contains("f.bin.haul-rejected") && first.stderr.contains("anew"), "\(first.stderr)")
+        #expect(!Disk.exists(work.file("f.bin.haul-partial")))
+
+        // WHEN the same command runs again, the server now sending the right bytes
+        server.setResource("/f.bin", body: Self.body, extraHeaders: [("Repr-Digest", "sha-256=:\(Self.base64(.sha256)):")])
+        let second = try HaulBinary.run(["-q", "-x", "1", "-o", work.file("f.bin"), server.url("/f.bin")])
+        // THEN it fetched the file afresh (no Range: the bad bytes were not trusted) and it is right
+        #expect(second.status == 0, "\(second.status): \(second.stderr)")
+        #expect(server.requests.last?.header("Range") == nil)
+        #expect(Disk.difference(work.file("f.bin"), Self.body) == nil)
     }
 }

@@ -50,7 +50,9 @@ struct ChecksumDownloadTests {
             #expect(error.message.contains(sha256(body)))
         }
         #expect(!FileManager.default.fileExists(atPath: directory.file("f")))
-        #expect(FileManager.default.contents(atPath: directory.file("f") + ".haul-partial").map(Array.init) == body)
+        // set aside, never to be continued: the next run starts afresh
+        #expect(FileManager.default.contents(atPath: directory.file("f") + ".haul-rejected").map(Array.init) == body)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("f") + ".haul-partial"))
     }
 
     @Test func resumeContinuesFromTheSavedHashStateWithoutRereading() async throws {
