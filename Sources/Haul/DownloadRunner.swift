@@ -134,6 +134,7 @@ final class DownloadRunner {
             if output.alreadyInPlace { return .completed(try finish(output)) }
             return try attemptLoop(output)
         } catch {
+            var error = redacted(error)
             endSegments()
             if error.category == .cancelled {
                 releaseDestination()
@@ -142,7 +143,6 @@ final class DownloadRunner {
                 hub.publish(.cancelled)
                 return .cancelled
             }
-            var error = error
             if let problem = cookieJarProblem() {
                 error = DownloadError(error.category, "\(error.message) (and \(problem.message))", httpStatus: error.httpStatus)
             }
@@ -176,7 +176,7 @@ final class DownloadRunner {
             switch action {
             case .send(let plan):
                 let attempt = AttemptResult.run(self, plan: plan, output: output)
-                lastError = attempt.error
+                lastError = attempt.error.map(redacted)
                 if let reason = attempt.restartedInPlace, let error = lastError {
                     // Said with the failure: every retry of such a server starts from byte 0 again.
                     lastError = DownloadError(error.category, "\(error.message) (\(reason.message))", httpStatus: error.httpStatus)

@@ -1,0 +1,31 @@
+import Foundation
+import HaulCore
+
+/// What leaves the runner as text (a failure, a retry's reason) is redacted for every credential
+/// the download knows: messages from elsewhere (libcurl's error text echoes a proxy URL it cannot
+/// read, password and all) reach the user, `--json`, `queue list` and the store through here.
+extension DownloadRunner {
+    /// The passwords and credential header values of this download: its URL's and mirrors',
+    /// `--proxy`'s and the environment's proxies', and the values of its credential headers.
+    var knownSecrets: [String] {
+        var urls = [request.url.absoluteString, currentURL.absoluteString] + request.mirrors.map(\.absoluteString)
+        if let proxy = request.transfer.proxy { urls.append(proxy) }
+        let environment = ProcessInfo.processInfo.environment
+        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+            if let value = environment[name] { urls.append(value) }
+        }
+        var secrets = urls.flatMap(Redaction.secrets(inURL:))
+        for field in request.headers where Redaction.secretHeaderNames.contains(field.name.lowercased()) {
+            secrets += Redaction.secrets(inHeaderValue: field.value)
+        }
+        return secrets
+    }
+
+    /// `error` with every known secret shown as `***`.
+    func redacted(_ error: DownloadError) -> DownloadError {
+        let secrets = knownSecrets
+        guard !secrets.isEmpty else { return error }
+        let message = Redaction.text(error.message, hiding: secrets)
+        return message == error.message ? error : DownloadError(error.category, message, httpStatus: error.httpStatus)
+    }
+}
