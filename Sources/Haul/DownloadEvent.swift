@@ -167,4 +167,7 @@ public struct DownloadCompletion: Sendable, Equatable {
     public let finalURL: URL
     /// `algorithm:hex` of the file, when a checksum was asked for (and matched, if one was expected).
     public let digest: String?
+    /// When mirrors served segments: which they were and what proved their bytes (the whole
+    /// file's digest, or only each one's 64 KiB probe); nil when no mirror served.
+    public var mirrorProof: String? = nil
 }

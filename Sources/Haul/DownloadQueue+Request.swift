@@ -57,6 +57,7 @@ extension DownloadQueue {
         options.cookieFile = request.cookieFile.map(absolute)
         options.cookieJar = request.cookieJar.map(absolute)
         options.mirrors = request.mirrors.isEmpty ? nil : request.mirrors.map(\.absoluteString)
+        options.mirrorsUnverified = request.allowsUnverifiedMirrors ? true : nil
         return options
     }
 
@@ -122,6 +123,7 @@ extension DownloadQueue {
         request.transfer.netrcFile = stored.netrcFile
         request.cookieFile = stored.cookieFile
         request.cookieJar = stored.cookieJar
+        request.allowsUnverifiedMirrors = stored.mirrorsUnverified ?? false
         request.mirrors = try (stored.mirrors ?? []).map { text throws(DownloadError) in
             guard let url = URL(string: text) else {
                 throw DownloadError(.usage, "download \(id) has a damaged stored mirror \"\(Redaction.url(text))\"; remove it and add it again")

@@ -88,6 +88,10 @@ public struct DownloadRequest: Sendable {
     /// Used when the download is segmented (a whole file into a file, fetched with GET); each
     /// mirror's requests are built from its own URL alone, never with `headers` or `body`.
     public var mirrors: [URL] = []
+    /// Use mirrors although no digest of the whole file is known (no `checksum`, none published
+    /// by the server): their bytes are then proven only by the 64 KiB window each is probed
+    /// with, and the completion says so. Off by default: without a digest, mirrors are not used.
+    public var allowsUnverifiedMirrors = false
     /// Supplies a fresh URL when the server answers 401, 403 or 410 to a download in progress
     /// (signed URLs expire). Called on the download's thread with the URL that failed and the
     /// status; nil gives up. The resume through the new URL proceeds only if the validators still

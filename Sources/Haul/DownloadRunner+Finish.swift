@@ -46,7 +46,8 @@ extension DownloadRunner {
             bytesTransferred: totalTransferred,
             seconds: elapsedSeconds(),
             finalURL: finalURL,
-            digest: digest)
+            digest: digest,
+            mirrorProof: mirrorLedger.proof(digest: digest, verified: expectedDigest?.expectedHex != nil))
         hub.publish(.completed(completion))
         return completion
     }

@@ -26,13 +26,18 @@ extension DownloadRunner {
             rateLimiter: request.rateLimiter)
         setup.mirrors = mirrorRequests(askedLike: sent)
         setup.redirects = RedirectPolicy(maxRedirects: request.maxRedirects, allowsDowngrade: request.allowsHTTPRedirect)
+        setup.wholeFileDigest = expectedDigest.flatMap { $0.expectedHex == nil ? nil : $0 }
+        setup.allowsUnverifiedMirrors = request.allowsUnverifiedMirrors
         guard let keeper, let layout = output.layout else { return }
         let snapshot = record
         let coordinator = SegmentCoordinator(
             setup: setup, file: file, transport: transport, control: control,
             mainNext: output.sink.length, resumed: record.segments,
             progressMap: Self.progressMap(layout, prefix: output.sink.length, segments: record.segments ?? []),
-            onMirror: { [hub] note in hub.publish(.mirror(note)) },
+            onMirror: { [hub, mirrorLedger] note in
+                mirrorLedger.note(note)
+                hub.publish(.mirror(note))
+            },
             saveRecord: { prefix, segments, synced throws(StoreError) in
                 try keeper.saveSegments(snapshot, prefix: prefix, segments: segments, synced: synced)
             })

@@ -29,6 +29,8 @@ final class DownloadRunner {
     /// each directory once for many files. Nil: sync the directory before reporting completion.
     let deferDirectorySync: (@Sendable (String) -> Void)?
     let clock = ContinuousClock()
+    /// The mirrors this run admitted, for the completion's account of their proof.
+    let mirrorLedger = MirrorLedger()
     let startedAt: ContinuousClock.Instant
 
     /// The output: nil until `prepare` succeeds.

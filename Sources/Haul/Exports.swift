@@ -5,5 +5,6 @@
 // (scripts/docs.sh).
 @_exported import HaulCore
 @_exported import HaulEngine
+
 @_exported import struct HaulStore.StoreError
 @_exported import struct HaulStore.StoredOptions

@@ -11,6 +11,10 @@ extension SegmentCoordinator {
     /// rules, credentials never carried to another origin), and compares. Returns the validators
     /// its segments are held to when it is admitted; nil when it was dropped or the download stops.
     func probe(_ source: Int) -> Validators? {
+        if let refusal = MirrorProbe.refusal(wholeFile: setup.wholeFileDigest, allowsUnverified: setup.allowsUnverifiedMirrors) {
+            dropMirror(source, reason: refusal)
+            return nil
+        }
         var window: Range<Int64>?
         while window == nil {
             if shouldStop { return nil }
@@ -23,7 +27,7 @@ extension SegmentCoordinator {
         let originalOrigin = request.origin
         var visited = [request.url]
         while !shouldStop {
-            let checker = MirrorProbeChecker(file: file, plan: plan) { [self] in shouldStop }
+            let checker = MirrorProbeChecker(file: file, plan: plan, wholeFile: setup.wholeFileDigest) { [self] in shouldStop }
             let outcome = transport.perform(request, options: setup.transfer, handler: checker)
             if let redirect = checker.redirectHead {
                 do throws(RedirectError) {

@@ -28,6 +28,11 @@ final class SegmentCoordinator: Sendable {
         var mirrors: [TransferRequest] = []
         /// The download's redirect rules, for a mirror's redirects.
         var redirects = RedirectPolicy()
+        /// The digest the whole file is checked against (the user's checksum, else the one the
+        /// primary published): a mirror publishing another is dropped before use.
+        var wholeFileDigest: Checksum?
+        /// Mirrors may serve although `wholeFileDigest` is nil.
+        var allowsUnverifiedMirrors = false
     }
 
     /// Why the segmented download cannot go on.

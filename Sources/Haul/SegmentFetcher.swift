@@ -57,9 +57,12 @@ final class MirrorProbeChecker: TransferHandler {
     private var overflow = false
     private var readFailure: StoreError?
 
-    init(file: PartialFile, plan: RequestPlan, shouldAbort: @escaping @Sendable () -> Bool) {
+    private let wholeFile: Checksum?
+
+    init(file: PartialFile, plan: RequestPlan, wholeFile: Checksum?, shouldAbort: @escaping @Sendable () -> Bool) {
         self.file = file
         self.plan = plan
+        self.wholeFile = wholeFile
         self.shouldAbort = shouldAbort
     }
 
@@ -78,7 +81,7 @@ final class MirrorProbeChecker: TransferHandler {
             redirectHead = head
             return .stop
         }
-        let verdict = MirrorProbe.evaluate(head, for: plan)
+        let verdict = MirrorProbe.evaluate(head, for: plan, wholeFile: wholeFile)
         self.verdict = verdict
         if case .compare = verdict { return .proceed }
         return .stop

@@ -30,7 +30,7 @@ enum JSONEvent {
         case .completed(let done):
             object = [
                 "event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds,
-                "finalURL": Redaction.url(done.finalURL), "digest": done.digest ?? NSNull(),
+                "finalURL": Redaction.url(done.finalURL), "digest": done.digest ?? NSNull(), "mirrorProof": done.mirrorProof ?? NSNull(),
             ]
         case .failed(let error):
             object = [

@@ -11,10 +11,14 @@ struct MirrorOptions: ParsableOptions {
         OptionSpec(
             short: nil, long: "mirror", value: "URL",
             help: "another server of the same file (repeatable): segments are spread over them, each checked against the URL first",
-            repeatable: true)
+            repeatable: true),
+        OptionSpec(
+            short: nil, long: "mirror-unverified", value: nil,
+            help: "use the mirrors even without a digest of the whole file (--checksum or the server's): only a 64 KiB probe proves their bytes"),
     ]
 
     let mirrors: [URL]
+    let allowsUnverified: Bool
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         var mirrors: [URL] = []
@@ -26,11 +30,15 @@ struct MirrorOptions: ParsableOptions {
             }
         }
         self.mirrors = mirrors
+        allowsUnverified = parsed.flag("mirror-unverified")
     }
 
     /// Mirrors serve segments of one whole file, fetched with GET into a file on disk.
     func validate(downloads: DownloadCount, request: RequestOptions, destination: DestinationOptions, connections: ConnectionsOptions) throws(UsageError) {
-        guard !mirrors.isEmpty else { return }
+        guard !mirrors.isEmpty else {
+            if allowsUnverified { throw UsageError(message: "--mirror-unverified applies to --mirror; no mirror was given") }
+            return
+        }
         if downloads == .several {
             throw UsageError(message: "--mirror names other servers of one file: give one URL, not several or -i")
         }
@@ -51,6 +59,7 @@ struct MirrorOptions: ParsableOptions {
     func applied(to request: DownloadRequest) -> DownloadRequest {
         var request = request
         request.mirrors = mirrors
+        request.allowsUnverifiedMirrors = allowsUnverified
         return request
     }
 }

@@ -132,6 +132,7 @@ final class Presenter: @unchecked Sendable {
             message(
                 "saved \(done.path) (\(Format.bytes(done.bytes)) in \(Format.seconds(done.seconds)), \(Format.bytes(Int64(speed)))/s)"
                     + (done.digest.map { ", \($0)" } ?? ""))
+            if let proof = done.mirrorProof { message("haul: \(proof)") }
         case .failed(let error):
             message("haul: \(error.message)")
         case .cancelled:

@@ -51,8 +51,26 @@ public enum MirrorProbe {
         case drop(String)
     }
 
-    /// Judges the probe's (non-redirect) response with the download's own verdict. Pure.
-    public static func evaluate(_ head: ResponseHead, for plan: RequestPlan) -> Verdict {
+    /// Whether mirrors may serve at all: a probe proves 64 KiB of a mirror's bytes, not the rest,
+    /// so only a digest of the whole file (`wholeFile`) proves what mirrors deliver; without one
+    /// they are not used unless the user allowed it. Nil: they may; else why not.
+    public static func refusal(wholeFile: Checksum?, allowsUnverified: Bool) -> String? {
+        guard wholeFile == nil, !allowsUnverified else { return nil }
+        return
+            "no digest of the whole file is known (no checksum given, none published by the primary), so only its 64 KiB probe could prove its bytes: not used (allow unverified mirrors to use it anyway)"
+    }
+
+    /// Judges the probe's (non-redirect) response with the download's own verdict, and any digest
+    /// of the file it publishes against `wholeFile`'s (another digest is another file). Pure.
+    public static func evaluate(_ head: ResponseHead, for plan: RequestPlan, wholeFile: Checksum? = nil) -> Verdict {
+        if let wholeFile, let expected = wholeFile.expectedHex {
+            for digest in ServerDigests.read(head.headers, status: head.status).usable
+            where digest.algorithm == wholeFile.algorithm && digest.expectedHex.lowercased() != expected.lowercased() {
+                return .drop(
+                    "it publishes another \(digest.algorithm.rawValue) of the file in \(digest.source) (\(digest.expectedHex)) than the download is checked against (\(expected))"
+                )
+            }
+        }
         switch ResponseVerdict.evaluate(head, for: plan) {
         case .write(let body):
             if let reason = body.restartReason { return .drop(disagreement(head, plan, reason)) }

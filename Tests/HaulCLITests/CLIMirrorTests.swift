@@ -1,4 +1,5 @@
 import Foundation
+import HaulChecksum
 import HaulTestSupport
 import Testing
 
@@ -31,6 +32,9 @@ struct CLIMirrorTests {
 
         var primaryURL: String { nginx.baseURL + "/limited" + CLIMirrorTests.path }
 
+        /// `--checksum` with the file's SHA-256: what proves the bytes mirrors deliver.
+        var checked: [String] { CLIMirrorTests.checksum(bytes) }
+
         /// A mirror on `address` serving `body` (the file itself unless told otherwise), each
         /// connection capped at `bytesPerSecond`, with `faults` besides.
         func mirror(
@@ -47,6 +51,13 @@ struct CLIMirrorTests {
             _ = Disk.waitUntil(timeout: 5) { nginx.accessLog().contains { $0.status == 206 } }
             return nginx.accessLog().filter { $0.status == 206 }.compactMap(\.range)
         }
+    }
+
+    /// `--checksum sha256=HEX` of `bytes`.
+    static func checksum(_ bytes: [UInt8]) -> [String] {
+        let hash = StreamingHash(.sha256)
+        bytes.withUnsafeBytes { hash.update($0) }
+        return ["--checksum", "sha256=" + hash.finalizeHex()]
     }
 
     /// The ranges a server was asked for, as (first, last).
@@ -73,7 +84,8 @@ struct CLIMirrorTests {
 
         // WHEN haul fetches it over six connections from the three servers
         let result = try HaulBinary.run(
-            ["-x", "6", "-o", output, fixture.primaryURL, "--mirror", second.url(Self.path), "--mirror", third.url(Self.path)], timeout: 50)
+            ["-x", "6", "-o", output, fixture.primaryURL, "--mirror", second.url(Self.path), "--mirror", third.url(Self.path)] + fixture.checked,
+            timeout: 50)
 
         // THEN the file is bit-exact
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -103,7 +115,8 @@ struct CLIMirrorTests {
 
         // WHEN haul is given both
         let result = try HaulBinary.run(
-            ["-x", "6", "-o", output, fixture.primaryURL, "--mirror", liar.url(Self.path), "--mirror", honest.url(Self.path)], timeout: 50)
+            ["-x", "6", "-o", output, fixture.primaryURL, "--mirror", liar.url(Self.path), "--mirror", honest.url(Self.path)] + fixture.checked,
+            timeout: 50)
 
         // THEN the file is the primary's, bit for bit
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -124,7 +137,7 @@ struct CLIMirrorTests {
         let output = fixture.work.file("out.bin")
 
         // WHEN haul is given it (adapting its connections)
-        let result = try HaulBinary.run(["--json", "-o", output, fixture.primaryURL, "--mirror", shorter.url(Self.path)], timeout: 50)
+        let result = try HaulBinary.run(["--json", "-o", output, fixture.primaryURL, "--mirror", shorter.url(Self.path)] + fixture.checked, timeout: 50)
 
         // THEN the file is complete from the primary alone
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -149,7 +162,7 @@ struct CLIMirrorTests {
 
         // WHEN haul uses it with the primary
         let result = try HaulBinary.run(
-            ["-x", "4", "--stall-timeout", "1", "-o", output, fixture.primaryURL, "--mirror", failing.url(Self.path)], timeout: 50)
+            ["-x", "4", "--stall-timeout", "1", "-o", output, fixture.primaryURL, "--mirror", failing.url(Self.path)] + fixture.checked, timeout: 50)
 
         // THEN the download completes, bit-exact: the mirror's ranges were finished elsewhere
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -169,7 +182,7 @@ struct CLIMirrorTests {
         let output = fixture.work.file("out.bin")
 
         // WHEN haul is given it
-        let result = try HaulBinary.run(["-x", "4", "-o", output, fixture.primaryURL, "--mirror", mirror], timeout: 50)
+        let result = try HaulBinary.run(["-x", "4", "-o", output, fixture.primaryURL, "--mirror", mirror] + fixture.checked, timeout: 50)
 
         // THEN the primary delivers the whole file, and the mirror's drop is said without its password
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -206,7 +219,7 @@ struct CLIMirrorTests {
             [
                 "--json", "-x", "6", "-H", "Cookie: session=cookie-secret-3", "-H", "X-Api-Key: key-secret-4", "-o", output, primaryURL,
                 "--mirror", loginMirror, "--mirror", plain.url(Self.path),
-            ], timeout: 50)
+            ] + Self.checksum(bytes), timeout: 50)
 
         // THEN the file is bit-exact and every server took part
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -268,7 +281,8 @@ struct CLIMirrorTests {
         let state = fixture.work.file("state")
         let output = fixture.work.file("queued.bin")
         let mirrorURL = mirror.url(Self.path).replacingOccurrences(of: "http://", with: "http://carol:q-mirror-pw-6@")
-        let added = try HaulBinary.run(["queue", "add", "--state", state, "-x", "4", "-o", output, fixture.primaryURL, "--mirror", mirrorURL])
+        let added = try HaulBinary.run(
+            ["queue", "add", "--state", state, "-x", "4", "-o", output, fixture.primaryURL, "--mirror", mirrorURL] + fixture.checked)
         #expect(added.status == 0, "stderr: \(added.stderr)")
 
         // WHEN the queue runs it
@@ -295,7 +309,7 @@ struct CLIMirrorTests {
         let fixture = try Fixture(size: 32 << 20, seed: 807)
         let mirror = try fixture.mirror(on: "127.0.0.2")
         let output = fixture.work.file("out.bin")
-        let arguments = ["-x", "4", "-o", output, fixture.primaryURL, "--mirror", mirror.url(Self.path)]
+        let arguments = ["-x", "4", "-o", output, fixture.primaryURL, "--mirror", mirror.url(Self.path)] + fixture.checked
         let running = try RunningHaul(arguments)
         #expect(Disk.waitUntil(timeout: 20) { !Self.segmentRanges(mirror).isEmpty })
         usleep(700_000)
@@ -315,5 +329,67 @@ struct CLIMirrorTests {
         let probesAfter = Self.ranges(mirror).filter { $0.last - $0.first + 1 == 64 << 10 }.count
         #expect(probesAfter > probesBefore, "probes: \(probesBefore) then \(probesAfter)")
         #expect(result.stderr.contains("mirror \(mirror.url(Self.path)) admitted"), "\(result.stderr)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func withoutADigestOfTheWholeFileMirrorsAreNotUsedUnlessAllowedAndTheCompletionSaysWhatProvedThem() throws {
+        // GIVEN a mirror that serves the primary's probe window but other bytes elsewhere
+        let fixture = try Fixture(size: 12 << 20, seed: 809)
+        var other = fixture.bytes
+        for index in stride(from: 6 << 20, to: 12 << 20, by: 4096) { other[index] ^= 0xFF }
+        let sly = try fixture.mirror(on: "127.0.0.2", body: other)
+
+        // WHEN no digest of the whole file is known (no --checksum; nginx publishes none)
+        let output = fixture.work.file("default.bin")
+        let result = try HaulBinary.run(["--json", "-x", "4", "-o", output, fixture.primaryURL, "--mirror", sly.url(Self.path)], timeout: 50)
+        // THEN the mirror is not used, said, and the file is the primary's
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Disk.difference(output, fixture.bytes) == nil)
+        let notes = JSONLines.parse(result.stdoutString).filter { ($0["event"] as? String) == "mirror" }
+        #expect(notes.count == 1 && (notes.first?["reason"] as? String ?? "").hasPrefix("no digest of the whole file is known"), "\(notes)")
+        #expect(Self.segmentRanges(sly).isEmpty && Self.ranges(sly).isEmpty, "\(Self.ranges(sly))")
+
+        // WHEN unverified mirrors are allowed
+        let allowed = fixture.work.file("allowed.bin")
+        let risky = try HaulBinary.run(
+            ["--json", "-x", "4", "--mirror-unverified", "-o", allowed, fixture.primaryURL, "--mirror", sly.url(Self.path)], timeout: 50)
+        // THEN the completion says the mirror's segments were proven only by its probe
+        #expect(risky.status == 0, "stderr: \(risky.stderr)")
+        let done = JSONLines.parse(risky.stdoutString).first { ($0["event"] as? String) == "completed" }
+        let proof = done?["mirrorProof"] as? String ?? ""
+        #expect(proof.contains(sly.url(Self.path)) && proof.contains("only by a 64 KiB probe"), "\(proof)")
+
+        // AND with the file's checksum the completion says the digest proved them
+        let sure = fixture.work.file("checked.bin")
+        let honest = try fixture.mirror(on: "127.0.0.3")
+        let checked = try HaulBinary.run(
+            ["--json", "-x", "4", "-o", sure, fixture.primaryURL, "--mirror", honest.url(Self.path)] + fixture.checked, timeout: 50)
+        #expect(checked.status == 0, "stderr: \(checked.stderr)")
+        let verified = JSONLines.parse(checked.stdoutString).first { ($0["event"] as? String) == "completed" }?["mirrorProof"] as? String ?? ""
+        #expect(verified.contains("proven with the whole file by its sha256:"), "\(verified)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aMirrorPublishingAnotherDigestIsDroppedBeforeUse() throws {
+        // GIVEN a primary publishing the file's digest and a mirror (same bytes) publishing another
+        let bytes = TestData.bytes(count: 12 << 20, seed: 810)
+        let right = CLIServerDigestTests.base64(.sha256, bytes)
+        let primary = try FaultServer(address: "127.0.0.1")
+        primary.setResource(Self.path, body: bytes, etag: "\"p\"", extraHeaders: [("Repr-Digest", "sha-256=:\(right):")])
+        primary.setPersistentFaults(Self.path, [.throttle(bytesPerSecond: 2 << 20)])
+        let mirror = try FaultServer(address: "127.0.0.2")
+        let wrong = Data(repeating: 7, count: 32).base64EncodedString()
+        mirror.setResource(Self.path, body: bytes, etag: "\"m\"", extraHeaders: [("Repr-Digest", "sha-256=:\(wrong):")])
+        mirror.setPersistentFaults(Self.path, [.throttle(bytesPerSecond: 2 << 20)])
+        let work = try TemporaryDirectory(prefix: "haul-mirror-digest")
+
+        // WHEN haul downloads with it
+        let result = try HaulBinary.run(["-x", "4", "-o", work.file("out.bin"), primary.url(Self.path), "--mirror", mirror.url(Self.path)], timeout: 50)
+
+        // THEN the mirror is dropped at its probe, for its digest, and served no segment
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Disk.difference(work.file("out.bin"), bytes) == nil)
+        #expect(result.stderr.contains("dropped: it publishes another sha256"), "\(result.stderr)")
+        #expect(Self.segmentRanges(mirror).isEmpty)
     }
 }

@@ -19,6 +19,28 @@ struct MirrorProbeTests {
             206, [("Content-Range", "bytes \(window.lowerBound)-\(last)/\(length ?? total)"), ("Content-Length", "\(window.count)")] + extra)
     }
 
+    @Test func onlyADigestOfTheWholeFileLetsMirrorsServeUnlessAllowed() {
+        let sha = Checksum(algorithm: .sha256, expectedHex: String(repeating: "ab", count: 32))
+        #expect(MirrorProbe.refusal(wholeFile: nil, allowsUnverified: false)?.contains("no digest of the whole file") == true)
+        #expect(MirrorProbe.refusal(wholeFile: nil, allowsUnverified: true) == nil)
+        #expect(MirrorProbe.refusal(wholeFile: sha, allowsUnverified: false) == nil)
+        // A mirror publishing another digest of the same algorithm is another file; the same one, or another algorithm, is no objection
+        let plan = MirrorProbe.plan(window: window, total: total)
+        let other = Data(repeating: 7, count: 32).base64EncodedString()
+        guard
+            case .drop(let reason) = MirrorProbe.evaluate(
+                probeAnswer(extra: [("ETag", "\"m1\""), ("Repr-Digest", "sha-256=:\(other):")]), for: plan, wholeFile: sha)
+        else {
+            Issue.record("a mirror with another digest was not dropped")
+            return
+        }
+        #expect(reason.contains("another sha256"))
+        let same = Data(repeating: 0xAB, count: 32).base64EncodedString()
+        #expect(
+            MirrorProbe.evaluate(probeAnswer(extra: [("ETag", "\"m1\""), ("Repr-Digest", "sha-256=:\(same):")]), for: plan, wholeFile: sha)
+                == .compare(validators: Validators(etag: EntityTag(isWeak: false, opaqueTag: "\"m1\""))))
+    }
+
     @Test func theWindowIsTheLast64KiBThePrimaryDelivered() {
         // GIVEN the primary's position at various points
         // THEN the probe compares the 64 KiB below it, waits while there are fewer, and takes what

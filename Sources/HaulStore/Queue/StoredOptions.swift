@@ -45,6 +45,8 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     /// Other servers of the same file (`--mirror`), as given; nil for none. A password in one is
     /// a secret: removed with the item's other secrets.
     public var mirrors: [String]?
+    /// The mirrors may serve without a digest of the whole file (`--mirror-unverified`); nil: no.
+    public var mirrorsUnverified: Bool?
 
     /// No option stored: every setting is the default or the run's.
     public init() {}
