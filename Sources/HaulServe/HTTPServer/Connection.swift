@@ -53,6 +53,8 @@ final class Connection {
     let fd: Int32
     private let limits: HTTPServerLimits
     private var input = InputBuffer()
+    /// How much of `input` was searched for a head's end already.
+    private var headSearched = 0
     private(set) var output = OutputQueue()
     private(set) var phase = Phase.awaitingHead(started: false)
     private var webSocket: WebSocketSession?
@@ -134,7 +136,10 @@ final class Connection {
                     phase = .awaitingHead(started: true)
                     deadline = context.now + .seconds(limits.requestSeconds)
                 }
-                switch HTTPHeadParser.parse(input.readable, limit: limits.headBytes) {
+                let verdict = HTTPHeadParser.parse(input.readable, limit: limits.headBytes, resumeAt: headSearched)
+                // The end's 3 bytes before (CR LF CR) may be followed by its last LF.
+                headSearched = verdict == .incomplete ? max(0, input.count - 3) : 0
+                switch verdict {
                 case .incomplete:
                     return nil
                 case .refused(let refusal):
@@ -155,6 +160,12 @@ final class Connection {
                 guard webSocket?.busy == false, let step = webSocket?.parser.next(input.readable) else { return nil }
                 switch step {
                 case .needMore:
+                    // A message begun must be finished in time: a partial one holds memory.
+                    if input.isEmpty, webSocket?.parser.isMidMessage != true {
+                        deadline = nil
+                    } else if deadline == nil {
+                        deadline = context.now + .seconds(limits.idleSeconds)
+                    }
                     return nil
                 case .failed(let failure):
                     closeWebSocket(WebSocketFrame.close(code: failure.code, reason: failure.reason), context)
@@ -163,6 +174,7 @@ final class Connection {
                     switch event {
                     case .message(let payload, _)?:
                         webSocket?.busy = true
+                        deadline = nil
                         return .message(payload)
                     case .ping(let payload)?:
                         output.append(WebSocketFrame.pong(payload))

@@ -63,18 +63,18 @@ final class EventLoop {
                 polled.append(connection)
                 if let deadline = connection.deadline { nearest = min(nearest ?? deadline, deadline) }
             }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), Self.milliseconds(until: nearest, from: now))
+            // Letters that came while it was awake are taken without sleeping.
+            let timeout = mailbox.willSleep() ? Self.milliseconds(until: nearest, from: now) : 0
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
             guard ready >= 0 || errno == EINTR else {
                 // Not expected (the arguments are ours); do not spin on it.
                 usleep(10_000)
                 continue
             }
             let turn = ContinuousClock.now
-            if descriptors[0].revents != 0 {
-                let (letters, stop) = mailbox.take()
-                deliver(letters, now: turn)
-                if stop { return shutDown(now: turn) }
-            }
+            let (letters, stop) = mailbox.take()
+            deliver(letters, now: turn)
+            if stop { return shutDown(now: turn) }
             for (index, fd) in listening.enumerated() where descriptors[1 + index].revents != 0 {
                 acceptWaiting(on: fd, now: turn)
             }

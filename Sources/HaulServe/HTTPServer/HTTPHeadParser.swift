@@ -15,8 +15,11 @@ enum HTTPHeadParser {
     static let maximumFields = 100
 
     /// Parses `bytes` (the connection's unread input) whose head may be at most `limit` bytes.
-    static func parse(_ bytes: ArraySlice<UInt8>, limit: Int) -> Verdict {
-        guard let length = headLength(bytes, limit: limit) else {
+    /// `resumeAt`: where the search for the head's end may start (the bytes before it were
+    /// searched already), so a head trickled in byte by byte is not searched from its start
+    /// again after every read.
+    static func parse(_ bytes: ArraySlice<UInt8>, limit: Int, resumeAt: Int = 0) -> Verdict {
+        guard let length = headLength(bytes, limit: limit, from: resumeAt) else {
             return bytes.count >= limit ? .refused(HTTPRefusal(431, "request head over \(limit) bytes")) : .incomplete
         }
         guard length <= limit else { return .refused(HTTPRefusal(431, "request head over \(limit) bytes")) }
@@ -44,22 +47,18 @@ enum HTTPHeadParser {
     }
 
     /// The length of the head up to and with its blank line, or nil when there is none yet
-    /// (looked for in the first `limit` + 4 bytes only). Lines end in CRLF or a bare LF.
-    static func headLength(_ bytes: ArraySlice<UInt8>, limit: Int) -> Int? {
+    /// (looked for in the first `limit` + 4 bytes only, from `resume` on). Lines end in CRLF or
+    /// a bare LF; blank lines before the request line do not end it.
+    static func headLength(_ bytes: ArraySlice<UInt8>, limit: Int, from resume: Int = 0) -> Int? {
         let base = bytes.startIndex
         let end = min(bytes.count, limit + 4)
-        var lineStart = 0
-        var sawRequestLine = false
-        var index = 0
+        var start = 0
+        while start < end, bytes[base + start] == 0x0D || bytes[base + start] == 0x0A { start += 1 }
+        var index = max(start, resume)
         while index < end {
             if bytes[base + index] == 0x0A {
-                let lineLength = index - lineStart - (index > lineStart && bytes[base + index - 1] == 0x0D ? 1 : 0)
-                if lineLength == 0 {
-                    if sawRequestLine { return index + 1 }
-                } else {
-                    sawRequestLine = true
-                }
-                lineStart = index + 1
+                if index + 1 < end, bytes[base + index + 1] == 0x0A { return index + 2 }
+                if index + 2 < end, bytes[base + index + 1] == 0x0D, bytes[base + index + 2] == 0x0A { return index + 3 }
             }
             index += 1
         }

@@ -30,6 +30,10 @@ final class LoopMailbox: @unchecked Sendable {
 
     private let lock = NSLock()
     private var letters: [Letter] = []
+    /// The loop is in (or about to enter) poll(2) with no letter waiting: the next letter must
+    /// wake it. While it is awake it takes the letters without a wake-up, so a burst of posts
+    /// costs one write to the pipe, not one each.
+    private var loopSleeps = false
     private var wakePending = false
     private var stopRequested = false
     private var closed = false
@@ -59,14 +63,31 @@ final class LoopMailbox: @unchecked Sendable {
         }
     }
 
-    /// The letters posted since the last call, and whether the loop is to stop. Loop thread.
+    /// Called by the loop before it polls: false when letters (or a stop) wait, so it should
+    /// not sleep; else from now on a letter wakes it.
+    func willSleep() -> Bool {
+        lock.withLock {
+            guard letters.isEmpty, !stopRequested else { return false }
+            loopSleeps = true
+            return true
+        }
+    }
+
+    /// The letters posted since the last call, and whether the loop is to stop. Loop thread,
+    /// after every poll(2).
     func take() -> (letters: [Letter], stop: Bool) {
-        var sink = [UInt8](repeating: 0, count: 64)
-        while read(wakeDescriptor, &sink, sink.count) > 0 {}
+        let woken: Bool = lock.withLock {
+            loopSleeps = false
+            defer { wakePending = false }
+            return wakePending
+        }
+        if woken {
+            var sink = [UInt8](repeating: 0, count: 64)
+            while read(wakeDescriptor, &sink, sink.count) > 0 {}
+        }
         return lock.withLock {
             let taken = letters
             letters = []
-            wakePending = false
             return (taken, stopRequested)
         }
     }
@@ -83,7 +104,7 @@ final class LoopMailbox: @unchecked Sendable {
     }
 
     private func wakeLocked() {
-        guard !wakePending else { return }
+        guard loopSleeps, !wakePending else { return }
         wakePending = true
         var byte: UInt8 = 1
         _ = write(writeDescriptor, &byte, 1)

@@ -43,6 +43,9 @@ struct WebSocketFrameParser: Sendable {
         self.limit = limit
     }
 
+    /// Some fragments of a message were read, not its last.
+    var isMidMessage: Bool { fragments != nil }
+
     /// Reads the frame at the start of `bytes`.
     mutating func next(_ bytes: ArraySlice<UInt8>) -> Step {
         let base = bytes.startIndex
