@@ -317,12 +317,20 @@ struct HTTPServerTests {
         #expect(throws: ServeError.self) {
             _ = try RPCServer(service: fixture.service, host: "no-such-host.invalid", port: 0, allowedOrigins: [])
         }
-        // localhost: a name, resolved
+        // localhost: a name, resolved, and both loopbacks on its port (where this machine has ::1)
         let named = try RPCServer(service: fixture.service, host: "localhost", port: 0, allowedOrigins: [])
         defer { named.stop() }
         let client = try RawClient(port: named.port)
         try client.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
         #expect(try client.response().status == 200)
+        let hasIPv6 = (try? RPCServer(service: fixture.service, host: "::1", port: 0, allowedOrigins: []))
+        if let literal = hasIPv6 {
+            defer { literal.stop() }
+            for server in [literal, named] {
+                let page = try ProcessRunner.run("/usr/bin/curl", ["-s", "-g", "-o", "/dev/null", "-w", "%{http_code}", "http://[::1]:\(server.port)/"])
+                #expect(page.stdoutString == "200", "[::1]:\(server.port): \(page.stdoutString) \(page.stderr)")
+            }
+        }
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -5,8 +5,8 @@
 #endif
 
 /// The listening sockets of a server: the first address of `host` that binds, and for
-/// `localhost` also its address of the other family on the same port when it binds too (a
-/// client may try either of `::1` and `127.0.0.1`).
+/// `localhost` also the loopback address of the other family on the same port when it binds
+/// too (a client may try either of `::1` and `127.0.0.1`).
 struct Listener: Sendable {
     let descriptors: [Int32]
     /// The port bound (the system's choice when asked for 0).
@@ -28,9 +28,11 @@ struct Listener: Sendable {
         guard let bound, let actual = Socket.localPort(bound.fd) else { throw failure }
         var descriptors = [bound.fd]
         if host.lowercased() == "localhost" {
-            let others = Self.resolve(host: host, port: actual).filter { $0.family != bound.family }
-            if let other = others.first {
-                let fd = Self.bind(other)
+            // The other family's loopback, whatever the hosts file says: browsers resolve
+            // localhost to both themselves.
+            let other = bound.family == AF_INET6 ? "127.0.0.1" : "::1"
+            if let address = Self.resolve(host: other, port: actual).first {
+                let fd = Self.bind(address)
                 if fd >= 0 { descriptors.append(fd) }
             }
         }
