@@ -37,8 +37,9 @@ public final class RPCService: Sendable {
 
     /// The answer to one HTTP body or WebSocket message (nil when it held only JSON-RPC
     /// notifications, requests without an `id`, which get no answer), and whether it carried a
-    /// valid token (a WebSocket that made an authenticated call gets notifications; a client that
-    /// only listens, as aria2p's listener, can authenticate its socket with one such silent call).
+    /// valid token (when the server notifies only authenticated WebSockets, a socket that made
+    /// such a call gets notifications; a client that only listens can authenticate its socket
+    /// with one silent call).
     public func handle(_ body: Data) -> (response: Data?, authenticated: Bool) {
         guard body.count <= Self.maximumBodyBytes else {
             return (Self.reply(id: .null, .failure(RPCError(code: -32600, "Request too large"))).serialized(), false)
