@@ -33,12 +33,6 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
-        // civetweb: the embedded HTTP and WebSocket server of `haul serve`, on every platform: from
-        // Debian's libcivetweb-dev on Linux, from Homebrew (`brew install civetweb`) on macOS.
-        .systemLibrary(
-            name: "CCivetweb",
-            providers: [.apt(["libcivetweb-dev"]), .brew(["civetweb"])]
-        ),
         // The platform calls Swift cannot make directly (sync_file_range, fallocate, renameat2 on
         // Linux; F_PREALLOCATE, renamex_np and CommonCrypto's digests on Apple platforms).
         .target(name: "CHaulSystem"),
@@ -63,7 +57,7 @@ let package = Package(
         // `haul serve`: aria2's JSON-RPC over HTTP and WebSocket, and the dashboard, on the queue.
         .target(
             name: "HaulServe",
-            dependencies: ["Haul", "HaulCore", "HaulStore", "HaulRPC", "CCivetweb"],
+            dependencies: ["Haul", "HaulCore", "HaulStore", "HaulRPC", "CHaulSystem"],
             resources: [
                 .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/dashboard.css"),
             ]

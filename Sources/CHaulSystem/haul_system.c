@@ -84,3 +84,44 @@ int haul_start_writeback(int fd, int64_t offset, int64_t length) {
     return 0;
 #endif
 }
+
+#if defined(__linux__)
+#include <sys/socket.h>
+
+int haul_accept_nonblocking(int listener) { return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); }
+
+int haul_pipe_nonblocking(int ends[2]) { return pipe2(ends, O_NONBLOCK | O_CLOEXEC); }
+#else
+#include <sys/socket.h>
+
+static int haul_make_nonblocking(int fd) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return -1;
+    return 0;
+}
+
+int haul_accept_nonblocking(int listener) {
+    int fd = accept(listener, NULL, NULL);
+    if (fd < 0) return -1;
+    int one = 1;
+    if (haul_make_nonblocking(fd) != 0 || setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int haul_pipe_nonblocking(int ends[2]) {
+    if (pipe(ends) != 0) return -1;
+    if (haul_make_nonblocking(ends[0]) != 0 || haul_make_nonblocking(ends[1]) != 0) {
+        int saved = errno;
+        close(ends[0]);
+        close(ends[1]);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+#endif

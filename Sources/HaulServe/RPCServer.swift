@@ -1,121 +1,75 @@
-import CCivetweb
 import Foundation
 import HaulRPC
 
-/// The HTTP and WebSocket side of `haul serve`, on civetweb: JSON-RPC by POST and by WebSocket at
-/// `/jsonrpc`, the dashboard at `/`. Requests run on civetweb's own threads, never a download's.
+/// The HTTP and WebSocket side of `haul serve`: JSON-RPC by POST and by WebSocket at `/jsonrpc`,
+/// the dashboard at `/`, on Haul's own `HTTPServer` (one event loop, a few workers). Calls run on
+/// the server's workers, never a download's thread.
 ///
 /// A browser may reach a local server from any page, so: a request with an `Origin` must come
 /// from this server's own origin (or one given with `--allow-origin`), and while the server
 /// listens on loopback its `Host` must be a loopback name (a DNS-rebinding page sends its own).
-///
-/// `@unchecked Sendable`: `context` is set once in `init` and cleared once in `stop()`.
-public final class RPCServer: @unchecked Sendable {
+/// A WebSocket handshake goes through the same rules.
+public final class RPCServer: Sendable {
     let service: RPCService
-    let clients = WebSocketClients()
     let policy: RequestPolicy
-    private var context: OpaquePointer?
-    /// The port it listens on (the one chosen by the system when asked for 0).
-    public private(set) var port: Int = 0
+    private let server: HTTPServer
 
-    public init(service: RPCService, host: String, port: Int, allowedOrigins: [String]) throws(ServeError) {
+    /// The port it listens on (the one chosen by the system when asked for 0).
+    public var port: Int { server.port }
+
+    /// Listens on `host` (an address or a name) and `port` (0: the system picks).
+    /// `notifyUnauthenticated`: notifications go to every WebSocket (as aria2 sends them: a
+    /// listener such as aria2p's opens a socket and never calls); false sends them only to
+    /// sockets that made an authenticated call.
+    public convenience init(service: RPCService, host: String, port: Int, allowedOrigins: [String], notifyUnauthenticated: Bool = true)
+        throws(ServeError)
+    {
+        try self.init(
+            service: service, host: host, port: port, allowedOrigins: allowedOrigins, notifyUnauthenticated: notifyUnauthenticated,
+            limits: HTTPServerLimits())
+    }
+
+    init(service: RPCService, host: String, port: Int, allowedOrigins: [String], notifyUnauthenticated: Bool, limits: HTTPServerLimits)
+        throws(ServeError)
+    {
         self.service = service
         policy = RequestPolicy(loopbackOnly: RequestPolicy.isLoopbackName(host), allowedOrigins: Set(allowedOrigins))
-        _ = mg_init_library(0)
-        let options = [
-            "listening_ports", "\(host):\(port)",
-            "num_threads", "16",
-            "enable_keep_alive", "yes",
-            "request_timeout_ms", "10000",
-            "websocket_timeout_ms", "3600000",
-        ]
-        let cStrings: [UnsafeMutablePointer<CChar>?] = options.map { strdup($0) }
-        defer { for pointer in cStrings { free(pointer) } }
-        var arguments: [UnsafePointer<CChar>?] = cStrings.map { $0.map { UnsafePointer($0) } } + [nil]
-        var callbacks = mg_callbacks()
-        let started = mg_start(&callbacks, nil, &arguments)
-        guard let started else {
-            throw ServeError("cannot listen on \(host):\(port) (in use, or not an address of this machine)")
-        }
-        context = started
-        var ports = [mg_server_port](repeating: mg_server_port(), count: 4)
-        let count = mg_get_server_ports(started, Int32(ports.count), &ports)
-        self.port = count > 0 ? Int(ports[0].port) : port
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        mg_set_request_handler(started, "/jsonrpc", rpcRequestHandler, me)
-        mg_set_request_handler(started, "/", pageRequestHandler, me)
-        mg_set_websocket_handler(started, "/jsonrpc", socketConnectHandler, socketReadyHandler, socketDataHandler, socketCloseHandler, me)
+        server = try HTTPServer(
+            host: host, port: port, limits: limits, subscribeNewSockets: notifyUnauthenticated, handler: RPCRoutes(service: service, policy: policy))
     }
 
-    /// Stops listening and closes every connection (civetweb joins its threads).
+    /// Stops listening and closes every connection, once the calls under way returned.
     public func stop() {
-        guard let context else { return }
-        self.context = nil
-        mg_stop(context)
+        server.stop()
     }
 
-    /// Sends an aria2 notification to every WebSocket client that made an authenticated call.
+    /// Sends an aria2 notification to every WebSocket that receives them. Never waits for a
+    /// client: one far behind misses it.
     public func notify(_ method: String, gid: String) {
-        let message: JSONValue = ["jsonrpc": "2.0", "method": .string(method), "params": [["gid": .string(gid)]]]
-        clients.broadcast(message.serialized())
+        server.broadcast(Self.notification(method, gid: gid))
     }
 
-    static func from(_ data: UnsafeMutableRawPointer?) -> RPCServer? {
-        data.map { Unmanaged<RPCServer>.fromOpaque($0).takeUnretainedValue() }
+    /// `{"jsonrpc":"2.0","method":…,"params":[{"gid":…}]}` as `JSONValue.serialized()` writes it,
+    /// but written directly: a busy queue sends thousands, and JSONEncoder would be most of
+    /// their cost on the sender's thread.
+    static func notification(_ method: String, gid: String) -> Data {
+        Data(#"{"jsonrpc":"2.0","method":\#(quoted(method)),"params":[{"gid":\#(quoted(gid))}]}"#.utf8)
     }
-}
 
-/// Why `haul serve` cannot start.
-public struct ServeError: Error, Sendable, Equatable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-}
-
-// MARK: civetweb callbacks (C function pointers: no captures; the server comes in `cbdata`)
-
-private let rpcRequestHandler: mg_request_handler = { connection, data in
-    guard let connection, let server = RPCServer.from(data) else { return 0 }
-    return server.handleRPC(connection)
-}
-
-private let pageRequestHandler: mg_request_handler = { connection, data in
-    guard let connection, let server = RPCServer.from(data) else { return 0 }
-    return server.handlePage(connection)
-}
-
-private let socketConnectHandler: mg_websocket_connect_handler = { connection, data in
-    guard let connection, let server = RPCServer.from(data) else { return 1 }
-    let request = HTTPRequestView(connection)
-    // Non-zero refuses the upgrade.
-    return server.policy.refusal(host: request.header("Host"), origin: request.header("Origin")) == nil ? 0 : 1
-}
-
-private let socketReadyHandler: mg_websocket_ready_handler = { connection, data in
-    guard let connection, let server = RPCServer.from(data) else { return }
-    let client = WebSocketClient(connection: connection)
-    server.clients.add(client, for: connection)
-    client.start()
-}
-
-private let socketDataHandler: mg_websocket_data_handler = { connection, bits, bytes, length, data in
-    guard let connection, let server = RPCServer.from(data) else { return 0 }
-    let opcode = bits & 0x0f
-    switch opcode {
-    case Int32(MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE):
-        return 0
-    case Int32(MG_WEBSOCKET_OPCODE_TEXT), Int32(MG_WEBSOCKET_OPCODE_BINARY):
-        guard let client = server.clients.client(for: connection) else { return 0 }
-        let body = bytes.map { Data(bytes: $0, count: length) } ?? Data()
-        let (response, authenticated) = server.service.handle(body)
-        if authenticated { client.markAuthenticated() }
-        if let response { client.send(response, isNotification: false) }
-        return 1
-    default:
-        return 1
+    /// `text` as a JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
-}
-
-private let socketCloseHandler: mg_websocket_close_handler = { connection, data in
-    guard let connection, let server = RPCServer.from(data) else { return }
-    server.clients.remove(connection)?.close()
 }

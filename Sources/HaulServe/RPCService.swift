@@ -38,7 +38,9 @@ public final class RPCService: Sendable {
 
     /// The answer to one HTTP body or WebSocket message (nil when it held only JSON-RPC
     /// notifications, requests without an `id`, which get no answer), and whether it carried a
-    /// valid token. Parsing, tokens and batches are `RPCEndpoint`'s; the methods are here.
+    /// valid token (when the server notifies only authenticated WebSockets, a socket that made
+    /// such a call gets notifications). Parsing, tokens and batches are `RPCEndpoint`'s; the
+    /// methods are here.
     public func handle(_ body: Data) -> (response: Data?, authenticated: Bool) {
         endpoint.handle(body) { method, params in self.dispatch(method, params) }
     }

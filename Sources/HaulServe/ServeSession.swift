@@ -19,6 +19,9 @@ public final class ServeSession: Sendable {
         public var root: String
         public var jobs = 5
         public var allowedOrigins: [String] = []
+        /// Notifications to every WebSocket (aria2's way); false: only to sockets that made an
+        /// authenticated call.
+        public var notifyUnauthenticated = true
         public var runOptions = QueueRunOptions()
 
         public init(root: String) {
@@ -46,7 +49,9 @@ public final class ServeSession: Sendable {
             notify: { method, id in server.get()?.notify(method, gid: GID.string(id)) },
             // `stop()`: every download pauses at a checkpoint and `run()` ends.
             shutdown: { _ in queue.stopAll() })
-        let started = try RPCServer(service: service, host: configuration.host, port: configuration.port, allowedOrigins: configuration.allowedOrigins)
+        let started = try RPCServer(
+            service: service, host: configuration.host, port: configuration.port, allowedOrigins: configuration.allowedOrigins,
+            notifyUnauthenticated: configuration.notifyUnauthenticated)
         server.set(started)
     }
 

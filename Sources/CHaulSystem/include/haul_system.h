@@ -21,4 +21,13 @@ int haul_preallocate(int fd, int64_t length);
    link(2) + unlink(2) (which also never replaces). errno is EEXIST when something is at `to`. */
 int haul_rename_noreplace(const char *from, const char *to);
 
+/* Accepts a connection on `listener` as a non-blocking, close-on-exec socket: accept4(2) on
+   Linux (atomic: a process spawned meanwhile never inherits it), accept(2) + fcntl(2) on Apple
+   platforms (which also set SO_NOSIGPIPE). Returns the descriptor, or -1 with errno. */
+int haul_accept_nonblocking(int listener);
+
+/* A pipe whose two ends are non-blocking and close-on-exec: pipe2(2) on Linux, pipe(2) +
+   fcntl(2) on Apple platforms. */
+int haul_pipe_nonblocking(int ends[2]);
+
 #endif

@@ -1,0 +1,273 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One client connection as the event loop sees it: its unread input, its unsent output, and
+/// where it is in its protocol. It never blocks and never calls a handler that may: the
+/// requests and messages it completes are returned to the loop, which hands them to a worker.
+/// Only the loop thread touches it.
+final class Connection {
+    /// Where the connection is.
+    enum Phase: Equatable {
+        /// Waiting for a request head; `started` once a byte of it came (the request deadline runs).
+        case awaitingHead(started: Bool)
+        case readingBody(HTTPRequestHead, HTTPRequestFraming)
+        /// A worker has the request; nothing is read until its answer is queued.
+        case handling
+        /// Upgraded: frames both ways (the state is in `webSocket`).
+        case webSocket
+        /// Sending what is left, then (once `shutDown`) reading and dropping whatever the client
+        /// still sends until it closes or the linger ends, so it reads the last answer, not a reset.
+        case closing(shutDown: Bool)
+    }
+
+    /// A WebSocket's side of the connection.
+    struct WebSocketSession {
+        var parser: WebSocketFrameParser
+        /// A message of it is with a worker: the next is not read until the answer is queued.
+        var busy = false
+        /// It receives broadcasts.
+        var subscribed: Bool
+    }
+
+    /// A request or message complete and ready for a worker.
+    enum Dispatch {
+        case request(HTTPRequestHead, body: Data, keepAlive: Bool)
+        case message(Data)
+    }
+
+    /// What the loop knows when it advances a connection.
+    struct Context {
+        let handler: any HTTPServerHandler
+        let now: ContinuousClock.Instant
+        /// No WebSocket slot is free.
+        let webSocketsFull: Bool
+        let subscribeNewSockets: Bool
+    }
+
+    let id: ConnectionID
+    let fd: Int32
+    private let limits: HTTPServerLimits
+    private var input = InputBuffer()
+    /// How much of `input` was searched for a head's end already.
+    private var headSearched = 0
+    private(set) var output = OutputQueue()
+    private(set) var phase = Phase.awaitingHead(started: false)
+    private var webSocket: WebSocketSession?
+    /// It holds a WebSocket slot (from its upgrade until it is closed).
+    private(set) var isUpgraded = false
+    /// When the loop closes it if nothing moves first; nil for none.
+    private(set) var deadline: ContinuousClock.Instant?
+    /// To be closed now (the peer went, a deadline passed, a write failed).
+    private(set) var isFinished = false
+
+    init(id: ConnectionID, fd: Int32, limits: HTTPServerLimits, now: ContinuousClock.Instant) {
+        self.id = id
+        self.fd = fd
+        self.limits = limits
+        deadline = now + .seconds(limits.idleSeconds)
+    }
+
+    /// Whether the loop should read from it now. A connection that waits for a worker, or whose
+    /// WebSocket output is far behind, is not read: its client waits in the kernel's buffers.
+    var wantsRead: Bool {
+        switch phase {
+        case .awaitingHead: return output.isEmpty
+        case .readingBody: return true
+        case .handling: return false
+        case .webSocket: return !(webSocket?.busy ?? true) && output.bytes < limits.backlogBytes
+        case .closing(let shutDown): return shutDown
+        }
+    }
+
+    /// Reads once what the socket holds (into `scratch`).
+    func read(using scratch: UnsafeMutableRawBufferPointer) {
+        switch Socket.receive(fd, into: scratch) {
+        case .bytes(let count):
+            if case .closing = phase { return }
+            input.append(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+        case .none:
+            break
+        case .ended:
+            isFinished = true
+        }
+    }
+
+    /// Sends what the socket takes.
+    func flush(now: ContinuousClock.Instant) {
+        guard !output.isEmpty else { return }
+        switch output.flush({ Socket.send(fd, $0) }) {
+        case .failed:
+            isFinished = true
+        case .sent(let count):
+            if count > 0, phase == .awaitingHead(started: false) || phase == .closing(shutDown: false) {
+                // A response still moving is not idle.
+                deadline = now + .seconds(limits.idleSeconds)
+            }
+            if output.isEmpty, phase == .closing(shutDown: false) {
+                _ = shutdown(fd, Int32(SHUT_WR))
+                phase = .closing(shutDown: true)
+                deadline = now + .seconds(limits.lingerSeconds)
+            }
+        }
+    }
+
+    func finish() {
+        isFinished = true
+    }
+
+    /// Closes it at `now` if its deadline passed.
+    func expire(now: ContinuousClock.Instant) {
+        if let deadline, now >= deadline { isFinished = true }
+    }
+
+    /// Takes the next steps its input allows: answers what it can answer itself, and returns a
+    /// request or message that needs a worker.
+    func advance(_ context: Context) -> Dispatch? {
+        while !isFinished {
+            switch phase {
+            case .awaitingHead(let started):
+                guard output.isEmpty, !input.isEmpty else { return nil }
+                if !started {
+                    phase = .awaitingHead(started: true)
+                    deadline = context.now + .seconds(limits.requestSeconds)
+                }
+                let verdict = HTTPHeadParser.parse(input.readable, limit: limits.headBytes, resumeAt: headSearched)
+                // The end's 3 bytes before (CR LF CR) may be followed by its last LF.
+                headSearched = verdict == .incomplete ? max(0, input.count - 3) : 0
+                switch verdict {
+                case .incomplete:
+                    return nil
+                case .refused(let refusal):
+                    refuse(HTTPResponse.text(refusal.status, refusal.reason), context)
+                case .head(let head, let length):
+                    input.consume(length)
+                    begin(head, context)
+                }
+            case .readingBody(let head, let framing):
+                guard input.count >= framing.bodyLength else { return nil }
+                let body = input.take(framing.bodyLength)
+                phase = .handling
+                deadline = nil
+                return .request(head, body: body, keepAlive: framing.keepAlive)
+            case .handling, .closing:
+                return nil
+            case .webSocket:
+                guard webSocket?.busy == false, let step = webSocket?.parser.next(input.readable) else { return nil }
+                switch step {
+                case .needMore:
+                    // A message begun must be finished in time: a partial one holds memory.
+                    if input.isEmpty, webSocket?.parser.isMidMessage != true {
+                        deadline = nil
+                    } else if deadline == nil {
+                        deadline = context.now + .seconds(limits.idleSeconds)
+                    }
+                    return nil
+                case .failed(let failure):
+                    closeWebSocket(WebSocketFrame.close(code: failure.code, reason: failure.reason), context)
+                case .frame(let consumed, let event):
+                    input.consume(consumed)
+                    switch event {
+                    case .message(let payload, _)?:
+                        webSocket?.busy = true
+                        deadline = nil
+                        return .message(payload)
+                    case .ping(let payload)?:
+                        output.append(WebSocketFrame.pong(payload))
+                    case .close(let code)?:
+                        closeWebSocket(WebSocketFrame.close(code: code), context)
+                    case .pong?, nil:
+                        break
+                    }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// A worker's answer to the request it had.
+    func responded(_ bytes: Data, keepAlive: Bool, now: ContinuousClock.Instant) {
+        guard phase == .handling else { return }
+        output.append(bytes)
+        phase = keepAlive ? .awaitingHead(started: false) : .closing(shutDown: false)
+        deadline = now + .seconds(limits.idleSeconds)
+    }
+
+    /// A worker's answer to the WebSocket message it had.
+    func replied(_ frame: Data?, subscribes: Bool) {
+        guard phase == .webSocket, webSocket != nil else { return }
+        webSocket?.busy = false
+        if subscribes { webSocket?.subscribed = true }
+        guard let frame else { return }
+        // A client that sends calls and never reads their answers is not kept.
+        guard output.bytes <= limits.answerBacklogBytes else {
+            isFinished = true
+            return
+        }
+        output.append(frame)
+    }
+
+    /// A notification, unless the socket does not receive them or is too far behind.
+    func broadcast(_ frame: Data) {
+        guard phase == .webSocket, webSocket?.subscribed == true, output.messages < limits.backlogMessages,
+            output.bytes < limits.backlogBytes
+        else { return }
+        output.append(frame)
+    }
+
+    /// What the server does with a request whose head just arrived.
+    private func begin(_ head: HTTPRequestHead, _ context: Context) {
+        let framing: HTTPRequestFraming
+        switch HTTPRequestFraming.of(head) {
+        case .failure(let refusal):
+            refuse(HTTPResponse.text(refusal.status, refusal.reason), context)
+            return
+        case .success(let value):
+            framing = value
+        }
+        switch context.handler.route(head) {
+        case .answer(let response):
+            // A body it announced is not read: the connection cannot be used after it.
+            guard framing.bodyLength == 0, framing.keepAlive else { return refuse(response, context) }
+            output.append(response.serialized(connection: HTTPRequestFraming.connectionHeader(keepAlive: true, minorVersion: head.minorVersion)))
+            phase = .awaitingHead(started: false)
+            deadline = context.now + .seconds(limits.idleSeconds)
+        case .read(let limit, let tooLarge):
+            guard framing.bodyLength <= limit else { return refuse(tooLarge, context) }
+            if framing.expectsContinue, input.count < framing.bodyLength {
+                output.append(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+            }
+            phase = .readingBody(head, framing)
+        case .webSocket:
+            switch WebSocketHandshake.check(head) {
+            case .failure(let refusal):
+                refuse(WebSocketHandshake.refusalResponse(refusal), context)
+            case .success(let key):
+                guard !context.webSocketsFull else { return refuse(HTTPResponse.text(503, "too many WebSockets are open"), context) }
+                output.append(WebSocketHandshake.response(for: key))
+                webSocket = WebSocketSession(parser: WebSocketFrameParser(limit: limits.messageBytes), subscribed: context.subscribeNewSockets)
+                phase = .webSocket
+                isUpgraded = true
+                deadline = nil
+            }
+        }
+    }
+
+    /// Sends `response` and closes after it.
+    private func refuse(_ response: HTTPResponse, _ context: Context) {
+        output.append(response.serialized(connection: "close"))
+        phase = .closing(shutDown: false)
+        deadline = context.now + .seconds(limits.idleSeconds)
+    }
+
+    /// Sends a close frame and closes after it.
+    private func closeWebSocket(_ frame: Data, _ context: Context) {
+        output.append(frame)
+        phase = .closing(shutDown: false)
+        deadline = context.now + .seconds(limits.idleSeconds)
+    }
+}

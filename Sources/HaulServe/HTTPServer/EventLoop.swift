@@ -1,0 +1,195 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The server's one I/O thread: poll(2) over the listening sockets, every connection and the
+/// mailbox's wake pipe. It accepts, reads, parses, writes and keeps the deadlines; it never
+/// blocks and never runs a handler (workers do, and post their answers back). An idle
+/// connection costs a descriptor and a `Connection`, no thread.
+final class EventLoop {
+    private let listener: Listener
+    private let mailbox: LoopMailbox
+    private let workers: WorkerPool
+    private let handler: any HTTPServerHandler
+    private let limits: HTTPServerLimits
+    private let subscribeNewSockets: Bool
+    private var connections: [ConnectionID: Connection] = [:]
+    private var lastID: ConnectionID = 0
+    private var webSockets = 0
+    /// Accepting waits until then after the process ran out of descriptors (the listener would
+    /// otherwise stay readable and the loop spin).
+    private var acceptPausedUntil: ContinuousClock.Instant?
+    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+
+    /// At most this many connections accepted per turn, so a flood of connects cannot starve
+    /// the connections already open.
+    static let acceptsPerTurn = 64
+
+    init(
+        listener: Listener, mailbox: LoopMailbox, workers: WorkerPool, handler: any HTTPServerHandler, limits: HTTPServerLimits,
+        subscribeNewSockets: Bool
+    ) {
+        self.listener = listener
+        self.mailbox = mailbox
+        self.workers = workers
+        self.handler = handler
+        self.limits = limits
+        self.subscribeNewSockets = subscribeNewSockets
+    }
+
+    /// Runs until the mailbox asks it to stop; then sends what it can at once and closes every
+    /// connection and the listening sockets.
+    func run() {
+        var descriptors: [pollfd] = []
+        var polled: [Connection] = []
+        while true {
+            let now = ContinuousClock.now
+            descriptors.removeAll(keepingCapacity: true)
+            polled.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: mailbox.wakeDescriptor, events: Int16(POLLIN), revents: 0))
+            if let paused = acceptPausedUntil, now >= paused { acceptPausedUntil = nil }
+            let listening = acceptPausedUntil == nil ? listener.descriptors : []
+            for fd in listening { descriptors.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+            var nearest = acceptPausedUntil
+            for connection in connections.values {
+                var events: Int16 = 0
+                if connection.wantsRead { events |= Int16(POLLIN) }
+                if !connection.output.isEmpty { events |= Int16(POLLOUT) }
+                descriptors.append(pollfd(fd: connection.fd, events: events, revents: 0))
+                polled.append(connection)
+                if let deadline = connection.deadline { nearest = min(nearest ?? deadline, deadline) }
+            }
+            // Letters that came while it was awake are taken without sleeping.
+            let timeout = mailbox.willSleep() ? Self.milliseconds(until: nearest, from: now) : 0
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            guard ready >= 0 || errno == EINTR else {
+                // Not expected (the arguments are ours); do not spin on it.
+                usleep(10_000)
+                continue
+            }
+            let turn = ContinuousClock.now
+            let (letters, stop) = mailbox.take()
+            deliver(letters, now: turn)
+            if stop { return shutDown(now: turn) }
+            for (index, fd) in listening.enumerated() where descriptors[1 + index].revents != 0 {
+                acceptWaiting(on: fd, now: turn)
+            }
+            for (index, connection) in polled.enumerated() {
+                let events = Int32(descriptors[1 + listening.count + index].revents)
+                guard events != 0, !connection.isFinished else { continue }
+                if events & Int32(POLLERR | POLLNVAL) != 0 {
+                    connection.finish()
+                    continue
+                }
+                if events & Int32(POLLOUT) != 0 { connection.flush(now: turn) }
+                if events & Int32(POLLIN | POLLHUP) != 0, !connection.isFinished {
+                    scratch.withUnsafeMutableBytes { connection.read(using: $0) }
+                }
+                advance(connection, now: turn)
+            }
+            for connection in connections.values {
+                connection.expire(now: turn)
+                if connection.isFinished { close(connection) }
+            }
+        }
+    }
+
+    /// Lets `connection` take its next steps and hands what needs a worker to one.
+    private func advance(_ connection: Connection, now: ContinuousClock.Instant) {
+        guard !connection.isFinished else { return }
+        let context = Connection.Context(
+            handler: handler, now: now, webSocketsFull: webSockets >= limits.webSockets, subscribeNewSockets: subscribeNewSockets)
+        let wasUpgraded = connection.isUpgraded
+        let dispatch = connection.advance(context)
+        if connection.isUpgraded, !wasUpgraded { webSockets += 1 }
+        guard let dispatch else { return }
+        let id = connection.id
+        let handler = handler
+        let mailbox = mailbox
+        let submitted: Bool
+        switch dispatch {
+        case .request(let head, let body, let keepAlive):
+            submitted = workers.submit {
+                let response = handler.respond(to: head, body: body)
+                let connectionHeader = HTTPRequestFraming.connectionHeader(keepAlive: keepAlive, minorVersion: head.minorVersion)
+                mailbox.post(.response(id, response.serialized(connection: connectionHeader), keepAlive: keepAlive))
+            }
+        case .message(let payload):
+            submitted = workers.submit {
+                let reply = handler.message(payload)
+                mailbox.post(.webSocketReply(id, reply.message.map(WebSocketFrame.text), subscribes: reply.subscribes))
+            }
+        }
+        if !submitted { connection.finish() }
+    }
+
+    private func deliver(_ letters: [LoopMailbox.Letter], now: ContinuousClock.Instant) {
+        var answered: [Connection] = []
+        for letter in letters {
+            switch letter {
+            case .response(let id, let bytes, let keepAlive):
+                guard let connection = connections[id] else { continue }
+                connection.responded(bytes, keepAlive: keepAlive, now: now)
+                answered.append(connection)
+            case .webSocketReply(let id, let frame, let subscribes):
+                guard let connection = connections[id] else { continue }
+                connection.replied(frame, subscribes: subscribes)
+                answered.append(connection)
+            case .broadcast(let frame):
+                for connection in connections.values { connection.broadcast(frame) }
+            }
+        }
+        // Input that waited for the answer (a pipelined request, the socket's next message).
+        for connection in answered { advance(connection, now: now) }
+    }
+
+    private func acceptWaiting(on listenerFD: Int32, now: ContinuousClock.Instant) {
+        for _ in 0..<Self.acceptsPerTurn {
+            let fd = Socket.accept(listenerFD)
+            guard fd >= 0 else {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM: acceptPausedUntil = now + .milliseconds(100)
+                default: break
+                }
+                return
+            }
+            guard connections.count < limits.connections else {
+                _ = systemClose(fd)
+                continue
+            }
+            lastID += 1
+            connections[lastID] = Connection(id: lastID, fd: fd, limits: limits, now: now)
+        }
+    }
+
+    private func close(_ connection: Connection) {
+        if connection.isUpgraded { webSockets -= 1 }
+        connections.removeValue(forKey: connection.id)
+        _ = systemClose(connection.fd)
+    }
+
+    private func shutDown(now: ContinuousClock.Instant) {
+        for connection in connections.values {
+            // The answers of the handlers that ran to the end get one try.
+            connection.flush(now: now)
+            _ = systemClose(connection.fd)
+        }
+        connections.removeAll()
+        webSockets = 0
+        listener.close()
+    }
+
+    /// poll(2)'s timeout: until `deadline` (rounded up), or -1 for none.
+    static func milliseconds(until deadline: ContinuousClock.Instant?, from now: ContinuousClock.Instant) -> Int32 {
+        guard let deadline else { return -1 }
+        guard deadline > now else { return 0 }
+        let (seconds, attoseconds) = (deadline - now).components
+        let total = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: total)
+    }
+}

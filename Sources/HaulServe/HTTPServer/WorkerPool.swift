@@ -1,0 +1,92 @@
+import Foundation
+
+/// A thread with a stack of a chosen size that can be waited for.
+final class JoinableThread: Sendable {
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(name: String, stackBytes: Int, _ body: @escaping @Sendable () -> Void) {
+        let finished = self.finished
+        let thread = Thread {
+            body()
+            finished.signal()
+        }
+        thread.name = name
+        thread.stackSize = stackBytes
+        thread.start()
+    }
+
+    /// Waits until its body returned. Call once.
+    func join() {
+        finished.wait()
+    }
+}
+
+/// The threads that run request handlers (JSON-RPC calls may be slow: the store, the disk), so
+/// the event loop never does. Each has a stack of its own size (a deep request cannot overflow
+/// a small one). Jobs run in the order given.
+///
+/// `@unchecked Sendable`: `jobs`, `next` and `stopping` are guarded by `condition`.
+final class WorkerPool: @unchecked Sendable {
+    typealias Job = @Sendable () -> Void
+
+    private let condition = NSCondition()
+    private var jobs: [Job] = []
+    private var next = 0
+    private var stopping = false
+    private var threads: [JoinableThread] = []
+    /// Marks this pool's threads (in their thread dictionary), so `stop()` from one of them does
+    /// not wait for itself.
+    private let marker: String
+
+    init(count: Int, stackBytes: Int) {
+        marker = "haul.workers.\(UUID().uuidString)"
+        threads = (0..<max(1, count)).map { index in
+            JoinableThread(name: "haul-serve-worker-\(index)", stackBytes: stackBytes) { [self] in run(index) }
+        }
+    }
+
+    /// Queues `job`; false (and not queued) once the pool is stopping.
+    @discardableResult
+    func submit(_ job: @escaping Job) -> Bool {
+        condition.withLock {
+            guard !stopping else { return false }
+            jobs.append(job)
+            condition.signal()
+            return true
+        }
+    }
+
+    /// Takes no more jobs, drops the queued ones, and waits for the running ones to return.
+    func stop() {
+        let waitFor: [JoinableThread] = condition.withLock {
+            guard !stopping else { return [] }
+            stopping = true
+            jobs.removeAll()
+            next = 0
+            condition.broadcast()
+            return threads
+        }
+        // A worker that stops the pool (a handler that stops the server) cannot wait for itself.
+        let current = Thread.current.threadDictionary[marker] as? Int
+        for (index, thread) in waitFor.enumerated() where index != current { thread.join() }
+    }
+
+    private func run(_ index: Int) {
+        Thread.current.threadDictionary[marker] = index
+        while let job = take() { job() }
+    }
+
+    private func take() -> Job? {
+        condition.withLock {
+            while next == jobs.count, !stopping { condition.wait() }
+            guard !stopping else { return nil }
+            let job = jobs[next]
+            next += 1
+            if next == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                next = 0
+            }
+            return job
+        }
+    }
+}
