@@ -7,7 +7,6 @@ build_packages=(
     libcurl4-openssl-dev # CCurl: libcurl, the transfer engine on Linux
     libsqlite3-dev       # CSQLite: SQLite, the durable store's database
     libssl-dev           # CCrypto: OpenSSL's libcrypto, the digests for --checksum
-    libcivetweb-dev      # CCivetweb: haul serve's HTTP and WebSocket server
     pkg-config           # how SwiftPM finds libcurl, sqlite3 and libcrypto
 )
 

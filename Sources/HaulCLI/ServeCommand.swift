@@ -15,6 +15,9 @@ struct ServeCommand: ParsableCommand {
             OptionSpec(short: "d", long: "dir", value: "DIR", help: "where downloads go; clients' dir/out stay inside it (default .)"),
             OptionSpec(
                 short: nil, long: "allow-origin", value: "ORIGIN", help: "a web UI origin allowed to call, e.g. http://127.0.0.1:8080", repeatable: true),
+            OptionSpec(
+                short: nil, long: "notify-authenticated-only", value: nil,
+                help: "send notifications only to WebSockets that made a call with the token (default: every accepted socket, as aria2)"),
         ] + RunSettings.specs + ConnectionsOptions.specs + StoreOptions.specs
     }
 
@@ -34,6 +37,9 @@ struct ServeCommand: ParsableCommand {
     let secret: String?
     let directory: String
     let allowedOrigins: [String]
+    /// Notifications to every accepted WebSocket (aria2's way; aria2p's listener never calls), or
+    /// only to those that made an authenticated call (`--notify-authenticated-only`).
+    let notifyUnauthenticated: Bool
     /// Downloads at once: `-j`, else aria2's default of 5 (not the batch default of 4).
     let jobs: Int
     let settings: RunSettings
@@ -60,6 +66,7 @@ struct ServeCommand: ParsableCommand {
         }
         directory = AbsolutePath.of(parsed.value("dir") ?? ".")
         allowedOrigins = parsed.all("allow-origin")
+        notifyUnauthenticated = !parsed.flag("notify-authenticated-only")
         settings = try RunSettings(parsed)
         jobs = parsed.value("jobs") == nil ? 5 : settings.jobs
         connections = try ConnectionsOptions(parsed)
@@ -82,6 +89,7 @@ struct ServeCommand: ParsableCommand {
         configuration.secret = secret
         configuration.jobs = jobs
         configuration.allowedOrigins = allowedOrigins
+        configuration.notifyUnauthenticated = notifyUnauthenticated
         configuration.runOptions = settings.runOptions(connections: connections)
         let session: ServeSession
         do throws(ServeError) {

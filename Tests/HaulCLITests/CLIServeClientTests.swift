@@ -40,7 +40,7 @@ struct CLIServeClientTests {
             [
                 Self.script("Tests/RPC/aria2p_check.py"), "--phase", "basic", "--port", String(serve.port), "--secret", serve.secret,
                 "--url", nginx.baseURL + "/limited/big.bin", "--url2", nginx.baseURL + "/small.bin", "--dir", work.file("dl"),
-                "--size", String(64 << 20), "--size2", String(1 << 20), "--authenticate-socket", "--timeout", "60",
+                "--size", String(64 << 20), "--size2", String(1 << 20), "--timeout", "60",
             ], timeout: 170)
         #expect(result.status == 0, "aria2p check failed:\n\(result.stderr)\n\(result.stdoutString)")
         #expect(result.stdoutString.contains("\"ok\": true"))
@@ -77,7 +77,7 @@ struct CLIServeClientTests {
             python,
             [
                 Self.script("Tests/RPC/aria2p_check.py"), "--phase", "after-restart", "--port", String(second.port), "--secret", second.secret,
-                "--state-file", stateFile, "--sha256", sha, "--require-resume", "--authenticate-socket", "--timeout", "90",
+                "--state-file", stateFile, "--sha256", sha, "--require-resume", "--timeout", "90",
             ], timeout: 170)
         #expect(after.status == 0, "after restart: \(after.stderr)\n\(after.stdoutString)")
         // AND the requests after the restart asked for ranges, never the whole file again

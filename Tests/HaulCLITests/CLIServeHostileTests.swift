@@ -158,3 +158,28 @@ struct CLIServeHostileTests {
         #expect(elapsed < .milliseconds(1500), "took \(elapsed)")
     }
 }
+
+/// Who hears notifications: every accepted WebSocket by default (aria2's way: aria2p's listener
+/// opens one and never calls), only authenticated ones with `--notify-authenticated-only`.
+@Suite("haul serve: who hears notifications")
+struct CLIServeNotificationTests {
+    /// Whether a silent WebSocket hears the `onDownloadStop` of a download added paused and removed.
+    static func silentSocketHears(_ extra: [String]) throws -> Bool {
+        let work = try TemporaryDirectory(prefix: "haul-serve-notify")
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: extra)
+        defer { _ = try? serve.stop() }
+        let socket = try RawWebSocket(port: serve.port)
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(socket.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let gid = try #require(try serve.result("aria2.addUri", [["http://127.0.0.1:9/n.bin"], ["pause": "true"]]) as? String)
+        #expect(try serve.result("aria2.remove", [gid]) as? String == gid)
+        guard let text = socket.readText() else { return false }
+        return text.contains("aria2.onDownloadStop") && text.contains(gid)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func everyAcceptedSocketHearsByDefaultAndOnlyAuthenticatedOnesWhenAsked() throws {
+        #expect(try Self.silentSocketHears([]))
+        #expect(try !Self.silentSocketHears(["--notify-authenticated-only"]))
+    }
+}

@@ -185,12 +185,8 @@ def start_listener(api, args, notifications: Notifications) -> None:
             notifications.connect_error = repr(error)
             notifications.connected.set()
             raise
-        if args.authenticate_socket:
-            # haul serve sends notifications only to sockets that made an authenticated call;
-            # aria2p's listener never calls, so it sends one JSON-RPC notification (no id: the
-            # server answers nothing, which aria2p's reader could not parse) carrying the token.
-            socket.send(json.dumps({"jsonrpc": "2.0", "method": "aria2.getVersion",
-                                    "params": [f"token:{args.secret}"]}))
+        # The socket is aria2p's own, used as aria2p uses it: no call is made on it (aria2 and
+        # haul serve notify every connected socket).
         notifications.connected.set()
         return socket
 
@@ -701,9 +697,6 @@ def parse_args(argv):
     parser.add_argument("--rpc-timeout", type=float, default=15.0, help="seconds for one HTTP call (default 15)")
     parser.add_argument("--total-timeout", type=float,
                         help="hard limit for the whole run in seconds (default 6 x --timeout + 30)")
-    parser.add_argument("--authenticate-socket", action="store_true",
-                        help="authenticate aria2p's notification WebSocket with one silent call "
-                             "(haul serve notifies only authenticated sockets; aria2c replies to it)")
     parser.add_argument("--verbose", action="store_true", help="progress and aria2p's own log on stderr")
     return parser.parse_args(argv)
 
