@@ -95,11 +95,20 @@
 
     /// A list of header lines for CURLOPT_HTTPHEADER; freed in deinit, after the transfer that used it.
     final class CurlHeaderList {
+        typealias Append = (UnsafeMutablePointer<curl_slist>?, String) -> UnsafeMutablePointer<curl_slist>?
+
         private(set) var raw: UnsafeMutablePointer<curl_slist>?
 
-        init(_ lines: [String]) {
+        /// Every line, or an error: `curl_slist_append` returns NULL when it cannot allocate, and
+        /// a request without one of its lines (an `If-Range`, an `Authorization`) must never go
+        /// out. `append` is libcurl's (tests give one that fails).
+        init(_ lines: [String], append: Append = { list, line in curl_slist_append(list, line) }) throws(CurlOptionError) {
             for line in lines {
-                raw = curl_slist_append(raw, line)
+                // On NULL the list built so far is untouched: kept, to be freed in deinit.
+                guard let longer = append(raw, line) else {
+                    throw CurlOptionError(option: .httpHeader, code: CURLE_OUT_OF_MEMORY)
+                }
+                raw = longer
             }
         }
 

@@ -98,7 +98,7 @@
             // An empty value removes a header libcurl would add on its own.
             lines.append("Expect:")
             if !request.headers.contains("Accept") { lines.append("Accept: */*") }
-            let headerList = CurlHeaderList(lines)
+            let headerList = try CurlHeaderList(lines)
             try handle.set(.httpHeader, pointer: UnsafeMutableRawPointer(headerList.raw))
             if let timeout = options.connectTimeout {
                 try handle.set(.connectTimeout, Int(timeout * 1000))

@@ -5,6 +5,31 @@ import Testing
 
 @Suite("libcurl options: every refusal is an error that names the option (no network)")
 struct CurlOptionTests {
+    @Test func aHeaderListThatCannotGrowFailsTheRequestBeforeItIsSent() throws {
+        // GIVEN an append that fails (libcurl's returns NULL when it cannot allocate) at the second line
+        var calls = 0
+        let failing: CurlHeaderList.Append = { list, line in
+            calls += 1
+            return calls == 2 ? nil : curl_slist_append(list, line)
+        }
+        // WHEN the list is built THEN it is an error naming CURLOPT_HTTPHEADER, never a shorter list
+        let error = #expect(throws: CurlOptionError.self) {
+            _ = try CurlHeaderList(["Range: bytes=10-", "If-Range: \"v1\"", "Accept: */*"], append: failing)
+        }
+        #expect(error?.option == .httpHeader)
+        #expect(error?.description.contains("the transfer was not started") == true)
+        #expect(calls == 2)
+        // AND with libcurl's own append every line is there, in order
+        let list = try CurlHeaderList(["A: 1", "B: 2"])
+        var lines: [String] = []
+        var node = list.raw
+        while let current = node {
+            lines.append(String(cString: current.pointee.data))
+            node = current.pointee.next
+        }
+        #expect(lines == ["A: 1", "B: 2"])
+    }
+
     @Test func unknownOptionIsAnErrorNamingIt() throws {
         // GIVEN an option id this libcurl does not know (as CURLOPT_PROTOCOLS_STR is to libcurl < 7.85)
         let handle = try #require(CurlEasyHandle())
