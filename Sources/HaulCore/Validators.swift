@@ -18,9 +18,28 @@ public struct Validators: Sendable, Equatable, Codable {
 
     /// The value for `If-Range`: a strong entity tag, else the `Last-Modified` date (RFC 9110 §13.1.5).
     /// A weak tag can never be used: a server must not honour it, so asking would only waste a 200.
+    /// Nor can a value with bytes beyond ASCII: a request header goes out as UTF-8, so such a tag
+    /// could not be sent back as the server wrote it, and how an engine decoded it is not proof
+    /// of its bytes; the resume is proven by re-fetching an overlap instead.
     public var ifRangeValue: String? {
-        if let etag, !etag.isWeak { return etag.headerValue }
-        if let lastModified, HTTPDate.parse(lastModified) != nil { return lastModified }
+        switch guardingValidator {
+        case .etag(let etag): return etag.headerValue
+        case .lastModified(let date): return date
+        case nil: return nil
+        }
+    }
+
+    /// The validator `If-Range` carries, if one can.
+    private enum Guard {
+        case etag(EntityTag)
+        case lastModified(String)
+    }
+
+    private var guardingValidator: Guard? {
+        if let etag, !etag.isWeak, etag.headerValue.unicodeScalars.allSatisfy(\.isASCII) { return .etag(etag) }
+        if let lastModified, lastModified.unicodeScalars.allSatisfy(\.isASCII), HTTPDate.parse(lastModified) != nil {
+            return .lastModified(lastModified)
+        }
         return nil
     }
 
@@ -31,15 +50,16 @@ public struct Validators: Sendable, Equatable, Codable {
     /// that the server evaluated `If-Range` against this version. A server (or a cache) that ignores
     /// `If-Range` and leaves its validators out could otherwise splice another version's bytes.
     public func isShown(by response: Validators) -> Bool {
-        if let etag, !etag.isWeak {
+        switch guardingValidator {
+        case .etag(let etag):
             guard let theirs = response.etag else { return false }
             return etag.stronglyMatches(theirs)
-        }
-        if let lastModified, let mine = HTTPDate.parse(lastModified) {
-            guard let theirs = response.lastModified.flatMap(HTTPDate.parse) else { return false }
+        case .lastModified(let date):
+            guard let mine = HTTPDate.parse(date), let theirs = response.lastModified.flatMap(HTTPDate.parse) else { return false }
             return mine == theirs
+        case nil:
+            return false
         }
-        return false
     }
 
     /// Whether a response's validators show a different version than these.

@@ -83,8 +83,9 @@
             return slice
         }
 
+        /// Lossless: two values that differ in bytes that are not UTF-8 stay different (`HeaderText`).
         static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
-            String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
+            HeaderText.decode(UnsafeRawBufferPointer(rebasing: bytes))
         }
 
         private func deliverHead() -> Bool {

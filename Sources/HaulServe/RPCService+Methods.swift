@@ -87,7 +87,7 @@ extension RPCService {
         if let position {
             // Added already, so the answer is its GID whatever happens here: a download claimed
             // at once is no longer waiting, and has no place in the waiting list to take.
-            try? move(id, to: position, from: .set)
+            _ = try? move(id, to: position, from: .set)
         }
         return .string(GID.string(id))
     }

@@ -172,7 +172,7 @@ final class FaultServerConnection {
         let separator = plan.headersWithoutSpace ? ":" : ": "
         for (name, value) in plan.headers { head += "\(name)\(separator)\(value)\r\n" }
         head += "\r\n"
-        guard sendBytes(Array(head.utf8)) else {
+        guard sendBytes(FaultServer.wireBytes(head)) else {
             closeAbruptly()
             return false
         }

@@ -78,6 +78,26 @@ public final class FaultServer: Sendable {
         core.setResource(path, resource)
     }
 
+    /// A character that a response head carries as the single byte `byte`, whatever it is (a
+    /// head is otherwise written as UTF-8): how a test sends a header value that is not UTF-8,
+    /// such as an ETag with the byte 0xFF. U+F700 + byte, from the Private Use Area.
+    public static func rawByte(_ byte: UInt8) -> Character {
+        Character(Unicode.Scalar(0xF700 + UInt32(byte)) ?? " ")
+    }
+
+    /// The bytes of a response head: UTF-8, with each `rawByte` as its byte.
+    static func wireBytes(_ head: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for scalar in head.unicodeScalars {
+            if (0xF700...0xF7FF).contains(scalar.value) {
+                bytes.append(UInt8(scalar.value - 0xF700))
+            } else {
+                bytes.append(contentsOf: String(scalar).utf8)
+            }
+        }
+        return bytes
+    }
+
     /// Faults for the next requests to `path`, consumed one per request in order; once consumed,
     /// requests are served normally (or with the persistent faults, if any).
     /// Use ``Fault/combined(_:)`` to give one request several faults.
