@@ -9,7 +9,7 @@ extension DownloadQueue {
     /// (`only` limits the run to some ids, as a batch does). Downloads left behind by a process that
     /// died are taken over and resume from their records. Returns when every worker is done.
     public func run(_ options: QueueRunOptions = QueueRunOptions(), only ids: Set<Int64>? = nil) async -> QueueRunSummary {
-        let pending = ids?.count ?? (try? store.all().filter { $0.state == .queued || $0.state.hasTransfer }.count) ?? 0
+        let pending = ids?.count ?? (try? pendingCount()) ?? 0
         live.withLock { state in
             state.draining = false
             state.finishedBytes = 0
@@ -40,6 +40,13 @@ extension DownloadQueue {
         publishAggregate(force: true)
         endRunStreams()
         return runState.summary.withLock { $0 }
+    }
+
+    /// How many downloads a run would take on now: the queued ones and those in a transfer state
+    /// (a transfer whose process died is taken over), damaged ones included (the run fails them,
+    /// though `items()` already shows them failed).
+    public func pendingCount() throws(DownloadError) -> Int {
+        try storeCall { try $0.all() }.filter { $0.state == .queued || $0.state.hasTransfer }.count
     }
 
     /// One worker: claim, download, note the outcome, repeat. Each outcome reaches the store in

@@ -843,6 +843,37 @@ extension QueueStoreTests {
     }
 }
 
+// MARK: - Damaged rows
+
+extension QueueStoreTests {
+    @Suite("Damaged rows")
+    struct DamagedRows {
+        @Test(
+            "GIVEN two queued items, the first with damaged options WHEN the store lists, claims and removes THEN the damaged one is listed, claimed and removed with its damage named, and the other one is claimed next"
+        )
+        func damagedOptionsStayInTheirOwnItem() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let ids = try store.add([fileDownload(directory, "a"), fileDownload(directory, "b")])
+            try rawConnection(store).execute("UPDATE downloads SET options = '{damaged' WHERE id = ?", [.integer(ids[0])])
+            let owner = LeaseOwner()
+
+            let all = try store.all()
+            let first = try store.claimNext(for: owner)
+            let second = try store.claimNext(for: owner, settling: [.init(id: ids[0], input: .transferFailed, error: ("io", "damaged"))])
+
+            #expect(all.map(\.id) == ids)
+            #expect(all.map { $0.damage?.columns.map(\.name) } == [["options"], nil])
+            #expect(first?.id == ids[0])
+            #expect(first?.damage?.reason.hasPrefix("its stored options are damaged") == true)
+            #expect(second?.id == ids[1])
+            #expect(try store.item(ids[0])?.state == .failed)
+            try store.remove(ids[0])
+            #expect(try store.all().map(\.id) == [ids[1]])
+        }
+    }
+}
+
 // MARK: - Crash safety
 
 /// The `haul` executable that `swift build --build-tests` put beside the test bundle (or `HAUL_BINARY`).

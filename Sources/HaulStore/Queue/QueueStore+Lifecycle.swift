@@ -89,14 +89,15 @@ extension QueueStore {
     /// A download that can no longer run keeps no credentials: its secret headers, its body, the
     /// password in its URL and its proxy's password are removed (secure_delete overwrites the old
     /// values).
+    ///
+    /// Of a damaged row, an unreadable URL stays as it is (nothing can be taken out of it) and
+    /// unreadable options go (they may hold a password, and nothing reads them again).
     static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload) throws {
         let options = try item.options.map { try SQLiteValue.text($0.withoutSecrets.encoded()) } ?? .null
+        let url: SQLiteValue = item.damage?.covers("url") == true ? .null : .text(Redaction.withoutPassword(item.url))
         try db.execute(
-            "UPDATE downloads SET headers = ?, body = NULL, url = ?, options = ? WHERE id = ?",
-            [
-                .text(encodeHeaders(Redaction.publicHeaders(item.headers))),
-                .text(Redaction.withoutPassword(item.url)), options, .integer(item.id),
-            ])
+            "UPDATE downloads SET headers = ?, body = NULL, url = COALESCE(?, url), options = ? WHERE id = ?",
+            [.text(encodeHeaders(Redaction.publicHeaders(item.headers))), url, options, .integer(item.id)])
     }
 
     private static func leaseOwner(_ db: SQLiteConnection, _ id: Int64) throws -> String? {
