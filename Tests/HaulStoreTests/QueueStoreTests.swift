@@ -871,6 +871,47 @@ extension QueueStoreTests {
             try store.remove(ids[0])
             #expect(try store.all().map(\.id) == [ids[1]])
         }
+
+        @Test(
+            "GIVEN a running item of a dead process and one of its items whose state was damaged WHEN another owner claims THEN the first is recovered and claimed, and the damaged one is failed with the reason, its lease released",
+            arguments: [SQLiteValue.text("runn1ng"), .blob(Array("running".utf8)), .integer(3)])
+        func recoveryFailsAnItemWhoseStateCannotBeRead(damagedState: SQLiteValue) throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let ids = try store.add([fileDownload(directory, "a"), fileDownload(directory, "b")])
+            let dead = try deadOwner()
+            _ = try store.claimNext(for: dead)
+            _ = try store.claimNext(for: dead)
+            try rawConnection(store).execute("UPDATE downloads SET state = ? WHERE id = ?", [damagedState, .integer(ids[1])])
+            let alive = LeaseOwner()
+
+            let reclaimed = try otherProcessStore(store).claimNext(for: alive)
+
+            #expect(reclaimed?.id == ids[0])
+            let row = try #require(try rawConnection(store).query("SELECT * FROM downloads WHERE id = ?", [.integer(ids[1])]).first)
+            #expect(row.string("state") == "failed")
+            #expect(row.string("last_error")?.contains("its stored state is damaged") == true, "\(row)")
+            #expect(row.string("error_category") == "io")
+            #expect(row.isNull("lease_owner"))
+            #expect(try store.item(ids[1])?.state == .failed)
+        }
+
+        @Test(
+            "GIVEN a paused item whose state was damaged at rest (no lease) WHEN any owner claims THEN it is failed with the reason and a queued one is still claimed"
+        )
+        func recoveryFailsAnItemDamagedAtRest() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let ids = try store.add([fileDownload(directory, "a", paused: true), fileDownload(directory, "b")])
+            try rawConnection(store).execute("UPDATE downloads SET state = 'PAUSED' WHERE id = ?", [.integer(ids[0])])
+
+            let claimed = try otherProcessStore(store).claimNext(for: LeaseOwner())
+
+            #expect(claimed?.id == ids[1])
+            let row = try #require(try rawConnection(store).query("SELECT state, last_error FROM downloads WHERE id = ?", [.integer(ids[0])]).first)
+            #expect(row.string("state") == "failed")
+            #expect(row.string("last_error")?.contains("its stored state is damaged") == true, "\(row)")
+        }
     }
 }
 

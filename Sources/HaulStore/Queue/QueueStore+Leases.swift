@@ -76,18 +76,39 @@ extension QueueStore {
         }
     }
 
+    /// Returns the items whose owner died (or whose lease expired) to where they meant to go. A
+    /// row whose state cannot be read (not one Haul writes) is looked at too, since no owner can
+    /// settle it: once it has no live lease it is failed with the reason, as `items()` shows it,
+    /// and recovery goes on with the others.
     private static func recoverAbandoned(_ db: SQLiteConnection) throws {
         let now = Date().timeIntervalSince1970
-        let rows = try db.query("SELECT id, state, lease_owner, lease_expires FROM downloads WHERE state IN ('running', 'pausing', 'cancelling')")
+        let atRest = DownloadState.allCases.filter { !$0.hasTransfer }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let rows = try db.query(
+            "SELECT id, state, lease_owner, lease_expires FROM downloads WHERE state IS NULL OR state NOT IN (\(atRest))")
         for row in rows {
-            guard let id = row.int64("id"), let state = row.string("state").flatMap(DownloadState.init(rawValue:)) else { continue }
+            // The INTEGER PRIMARY KEY (the rowid): SQLite keeps nothing but an integer there.
+            guard let id = row.int64("id") else { continue }
             let owner = row.string("lease_owner").flatMap(LeaseOwner.init(encoded:))
             let expired = (row.double("lease_expires") ?? 0) < now
             guard expired || !(owner?.isAlive ?? false) else { continue }
+            guard let state = row.string("state").flatMap(DownloadState.init(rawValue:)) else {
+                try failUnreadable(db, id, now: now)
+                continue
+            }
             guard case .success(let (next, _)) = DownloadLifecycle.apply(.ownerLost, to: state) else { continue }
             try db.execute(
                 "UPDATE downloads SET state = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? WHERE id = ?",
                 [.text(next.rawValue), .real(now), .integer(id)])
         }
+    }
+
+    /// Fails an item whose state cannot be read, with what `StoredDownload.damage` says of its row.
+    private static func failUnreadable(_ db: SQLiteConnection, _ id: Int64, now: Double) throws {
+        let reason = try load(db, id: id)?.damage?.reason ?? "its stored state is damaged"
+        try db.execute(
+            """
+            UPDATE downloads SET state = 'failed', last_error = ?, error_category = 'io', lease_owner = NULL, lease_expires = NULL,
+                updated_at = ? WHERE id = ?
+            """, [.text("download \(id): \(reason); remove it and add it again"), .real(now), .integer(id)])
     }
 }
