@@ -630,6 +630,27 @@ extension QueueStoreTests {
             #expect(try leaseColumns(store, id).owner == nil)
         }
 
+        @Test(
+            "GIVEN a cancelling item of a dead process, with a header and a password in its URL WHEN claimNext recovers it THEN it is cancelled and keeps neither"
+        )
+        func recoveredCancellationKeepsNoSecret() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            var new = fileDownload(directory, "a")
+            new.url = "http://alice:hunter2@127.0.0.1:1/a"
+            new.headers = [HTTPHeaders.Field(name: "X-Api-Key", value: "KEY-1")]
+            let id = try #require(try store.add([new]).first)
+            _ = try store.claimNext(for: try deadOwner())
+            try store.apply(.cancelRequested, to: id)
+
+            _ = try otherProcessStore(store).claimNext(for: LeaseOwner())
+
+            let item = try #require(try store.item(id))
+            #expect(item.state == .cancelled)
+            #expect(item.headers.isEmpty)
+            #expect(item.url == "http://alice@127.0.0.1:1/a")
+        }
+
         @Test("GIVEN a lease of another boot (same pid) WHEN claimNext runs THEN the owner is presumed dead and the item reclaimed")
         func recoversLeaseOfAnotherBoot() throws {
             let directory = try TemporaryDirectory(prefix: "haul-queue")

@@ -5,7 +5,7 @@ import Testing
 @testable import HaulStore
 
 /// A row of `downloads` as the store writes it, with some columns replaced.
-private func row(_ changes: [String: SQLiteValue] = [:]) -> Row {
+func downloadRow(_ changes: [String: SQLiteValue] = [:]) -> Row {
     var columns: [(String, SQLiteValue)] = [
         ("id", 7), ("url", "http://alice:pw@example.com/a.bin"), ("method", "GET"), ("headers", #"[["X-Api-Key","k1"]]"#),
         ("body", .null), ("destination_kind", "file"), ("destination", "/tmp/a.bin"), ("range_spec", .null),
@@ -23,7 +23,7 @@ private func row(_ changes: [String: SQLiteValue] = [:]) -> Row {
 struct StoredDownloadRowTests {
     @Test("GIVEN a row as the store writes it WHEN it is read THEN every field comes back and nothing is damaged")
     func soundRowReadsWhole() throws {
-        let item = try StoredDownload(row: row())
+        let item = try StoredDownload(row: downloadRow())
 
         #expect(item.damage == nil)
         #expect(item.placementIsReadable)
@@ -35,7 +35,7 @@ struct StoredDownloadRowTests {
 
     @Test("GIVEN options that are not JSON WHEN the row is read THEN it reads, the options are named damaged and nothing else is")
     func damagedOptionsAreNamedAndTheRestKept() throws {
-        let item = try StoredDownload(row: row(["options": "{damaged"]))
+        let item = try StoredDownload(row: downloadRow(["options": "{damaged"]))
 
         #expect(item.damage?.columns.map(\.name) == ["options"])
         #expect(item.damage?.reason == "its stored options are damaged: it is not JSON")
@@ -47,7 +47,7 @@ struct StoredDownloadRowTests {
 
     @Test("GIVEN options with a value of the wrong type WHEN the row is read THEN the damage says where, never the text (it may hold a password)")
     func wrongTypeInOptionsSaysWhere() throws {
-        let item = try StoredDownload(row: row(["options": #"{"connections":"secret-pw"}"#]))
+        let item = try StoredDownload(row: downloadRow(["options": #"{"connections":"secret-pw"}"#]))
 
         let reason = try #require(item.damage?.reason)
         #expect(reason.contains("connections"), "\(reason)")
@@ -56,7 +56,7 @@ struct StoredDownloadRowTests {
 
     @Test("GIVEN an unknown state and a URL stored as a blob WHEN the row is read THEN both are named, the state reads failed and the placement is unreadable")
     func unreadableStateAndURL() throws {
-        let item = try StoredDownload(row: row(["state": "bogus", "url": .blob([1, 2])]))
+        let item = try StoredDownload(row: downloadRow(["state": "bogus", "url": .blob([1, 2])]))
 
         #expect(item.damage?.columns.map(\.name) == ["url", "state"])
         #expect(item.damage?.reason.contains("its stored state is damaged") == true)
@@ -67,7 +67,7 @@ struct StoredDownloadRowTests {
 
     @Test("GIVEN headers that are not pairs, a body stored as text and a NULL byte count WHEN the row is read THEN each is named, never replaced silently")
     func headersBodyAndBytes() throws {
-        let item = try StoredDownload(row: row(["headers": #"[["only-a-name"]]"#, "body": "text", "bytes": .null]))
+        let item = try StoredDownload(row: downloadRow(["headers": #"[["only-a-name"]]"#, "body": "text", "bytes": .null]))
 
         #expect(item.damage?.columns.map(\.name) == ["headers", "body", "bytes"])
         #expect(item.damage?.reason.contains("its stored byte count is damaged: it is missing") == true)
@@ -76,6 +76,6 @@ struct StoredDownloadRowTests {
 
     @Test("GIVEN a row without an id WHEN it is read THEN it is refused as a damaged store")
     func rowWithoutIDIsRefused() {
-        #expect(throws: StoreError(.corruptStore, "a queue row has no id")) { try StoredDownload(row: row(["id": .null])) }
+        #expect(throws: StoreError(.corruptStore, "a queue row has no id")) { try StoredDownload(row: downloadRow(["id": .null])) }
     }
 }

@@ -99,6 +99,10 @@ extension QueueStore {
             try db.execute(
                 "UPDATE downloads SET state = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? WHERE id = ?",
                 [.text(next.rawValue), .real(now), .integer(id)])
+            // A cancellation its owner did not live to finish settles here, for good.
+            if next == .cancelled || next == .completed, let item = try load(db, id: id) {
+                try scrubSecrets(db, item)
+            }
         }
     }
 

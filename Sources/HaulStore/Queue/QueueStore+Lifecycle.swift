@@ -86,18 +86,19 @@ extension QueueStore {
         return (item, action)
     }
 
-    /// A download that can no longer run keeps no credentials: its secret headers, its body, the
-    /// password in its URL and its proxy's password are removed (secure_delete overwrites the old
-    /// values).
-    ///
-    /// Of a damaged row, an unreadable URL stays as it is (nothing can be taken out of it) and
-    /// unreadable options go (they may hold a password, and nothing reads them again).
-    static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload) throws {
-        let options = try item.options.map { try SQLiteValue.text($0.withoutSecrets.encoded()) } ?? .null
-        let url: SQLiteValue = item.damage?.covers("url") == true ? .null : .text(Redaction.withoutPassword(item.url))
+    /// A download settled for good (completed, cancelled) keeps nothing it was given only to run
+    /// (see `SecretScrub`); secure_delete overwrites the old values. Returns whether anything was
+    /// taken out, so that the earlier copies in the write-ahead log are forgotten soon.
+    @discardableResult
+    static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload) throws -> Bool {
+        let scrub = SecretScrub(item)
+        guard scrub.removesSomething else { return false }
+        let options = try scrub.options.map { options throws(StoreError) in SQLiteValue.text(try options.encoded()) } ?? .null
+        let record = try scrub.record.map { record throws(StoreError) in SQLiteValue.text(try encodeRecord(record, id: item.id)) } ?? .null
         try db.execute(
-            "UPDATE downloads SET headers = ?, body = NULL, url = COALESCE(?, url), options = ? WHERE id = ?",
-            [.text(encodeHeaders(Redaction.publicHeaders(item.headers))), url, options, .integer(item.id)])
+            "UPDATE downloads SET headers = '[]', body = NULL, url = COALESCE(?, url), options = ?, record = ? WHERE id = ?",
+            [scrub.url.map(SQLiteValue.text) ?? .null, options, record, .integer(item.id)])
+        return true
     }
 
     private static func leaseOwner(_ db: SQLiteConnection, _ id: Int64) throws -> String? {
