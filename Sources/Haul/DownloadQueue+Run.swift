@@ -50,7 +50,9 @@ extension DownloadQueue {
     }
 
     /// One worker: claim, download, note the outcome, repeat. Each outcome reaches the store in
-    /// the same transaction as the next claim: one commit per download. In a long-running run
+    /// the same transaction as the next claim: one commit per download. A settlement that took
+    /// secrets out is followed by a truncation of the write-ahead log (at most one a second, none
+    /// for downloads that had no secret), so their copies do not wait for the end of the run. In a long-running run
     /// (`options.concurrency`), a worker beyond the limit, or one that found nothing, waits.
     private func work(_ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState) {
         var pending: [QueueStore.Settlement] = []
@@ -64,6 +66,7 @@ extension DownloadQueue {
             let claimed: StoredDownload?
             do {
                 claimed = try store.claimNext(for: owner, among: draining ? [] : ids, settling: pending)
+                if !pending.isEmpty { store.forgetRemovedSecretsSoon() }
                 pending = []
             } catch {
                 // A store locked by another process is tried again; anything else ends this worker.
@@ -85,6 +88,7 @@ extension DownloadQueue {
     private func settleOnly(_ pending: inout [QueueStore.Settlement]) {
         do {
             _ = try store.claimNext(for: owner, among: [], settling: pending)
+            store.forgetRemovedSecretsSoon()
             pending = []
         } catch {
             // Kept for the next claim.
@@ -243,8 +247,9 @@ final class RunState: Sendable {
     let directories = Mutex(Set<String>())
 }
 
-/// Renews this process's leases every few seconds and relays pause/cancel requests that other
-/// processes wrote to the store to the running transfers.
+/// Renews this process's leases every few seconds, relays pause/cancel requests that other
+/// processes wrote to the store to the running transfers, and truncates the write-ahead log when
+/// secrets removed since are still due to be forgotten.
 final class LeaseKeeper: Sendable {
     private let queue: DownloadQueue
     private let stopped = Atomic<Bool>(false)
@@ -276,6 +281,8 @@ final class LeaseKeeper: Sendable {
                 for (id, control) in running where states[id] == nil {
                     control.request(.pause)
                 }
+                // Secrets a settlement removed within a second of the previous truncation.
+                queue.store.forgetRemovedSecretsSoon()
             }
             done.signal()
         }

@@ -936,6 +936,53 @@ extension QueueStoreTests {
     }
 }
 
+// MARK: - Forgetting secrets
+
+extension QueueStoreTests {
+    @Suite("Forgetting removed secrets")
+    struct ForgettingSecrets {
+        private static func walSize(_ store: QueueStore) -> Int {
+            (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? Int) ?? 0
+        }
+
+        @Test("GIVEN a download with a header that completes WHEN forgetRemovedSecretsSoon runs THEN the write-ahead log is truncated and holds no copy of it")
+        func completionWithSecretsTruncatesTheLog() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            var new = fileDownload(directory, "a")
+            new.headers = [HTTPHeaders.Field(name: "X-Api-Key", value: "KEY-3b7")]
+            let id = try #require(try store.add([new]).first)
+            let owner = LeaseOwner()
+            _ = try store.claimNext(for: owner)
+            _ = try store.claimNext(for: owner, settling: [.init(id: id, input: .transferCompleted, finished: (1, "/done/a"))])
+            #expect(fileBytes(store.path + "-wal").map { Data($0).range(of: Data("KEY-3b7".utf8)) != nil } == true)
+
+            store.forgetRemovedSecretsSoon()
+
+            #expect(Self.walSize(store) == 0)
+            #expect(fileBytes(store.path).map { Data($0).range(of: Data("KEY-3b7".utf8)) == nil } == true)
+        }
+
+        @Test(
+            "GIVEN a download with nothing secret that completes WHEN forgetRemovedSecretsSoon runs THEN the log is left as it is (the usual batch pays nothing)"
+        )
+        func completionWithoutSecretsLeavesTheLog() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let id = try #require(try store.add([fileDownload(directory, "a")]).first)
+            let owner = LeaseOwner()
+            _ = try store.claimNext(for: owner)
+            _ = try store.claimNext(for: owner, settling: [.init(id: id, input: .transferCompleted, finished: (1, "/done/a"))])
+            let before = Self.walSize(store)
+
+            store.forgetRemovedSecretsSoon()
+
+            #expect(before > 0)
+            #expect(Self.walSize(store) == before)
+        }
+    }
+}
+
 // MARK: - Crash safety
 
 /// The `haul` executable that `swift build --build-tests` put beside the test bundle (or `HAUL_BINARY`).

@@ -18,6 +18,8 @@ public final class QueueStore: Sendable {
     /// When abandoned items were last looked for; claims look again at most every `recoveryInterval`.
     let lastRecovery = Mutex<Double>(0)
     static let recoveryInterval: Double = 2
+    /// Whether removed secrets may still have copies in the write-ahead log (see `forgetRemovedSecretsSoon`).
+    let secretsToForget = Mutex(SecretsToForget())
 
     /// Opens (creating if needed) the store in `directory`. A file that is not a Haul store is
     /// reported, never overwritten.
@@ -51,17 +53,25 @@ public final class QueueStore: Sendable {
             close(fd)
         }
         let database = try DatabaseQueue(path: path, synchronous: .normal)
-        try database.writeWithoutTransaction { db in try db.execute("PRAGMA secure_delete=ON") }
+        try database.writeWithoutTransaction { db in
+            guard try db.query("PRAGMA secure_delete=ON").first?[0].int64 == 1 else {
+                throw StoreError(.io, "SQLite did not accept secure_delete=ON for \(path): removed secrets would stay in its free pages")
+            }
+        }
         return database
     }
 
-    /// Truncates the write-ahead log after secrets were removed, so no earlier copy of them stays
-    /// in it. Best effort: another process reading the store can keep the log from shrinking.
-    public func forgetRemovedSecrets() {
+    /// Copies the write-ahead log into the database and truncates it to nothing: no earlier version
+    /// of a row stays in either file (secure_delete overwrote what was freed). Whether it completed:
+    /// another process reading or writing the store can keep it from finishing (SQLite's busy
+    /// column), and then the log keeps its frames until a later try.
+    func truncateWriteAheadLog() -> Bool {
         do {
-            try database.writeWithoutTransaction { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            return try database.writeWithoutTransaction { db in
+                try db.query("PRAGMA wal_checkpoint(TRUNCATE)").first?[0].int64 == 0
+            }
         } catch {
-            return
+            return false
         }
     }
 
