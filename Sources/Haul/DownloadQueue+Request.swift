@@ -66,6 +66,19 @@ extension DownloadQueue {
     /// run's. The run's shared speed limit, when given, replaces the item's own. A stored value that cannot be read again fails the item: a damaged range must never
     /// become a whole-file download.
     static func request(for item: StoredDownload, _ run: QueueRunOptions) throws(DownloadError) -> DownloadRequest {
+        try refuseDamaged(item)
+        return try request(readableFieldsOf: item, run)
+    }
+
+    /// A damaged item (see `RowDamage`) is never run nor changed: this says why.
+    static func refuseDamaged(_ item: StoredDownload) throws(DownloadError) {
+        guard let damage = item.damage else { return }
+        throw DownloadError(.io, "download \(item.id): \(damage.reason); \(QueueItem.damagedRowAdvice)")
+    }
+
+    /// The request of `item` from what of it could be read, damaged or not: only for finding its
+    /// files (see `deletePartial`), never for running it.
+    private static func request(readableFieldsOf item: StoredDownload, _ run: QueueRunOptions) throws(DownloadError) -> DownloadRequest {
         guard let url = URL(string: item.url) else {
             throw DownloadError(.usage, "download \(item.id) has an invalid URL: \(item.url)")
         }
@@ -139,7 +152,9 @@ extension DownloadQueue {
     func deletePartial(of item: StoredDownload) {
         let slot = store.recordSlot(item.id)
         defer { slot.remove() }
-        guard let request = try? Self.request(for: item, QueueRunOptions()),
+        // A damaged item whose URL and destination are sound (its options damaged, say) still
+        // finds its partial; the record's inode check below is what vouches for the file.
+        guard item.placementIsReadable, let request = try? Self.request(readableFieldsOf: item, QueueRunOptions()),
             let layout = OutputLayout.of(request),
             let record = try? slot.load(), let owned = record.partialIdentity
         else { return }

@@ -9,7 +9,7 @@ extension DownloadQueue {
     /// (`only` limits the run to some ids, as a batch does). Downloads left behind by a process that
     /// died are taken over and resume from their records. Returns when every worker is done.
     public func run(_ options: QueueRunOptions = QueueRunOptions(), only ids: Set<Int64>? = nil) async -> QueueRunSummary {
-        let pending = ids?.count ?? (try? store.all().filter { $0.state == .queued || $0.state.hasTransfer }.count) ?? 0
+        let pending = ids?.count ?? (try? pendingCount()) ?? 0
         live.withLock { state in
             state.draining = false
             state.finishedBytes = 0
@@ -42,8 +42,17 @@ extension DownloadQueue {
         return runState.summary.withLock { $0 }
     }
 
+    /// How many downloads a run would take on now: the queued ones and those in a transfer state
+    /// (a transfer whose process died is taken over), damaged ones included (the run fails them,
+    /// though `items()` already shows them failed).
+    public func pendingCount() throws(DownloadError) -> Int {
+        try storeCall { try $0.all() }.filter { $0.state == .queued || $0.state.hasTransfer }.count
+    }
+
     /// One worker: claim, download, note the outcome, repeat. Each outcome reaches the store in
-    /// the same transaction as the next claim: one commit per download. In a long-running run
+    /// the same transaction as the next claim: one commit per download. A settlement that took
+    /// secrets out is followed by a truncation of the write-ahead log (at most one a second, none
+    /// for downloads that had no secret), so their copies do not wait for the end of the run. In a long-running run
     /// (`options.concurrency`), a worker beyond the limit, or one that found nothing, waits.
     private func work(_ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState) {
         var pending: [QueueStore.Settlement] = []
@@ -57,6 +66,7 @@ extension DownloadQueue {
             let claimed: StoredDownload?
             do {
                 claimed = try store.claimNext(for: owner, among: draining ? [] : ids, settling: pending)
+                if !pending.isEmpty { store.forgetRemovedSecretsSoon() }
                 pending = []
             } catch {
                 // A store locked by another process is tried again; anything else ends this worker.
@@ -78,6 +88,7 @@ extension DownloadQueue {
     private func settleOnly(_ pending: inout [QueueStore.Settlement]) {
         do {
             _ = try store.claimNext(for: owner, among: [], settling: pending)
+            store.forgetRemovedSecretsSoon()
             pending = []
         } catch {
             // Kept for the next claim.
@@ -236,8 +247,9 @@ final class RunState: Sendable {
     let directories = Mutex(Set<String>())
 }
 
-/// Renews this process's leases every few seconds and relays pause/cancel requests that other
-/// processes wrote to the store to the running transfers.
+/// Renews this process's leases every few seconds, relays pause/cancel requests that other
+/// processes wrote to the store to the running transfers, and truncates the write-ahead log when
+/// secrets removed since are still due to be forgotten.
 final class LeaseKeeper: Sendable {
     private let queue: DownloadQueue
     private let stopped = Atomic<Bool>(false)
@@ -269,6 +281,8 @@ final class LeaseKeeper: Sendable {
                 for (id, control) in running where states[id] == nil {
                     control.request(.pause)
                 }
+                // Secrets a settlement removed within a second of the previous truncation.
+                queue.store.forgetRemovedSecretsSoon()
             }
             done.signal()
         }

@@ -5,11 +5,13 @@ import HaulStore
 /// What a long-running queue (`haul serve`) needs beyond a batch: per-download options that change
 /// while the download runs, and the progress of what runs now.
 extension DownloadQueue {
-    /// The options stored with a download (`haul queue add`'s per-download settings).
+    /// The options stored with a download (`haul queue add`'s per-download settings). Those of a
+    /// damaged item are refused: changed and written back, defaults would replace what it asked.
     public func storedOptions(_ id: Int64) throws(DownloadError) -> StoredOptions? {
         guard let item = try storeCall({ try $0.item(id) }) else {
             throw DownloadError(.usage, "no download \(id) in the queue")
         }
+        try Self.refuseDamaged(item)
         return item.options
     }
 

@@ -30,7 +30,7 @@ struct QueueRunCommand: ParsableCommand {
     func run() async throws(CommandError) -> ExitCode {
         let queue = try store.open(engine: settings.engine)
         // The total for the aggregate display; an unreadable count only makes it show 0.
-        let pending = (try? queue.items().filter { $0.state == .queued || $0.state.hasTransfer }.count) ?? 0
+        let pending = (try? queue.pendingCount()) ?? 0
         let presenter = Presenter(mode: output.mode)
         let signals = SignalWatcher { _ in queue.stopAll() }
         let runOptions = settings.runOptions(connections: connections)

@@ -630,6 +630,27 @@ extension QueueStoreTests {
             #expect(try leaseColumns(store, id).owner == nil)
         }
 
+        @Test(
+            "GIVEN a cancelling item of a dead process, with a header and a password in its URL WHEN claimNext recovers it THEN it is cancelled and keeps neither"
+        )
+        func recoveredCancellationKeepsNoSecret() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            var new = fileDownload(directory, "a")
+            new.url = "http://alice:hunter2@127.0.0.1:1/a"
+            new.headers = [HTTPHeaders.Field(name: "X-Api-Key", value: "KEY-1")]
+            let id = try #require(try store.add([new]).first)
+            _ = try store.claimNext(for: try deadOwner())
+            try store.apply(.cancelRequested, to: id)
+
+            _ = try otherProcessStore(store).claimNext(for: LeaseOwner())
+
+            let item = try #require(try store.item(id))
+            #expect(item.state == .cancelled)
+            #expect(item.headers.isEmpty)
+            #expect(item.url == "http://alice@127.0.0.1:1/a")
+        }
+
         @Test("GIVEN a lease of another boot (same pid) WHEN claimNext runs THEN the owner is presumed dead and the item reclaimed")
         func recoversLeaseOfAnotherBoot() throws {
             let directory = try TemporaryDirectory(prefix: "haul-queue")
@@ -839,6 +860,125 @@ extension QueueStoreTests {
             #expect(kind == .corruptRecord)
             // The damage does not spill over: the item itself still reads.
             #expect(try store.item(id)?.state == .queued)
+        }
+    }
+}
+
+// MARK: - Damaged rows
+
+extension QueueStoreTests {
+    @Suite("Damaged rows")
+    struct DamagedRows {
+        @Test(
+            "GIVEN two queued items, the first with damaged options WHEN the store lists, claims and removes THEN the damaged one is listed, claimed and removed with its damage named, and the other one is claimed next"
+        )
+        func damagedOptionsStayInTheirOwnItem() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let ids = try store.add([fileDownload(directory, "a"), fileDownload(directory, "b")])
+            try rawConnection(store).execute("UPDATE downloads SET options = '{damaged' WHERE id = ?", [.integer(ids[0])])
+            let owner = LeaseOwner()
+
+            let all = try store.all()
+            let first = try store.claimNext(for: owner)
+            let second = try store.claimNext(for: owner, settling: [.init(id: ids[0], input: .transferFailed, error: ("io", "damaged"))])
+
+            #expect(all.map(\.id) == ids)
+            #expect(all.map { $0.damage?.columns.map(\.name) } == [["options"], nil])
+            #expect(first?.id == ids[0])
+            #expect(first?.damage?.reason.hasPrefix("its stored options are damaged") == true)
+            #expect(second?.id == ids[1])
+            #expect(try store.item(ids[0])?.state == .failed)
+            try store.remove(ids[0])
+            #expect(try store.all().map(\.id) == [ids[1]])
+        }
+
+        @Test(
+            "GIVEN a running item of a dead process and one of its items whose state was damaged WHEN another owner claims THEN the first is recovered and claimed, and the damaged one is failed with the reason, its lease released",
+            arguments: [SQLiteValue.text("runn1ng"), .blob(Array("running".utf8)), .integer(3)])
+        func recoveryFailsAnItemWhoseStateCannotBeRead(damagedState: SQLiteValue) throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let ids = try store.add([fileDownload(directory, "a"), fileDownload(directory, "b")])
+            let dead = try deadOwner()
+            _ = try store.claimNext(for: dead)
+            _ = try store.claimNext(for: dead)
+            try rawConnection(store).execute("UPDATE downloads SET state = ? WHERE id = ?", [damagedState, .integer(ids[1])])
+            let alive = LeaseOwner()
+
+            let reclaimed = try otherProcessStore(store).claimNext(for: alive)
+
+            #expect(reclaimed?.id == ids[0])
+            let row = try #require(try rawConnection(store).query("SELECT * FROM downloads WHERE id = ?", [.integer(ids[1])]).first)
+            #expect(row.string("state") == "failed")
+            #expect(row.string("last_error")?.contains("its stored state is damaged") == true, "\(row)")
+            #expect(row.string("error_category") == "io")
+            #expect(row.isNull("lease_owner"))
+            #expect(try store.item(ids[1])?.state == .failed)
+        }
+
+        @Test(
+            "GIVEN a paused item whose state was damaged at rest (no lease) WHEN any owner claims THEN it is failed with the reason and a queued one is still claimed"
+        )
+        func recoveryFailsAnItemDamagedAtRest() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let ids = try store.add([fileDownload(directory, "a", paused: true), fileDownload(directory, "b")])
+            try rawConnection(store).execute("UPDATE downloads SET state = 'PAUSED' WHERE id = ?", [.integer(ids[0])])
+
+            let claimed = try otherProcessStore(store).claimNext(for: LeaseOwner())
+
+            #expect(claimed?.id == ids[1])
+            let row = try #require(try rawConnection(store).query("SELECT state, last_error FROM downloads WHERE id = ?", [.integer(ids[0])]).first)
+            #expect(row.string("state") == "failed")
+            #expect(row.string("last_error")?.contains("its stored state is damaged") == true, "\(row)")
+        }
+    }
+}
+
+// MARK: - Forgetting secrets
+
+extension QueueStoreTests {
+    @Suite("Forgetting removed secrets")
+    struct ForgettingSecrets {
+        private static func walSize(_ store: QueueStore) -> Int {
+            (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? Int) ?? 0
+        }
+
+        @Test("GIVEN a download with a header that completes WHEN forgetRemovedSecretsSoon runs THEN the write-ahead log is truncated and holds no copy of it")
+        func completionWithSecretsTruncatesTheLog() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            var new = fileDownload(directory, "a")
+            new.headers = [HTTPHeaders.Field(name: "X-Api-Key", value: "KEY-3b7")]
+            let id = try #require(try store.add([new]).first)
+            let owner = LeaseOwner()
+            _ = try store.claimNext(for: owner)
+            _ = try store.claimNext(for: owner, settling: [.init(id: id, input: .transferCompleted, finished: (1, "/done/a"))])
+            #expect(fileBytes(store.path + "-wal").map { Data($0).range(of: Data("KEY-3b7".utf8)) != nil } == true)
+
+            store.forgetRemovedSecretsSoon()
+
+            #expect(Self.walSize(store) == 0)
+            #expect(fileBytes(store.path).map { Data($0).range(of: Data("KEY-3b7".utf8)) == nil } == true)
+        }
+
+        @Test(
+            "GIVEN a download with nothing secret that completes WHEN forgetRemovedSecretsSoon runs THEN the log is left as it is (the usual batch pays nothing)"
+        )
+        func completionWithoutSecretsLeavesTheLog() throws {
+            let directory = try TemporaryDirectory(prefix: "haul-queue")
+            let store = try QueueStore(directory: directory.path)
+            let id = try #require(try store.add([fileDownload(directory, "a")]).first)
+            let owner = LeaseOwner()
+            _ = try store.claimNext(for: owner)
+            _ = try store.claimNext(for: owner, settling: [.init(id: id, input: .transferCompleted, finished: (1, "/done/a"))])
+            let before = Self.walSize(store)
+
+            store.forgetRemovedSecretsSoon()
+
+            #expect(before > 0)
+            #expect(Self.walSize(store) == before)
         }
     }
 }

@@ -458,6 +458,44 @@ extension SQLiteTests {
             try other.execute("INSERT INTO t VALUES (2)")
             #expect(try count(other, "t") == 2)
         }
+
+        @Test(
+            "GIVEN a database not yet in WAL mode, locked by a writer WHEN another connection opens it THEN the switch to WAL waits for the writer instead of failing as busy"
+        )
+        func switchToWALWaitsForAnotherConnection() async throws {
+            // GIVEN a rollback-journal database with a write transaction open (as while another
+            // process sets up a new store)
+            let (directory, path) = try freshDatabasePath()
+            defer { withExtendedLifetime(directory) {} }
+            let holder = try SQLiteConnection(path: path)
+            try holder.execute("CREATE TABLE t(x)")
+            #expect(try holder.query("PRAGMA journal_mode=DELETE").first?[0] == .text("delete"))
+            try holder.execute("BEGIN IMMEDIATE; INSERT INTO t VALUES (1)")
+
+            // WHEN another connection opens it, and the writer commits 300 ms later
+            let opener = Task.detached { () throws -> String? in
+                let other = try SQLiteConnection(path: path)
+                return try other.query("PRAGMA journal_mode").first?[0].string
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            try holder.execute("COMMIT")
+
+            // THEN it opened, in WAL mode (SQLite takes that lock without the busy handler)
+            #expect(try await opener.value == "wal")
+        }
+
+        @Test("GIVEN a 5 s budget WHEN every wait of the busy backoff is taken THEN they start at 1 ms, double up to 64 ms and add up to the budget")
+        func busyBackoffSpendsItsBudget() {
+            var backoff = BusyBackoff(budget: 5000)
+            var delays: [Int] = []
+            while let delay = backoff.nextDelay() { delays.append(delay) }
+
+            #expect(Array(delays.prefix(8)) == [1, 2, 4, 8, 16, 32, 64, 64])
+            #expect(delays.allSatisfy { $0 > 0 && $0 <= 64 })
+            #expect(delays.reduce(0, +) == 5000)
+            var none = BusyBackoff(budget: 0)
+            #expect(none.nextDelay() == nil)
+        }
     }
 }
 

@@ -15,39 +15,47 @@ extension QueueStore {
             last = now
             return true
         }
-        return try write { db in
+        let (claimed, removedSecrets) = try write { db -> (StoredDownload?, Bool) in
+            var removedSecrets = false
             for settlement in settlements {
                 do {
-                    _ = try Self.apply(db, settlement, owner: owner)
+                    removedSecrets = try Self.apply(db, settlement, owner: owner).removedSecrets || removedSecrets
                 } catch let error as StoreError where error.kind == .conflict || error.kind == .notFound {
                     continue
                 }
             }
-            if recover { try Self.recoverAbandoned(db) }
+            if recover { removedSecrets = try Self.recoverAbandoned(db) || removedSecrets }
             // Settling only (a draining or waiting worker): nothing to look for.
-            if let ids, ids.isEmpty { return nil }
-            // Page through the queued items best first; a batch (`among`) usually finds its own on the first page.
-            var offset: Int64 = 0
-            while true {
-                let page = try db.query(
-                    "SELECT id FROM downloads WHERE state = 'queued' ORDER BY priority DESC, id LIMIT 64 OFFSET ?", [.integer(offset)])
-                if page.isEmpty { break }
-                offset += Int64(page.count)
-                for row in page {
-                    guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
-                    let now = Date().timeIntervalSince1970
-                    try db.execute(
-                        """
-                        UPDATE downloads SET state = 'running', lease_owner = ?, lease_expires = ?, updated_at = ?,
-                            last_error = NULL, error_category = NULL, attempts = attempts + 1
-                        WHERE id = ? AND state = 'queued'
-                        """, [.text(owner.encoded), .real(now + Self.leaseSeconds), .real(now), .integer(id)])
-                    guard db.changes == 1 else { continue }
-                    return try Self.load(db, id: id)
-                }
-            }
-            return nil
+            if let ids, ids.isEmpty { return (nil, removedSecrets) }
+            return (try Self.claimBest(db, for: owner, among: ids), removedSecrets)
         }
+        if removedSecrets { noteSecretsRemoved() }
+        return claimed
+    }
+
+    /// Claims the best queued item (among `ids`, if given) for `owner`.
+    private static func claimBest(_ db: SQLiteConnection, for owner: LeaseOwner, among ids: Set<Int64>?) throws -> StoredDownload? {
+        // Page through the queued items best first; a batch (`among`) usually finds its own on the first page.
+        var offset: Int64 = 0
+        while true {
+            let page = try db.query(
+                "SELECT id FROM downloads WHERE state = 'queued' ORDER BY priority DESC, id LIMIT 64 OFFSET ?", [.integer(offset)])
+            if page.isEmpty { break }
+            offset += Int64(page.count)
+            for row in page {
+                guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
+                let now = Date().timeIntervalSince1970
+                try db.execute(
+                    """
+                    UPDATE downloads SET state = 'running', lease_owner = ?, lease_expires = ?, updated_at = ?,
+                        last_error = NULL, error_category = NULL, attempts = attempts + 1
+                    WHERE id = ? AND state = 'queued'
+                    """, [.text(owner.encoded), .real(now + leaseSeconds), .real(now), .integer(id)])
+                guard db.changes == 1 else { continue }
+                return try load(db, id: id)
+            }
+        }
+        return nil
     }
 
     /// Extends the leases `owner` holds and reports the state of each of its items, so a pause or
@@ -76,18 +84,45 @@ extension QueueStore {
         }
     }
 
-    private static func recoverAbandoned(_ db: SQLiteConnection) throws {
+    /// Returns the items whose owner died (or whose lease expired) to where they meant to go. A
+    /// row whose state cannot be read (not one Haul writes) is looked at too, since no owner can
+    /// settle it: once it has no live lease it is failed with the reason, as `items()` shows it,
+    /// and recovery goes on with the others. Returns whether a settled item's secrets were removed.
+    private static func recoverAbandoned(_ db: SQLiteConnection) throws -> Bool {
+        var removedSecrets = false
         let now = Date().timeIntervalSince1970
-        let rows = try db.query("SELECT id, state, lease_owner, lease_expires FROM downloads WHERE state IN ('running', 'pausing', 'cancelling')")
+        let atRest = DownloadState.allCases.filter { !$0.hasTransfer }.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        let rows = try db.query(
+            "SELECT id, state, lease_owner, lease_expires FROM downloads WHERE state IS NULL OR state NOT IN (\(atRest))")
         for row in rows {
-            guard let id = row.int64("id"), let state = row.string("state").flatMap(DownloadState.init(rawValue:)) else { continue }
+            // The INTEGER PRIMARY KEY (the rowid): SQLite keeps nothing but an integer there.
+            guard let id = row.int64("id") else { continue }
             let owner = row.string("lease_owner").flatMap(LeaseOwner.init(encoded:))
             let expired = (row.double("lease_expires") ?? 0) < now
             guard expired || !(owner?.isAlive ?? false) else { continue }
+            guard let state = row.string("state").flatMap(DownloadState.init(rawValue:)) else {
+                try failUnreadable(db, id, now: now)
+                continue
+            }
             guard case .success(let (next, _)) = DownloadLifecycle.apply(.ownerLost, to: state) else { continue }
             try db.execute(
                 "UPDATE downloads SET state = ?, lease_owner = NULL, lease_expires = NULL, updated_at = ? WHERE id = ?",
                 [.text(next.rawValue), .real(now), .integer(id)])
+            // A cancellation its owner did not live to finish settles here, for good.
+            if next == .cancelled || next == .completed, let item = try load(db, id: id) {
+                removedSecrets = try scrubSecrets(db, item) || removedSecrets
+            }
         }
+        return removedSecrets
+    }
+
+    /// Fails an item whose state cannot be read, with what `StoredDownload.damage` says of its row.
+    private static func failUnreadable(_ db: SQLiteConnection, _ id: Int64, now: Double) throws {
+        let reason = try load(db, id: id)?.damage?.reason ?? "its stored state is damaged"
+        try db.execute(
+            """
+            UPDATE downloads SET state = 'failed', last_error = ?, error_category = 'io', lease_owner = NULL, lease_expires = NULL,
+                updated_at = ? WHERE id = ?
+            """, [.text("download \(id): \(reason); remove it and add it again"), .real(now), .integer(id)])
     }
 }

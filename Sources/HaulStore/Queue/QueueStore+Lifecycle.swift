@@ -17,9 +17,11 @@ extension QueueStore {
         finished: (bytes: Int64, path: String)? = nil,
         owner: LeaseOwner? = nil
     ) throws(StoreError) -> (StoredDownload, LifecycleAction) {
-        try write { db in
+        let settled = try write { db in
             try Self.apply(db, Settlement(id: id, input: input, error: error, finished: finished), owner: owner)
         }
+        if settled.removedSecrets { noteSecretsRemoved() }
+        return (settled.item, settled.action)
     }
 
     /// The end of one transfer, applied together with the next claim (see `claimNext`).
@@ -37,7 +39,11 @@ extension QueueStore {
         }
     }
 
-    static func apply(_ db: SQLiteConnection, _ change: Settlement, owner: LeaseOwner?) throws -> (StoredDownload, LifecycleAction) {
+    /// Applies `change` in `db`'s transaction; `removedSecrets`: the item settled for good and
+    /// held something its scrub took out.
+    static func apply(
+        _ db: SQLiteConnection, _ change: Settlement, owner: LeaseOwner?
+    ) throws -> (item: StoredDownload, action: LifecycleAction, removedSecrets: Bool) {
         let id = change.id
         guard var item = try load(db, id: id) else {
             throw StoreError(.notFound, "no download \(id) in the queue")
@@ -73,9 +79,7 @@ extension QueueStore {
                 .text(next.rawValue), item.lastError.map(SQLiteValue.text) ?? .null, item.errorCategory.map(SQLiteValue.text) ?? .null,
                 .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease), .integer(id),
             ])
-        if next == .completed || next == .cancelled {
-            try scrubSecrets(db, item)
-        }
+        let removedSecrets = next == .completed || next == .cancelled ? try scrubSecrets(db, item) : false
         if let finished = change.finished {
             // A completed download: its final size and place, and no record left to resume from (its
             // finished record is forgotten here, in the commit that completes it: see `recordSlot(for:)`).
@@ -83,20 +87,22 @@ extension QueueStore {
                 "UPDATE downloads SET bytes = ?, total_bytes = ?, speed = 0, final_path = ?, record = NULL WHERE id = ?",
                 [.integer(finished.bytes), .integer(finished.bytes), .text(finished.path), .integer(id)])
         }
-        return (item, action)
+        return (item, action, removedSecrets)
     }
 
-    /// A download that can no longer run keeps no credentials: its secret headers, its body, the
-    /// password in its URL and its proxy's password are removed (secure_delete overwrites the old
-    /// values).
-    static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload) throws {
-        let options = try item.options.map { try SQLiteValue.text($0.withoutSecrets.encoded()) } ?? .null
+    /// A download settled for good (completed, cancelled) keeps nothing it was given only to run
+    /// (see `SecretScrub`); secure_delete overwrites the old values. Returns whether anything was
+    /// taken out, so that the earlier copies in the write-ahead log are forgotten soon.
+    @discardableResult
+    static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload) throws -> Bool {
+        let scrub = SecretScrub(item)
+        guard scrub.removesSomething else { return false }
+        let options = try scrub.options.map { options throws(StoreError) in SQLiteValue.text(try options.encoded()) } ?? .null
+        let record = try scrub.record.map { record throws(StoreError) in SQLiteValue.text(try encodeRecord(record, id: item.id)) } ?? .null
         try db.execute(
-            "UPDATE downloads SET headers = ?, body = NULL, url = ?, options = ? WHERE id = ?",
-            [
-                .text(encodeHeaders(Redaction.publicHeaders(item.headers))),
-                .text(Redaction.withoutPassword(item.url)), options, .integer(item.id),
-            ])
+            "UPDATE downloads SET headers = '[]', body = NULL, url = COALESCE(?, url), options = ?, record = ? WHERE id = ?",
+            [scrub.url.map(SQLiteValue.text) ?? .null, options, record, .integer(item.id)])
+        return true
     }
 
     private static func leaseOwner(_ db: SQLiteConnection, _ id: Int64) throws -> String? {
@@ -114,5 +120,6 @@ extension QueueStore {
             }
             try db.execute("DELETE FROM downloads WHERE id = ?", [.integer(id)])
         }
+        noteSecretsRemoved()
     }
 }

@@ -50,16 +50,18 @@ extension QueueStore {
         }
     }
 
-    func saveRecord(_ id: Int64, _ record: ResumeRecord?) throws(StoreError) {
-        var text: SQLiteValue = .null
-        if let record {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            guard let data = try? encoder.encode(record), let string = String(data: data, encoding: .utf8) else {
-                throw StoreError(.io, "cannot encode the resume record of download \(id)")
-            }
-            text = .text(string)
+    /// The record column's JSON.
+    static func encodeRecord(_ record: ResumeRecord, id: Int64) throws(StoreError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(record), let string = String(data: data, encoding: .utf8) else {
+            throw StoreError(.io, "cannot encode the resume record of download \(id)")
         }
+        return string
+    }
+
+    func saveRecord(_ id: Int64, _ record: ResumeRecord?) throws(StoreError) {
+        let text = try record.map { record throws(StoreError) in SQLiteValue.text(try Self.encodeRecord(record, id: id)) } ?? .null
         try write { db in
             try db.execute("UPDATE downloads SET record = ? WHERE id = ?", [text, .integer(id)])
         }

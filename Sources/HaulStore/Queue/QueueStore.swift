@@ -18,6 +18,8 @@ public final class QueueStore: Sendable {
     /// When abandoned items were last looked for; claims look again at most every `recoveryInterval`.
     let lastRecovery = Mutex<Double>(0)
     static let recoveryInterval: Double = 2
+    /// Whether removed secrets may still have copies in the write-ahead log (see `forgetRemovedSecretsSoon`).
+    let secretsToForget = Mutex(SecretsToForget())
 
     /// Opens (creating if needed) the store in `directory`. A file that is not a Haul store is
     /// reported, never overwritten.
@@ -51,17 +53,25 @@ public final class QueueStore: Sendable {
             close(fd)
         }
         let database = try DatabaseQueue(path: path, synchronous: .normal)
-        try database.writeWithoutTransaction { db in try db.execute("PRAGMA secure_delete=ON") }
+        try database.writeWithoutTransaction { db in
+            guard try db.query("PRAGMA secure_delete=ON").first?[0].int64 == 1 else {
+                throw StoreError(.io, "SQLite did not accept secure_delete=ON for \(path): removed secrets would stay in its free pages")
+            }
+        }
         return database
     }
 
-    /// Truncates the write-ahead log after secrets were removed, so no earlier copy of them stays
-    /// in it. Best effort: another process reading the store can keep the log from shrinking.
-    public func forgetRemovedSecrets() {
+    /// Copies the write-ahead log into the database and truncates it to nothing: no earlier version
+    /// of a row stays in either file (secure_delete overwrote what was freed). Whether it completed:
+    /// another process reading or writing the store can keep it from finishing (SQLite's busy
+    /// column), and then the log keeps its frames until a later try.
+    func truncateWriteAheadLog() -> Bool {
         do {
-            try database.writeWithoutTransaction { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            return try database.writeWithoutTransaction { db in
+                try db.query("PRAGMA wal_checkpoint(TRUNCATE)").first?[0].int64 == 0
+            }
         } catch {
-            return
+            return false
         }
     }
 
@@ -112,47 +122,14 @@ public final class QueueStore: Sendable {
         try db.query("SELECT * FROM downloads WHERE id = ?", [.integer(id)]).first.map(decode)
     }
 
-    /// A row as a `StoredDownload`. A row missing what every row has (an id, a URL, a destination,
-    /// a known state), or with damaged stored options, is reported, never filled with defaults.
+    /// A row as a `StoredDownload`; a damaged one too, with what is damaged (see `StoredDownload.init(row:)`).
     static func decode(_ row: Row) throws -> StoredDownload {
-        guard let id = row.int64("id") else { throw StoreError(.corruptStore, "a queue row has no id") }
-        func required<T>(_ value: T?, _ column: String) throws(StoreError) -> T {
-            guard let value else { throw StoreError(.corruptStore, "download \(id) is damaged: its \(column) is missing or invalid") }
-            return value
-        }
-        return StoredDownload(
-            id: id,
-            url: try required(row.string("url"), "url"),
-            method: try required(row.string("method"), "method"),
-            headers: decodeHeaders(try required(row.string("headers"), "headers")),
-            body: row.blob("body"),
-            destinationKind: try required(row.string("destination_kind").flatMap(StoredDownload.DestinationKind.init(rawValue:)), "destination kind"),
-            destination: try required(row.string("destination"), "destination"),
-            range: row.string("range_spec"),
-            existingPolicy: try required(row.string("existing_policy"), "existing-file policy"),
-            priority: try required(row.int("priority"), "priority"),
-            state: try required(row.string("state").flatMap(DownloadState.init(rawValue:)), "state"),
-            bytes: try required(row.int64("bytes"), "byte count"),
-            totalBytes: row.int64("total_bytes"),
-            bytesPerSecond: try required(row.double("speed"), "speed"),
-            finalPath: row.string("final_path"),
-            lastError: row.string("last_error"),
-            errorCategory: row.string("error_category"),
-            recordText: row.string("record"),
-            attempts: try required(row.int("attempts"), "attempt count"),
-            options: try row.string("options").map { text throws(StoreError) in try StoredOptions.decode(text, id: id) },
-            createdAt: Date(timeIntervalSince1970: try required(row.double("created_at"), "creation time")),
-            updatedAt: Date(timeIntervalSince1970: try required(row.double("updated_at"), "update time")))
+        try StoredDownload(row: row)
     }
 
     static func encodeHeaders(_ fields: [HTTPHeaders.Field]) -> String {
         let pairs = fields.map { [$0.name, $0.value] }
         guard let data = try? JSONSerialization.data(withJSONObject: pairs), let text = String(data: data, encoding: .utf8) else { return "[]" }
         return text
-    }
-
-    private static func decodeHeaders(_ text: String) -> [HTTPHeaders.Field] {
-        guard let pairs = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String]] else { return [] }
-        return pairs.compactMap { $0.count == 2 ? HTTPHeaders.Field(name: $0[0], value: $0[1]) : nil }
     }
 }

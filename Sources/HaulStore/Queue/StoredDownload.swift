@@ -39,6 +39,16 @@ public struct StoredDownload: Sendable, Equatable {
     public var options: StoredOptions?
     public var createdAt: Date
     public var updatedAt: Date
+    /// What of the row could not be read back, nil for a sound row. A damaged item never runs:
+    /// a run fails it with the reason (see `RowDamage`).
+    public var damage: RowDamage? = nil
+
+    /// Whether the columns that say where the download's files are (URL, destination, existing-file
+    /// policy) were read back: what removing its partial needs.
+    public var placementIsReadable: Bool {
+        guard let damage else { return true }
+        return !["url", "destination_kind", "destination", "existing_policy"].contains { damage.covers($0) }
+    }
 }
 
 /// What `QueueStore.add` needs to create an item.

@@ -72,10 +72,41 @@ public struct StoredOptions: Codable, Sendable, Equatable {
 
     /// Reads the `options` column; a value that cannot be read is a damaged row, never defaults.
     public static func decode(_ text: String, id: Int64) throws(StoreError) -> StoredOptions {
+        switch read(text) {
+        case .success(let options):
+            return options
+        case .failure(let problem):
+            throw StoreError(.corruptStore, "download \(id): its stored options are damaged: \(problem.detail); remove it and add it again")
+        }
+    }
+
+    /// Why an `options` column could not be read: what the JSON decoder found, never the text
+    /// itself (it may hold a proxy's password).
+    struct Unreadable: Error {
+        let detail: String
+    }
+
+    /// Reads the `options` column.
+    static func read(_ text: String) -> Result<StoredOptions, Unreadable> {
         do {
-            return try JSONDecoder().decode(StoredOptions.self, from: Data(text.utf8))
+            return .success(try JSONDecoder().decode(StoredOptions.self, from: Data(text.utf8)))
+        } catch let error as DecodingError {
+            return .failure(Unreadable(detail: Self.describe(error)))
         } catch {
-            throw StoreError(.corruptStore, "download \(id) has damaged stored options; remove it and add it again")
+            return .failure(Unreadable(detail: "\(error)"))
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map(\.stringValue).filter { !$0.isEmpty }
+            return keys.isEmpty ? "" : " (at \(keys.joined(separator: ".")))"
+        }
+        switch error {
+        case .dataCorrupted(let context): return "it is not JSON" + path(context)
+        case .keyNotFound(let key, let context): return "\(key.stringValue) is missing" + path(context)
+        case .typeMismatch(_, let context), .valueNotFound(_, let context): return "it has a value of the wrong type" + path(context)
+        @unknown default: return "it is not the JSON Haul writes"
         }
     }
 }

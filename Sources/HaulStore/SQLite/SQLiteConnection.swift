@@ -83,7 +83,7 @@ public final class SQLiteConnection {
                 sql: error.sql)
         }
 
-        let journalMode = try scalar("PRAGMA journal_mode=WAL").string?.lowercased()
+        let journalMode = try switchToWAL(busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         guard journalMode == "wal" else {
             throw SQLiteError(
                 extendedResultCode: SQLITE_ERROR,
@@ -100,6 +100,23 @@ public final class SQLiteConnection {
                 extendedResultCode: SQLITE_ERROR,
                 message: "\(path): SQLite did not accept synchronous=\(synchronous.pragma) and foreign_keys=ON",
                 sql: "PRAGMA synchronous; PRAGMA foreign_keys")
+        }
+    }
+
+    /// `PRAGMA journal_mode=WAL`; the mode SQLite reports afterwards. Switching a new database
+    /// takes an exclusive lock without calling the busy handler, so when several processes open a
+    /// new store at once all but one fail with `SQLITE_BUSY` at once: tried again here, with short
+    /// waits, for as long as the busy timeout would have waited (once the file is in WAL mode the
+    /// pragma takes no lock at all).
+    private func switchToWAL(busyTimeoutMilliseconds: Int) throws -> String? {
+        var backoff = BusyBackoff(budget: busyTimeoutMilliseconds)
+        while true {
+            do {
+                return try scalar("PRAGMA journal_mode=WAL").string?.lowercased()
+            } catch let error as SQLiteError where error.isBusy {
+                guard let delay = backoff.nextDelay() else { throw error }
+                usleep(useconds_t(delay) * 1000)
+            }
         }
     }
 

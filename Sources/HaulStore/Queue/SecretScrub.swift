@@ -1,0 +1,43 @@
+import Foundation
+import HaulCore
+
+/// What a download keeps once it settles for good (completed or cancelled): nothing that was
+/// given only so that it could run. Every header the user gave goes (an `X-Api-Key` is as secret
+/// as an `Authorization`, and no header is needed once nothing runs), and so do the body, the
+/// password of its URL, those of its proxy and mirrors, and those of the URLs in its resume
+/// record (which a cancelled item keeps: `rm` deletes its partial by the identity it names).
+///
+/// A failed download keeps all of it, since `queue resume` must be able to run it as asked.
+/// Pure: the store writes what this says, in the transaction that settles the item.
+struct SecretScrub: Equatable {
+    /// The URL without its password; nil leaves the column as it is (a URL that could not be read
+    /// back, out of which nothing can be taken).
+    let url: String?
+    /// The options without passwords; nil for none, and for options that could not be read
+    /// (they may hold a password, and nothing reads them again).
+    let options: StoredOptions?
+    /// The resume record with passwordless URLs; nil for none, and for one that cannot be read.
+    let record: ResumeRecord?
+    /// Whether the row holds anything this takes out: only then does the store rewrite it and
+    /// forget the earlier copies (see `QueueStore.forgetRemovedSecrets`).
+    let removesSomething: Bool
+
+    init(_ item: StoredDownload) {
+        let readableURL = !(item.damage?.covers("url") ?? false)
+        url = readableURL ? Redaction.withoutPassword(item.url) : nil
+        options = item.options?.withoutSecrets
+        let stored = item.recordText.flatMap { try? JSONDecoder().decode(ResumeRecord.self, from: Data($0.utf8)) }
+        record = stored.map(Self.withoutPasswords)
+        removesSomething =
+            !item.headers.isEmpty || item.body != nil || (readableURL && url != item.url) || options != item.options
+            || record != stored || (item.recordText != nil && stored == nil)
+            || ["headers", "body", "options"].contains { item.damage?.covers($0) ?? false }
+    }
+
+    private static func withoutPasswords(_ record: ResumeRecord) -> ResumeRecord {
+        var record = record
+        record.originalURL = Redaction.withoutPassword(record.originalURL)
+        record.finalURL = Redaction.withoutPassword(record.finalURL)
+        return record
+    }
+}
