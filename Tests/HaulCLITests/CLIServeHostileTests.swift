@@ -39,10 +39,11 @@ struct CLIServeHostileTests {
         #expect(deepID.body.contains("\"result\""), "\(deepID.body)")
 
         // GIVEN the same over a WebSocket, as one message
-        let socket = try RawWebSocket(port: serve.port)
+        let socket = try RawClient(port: serve.port)
+        try socket.handshake(port: serve.port)
         try socket.sendText(String(repeating: "[", count: 64) + String(repeating: "]", count: 64))
         // THEN it gets an error answer on that socket, and everyone else is still answered
-        let answer = socket.readText()
+        let answer = socket.text(timeout: 10)
         #expect(answer?.contains("\"error\"") == true, "\(answer ?? "connection closed")")
         #expect(try Self.answers(serve))
     }
@@ -168,12 +169,11 @@ struct CLIServeNotificationTests {
         let work = try TemporaryDirectory(prefix: "haul-serve-notify")
         let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: extra)
         defer { _ = try? serve.stop() }
-        let socket = try RawWebSocket(port: serve.port)
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(socket.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let socket = try RawClient(port: serve.port)
+        try socket.handshake(port: serve.port)
         let gid = try #require(try serve.result("aria2.addUri", [["http://127.0.0.1:9/n.bin"], ["pause": "true"]]) as? String)
         #expect(try serve.result("aria2.remove", [gid]) as? String == gid)
-        guard let text = socket.readText() else { return false }
+        guard let text = socket.text(timeout: 2) else { return false }
         return text.contains("aria2.onDownloadStop") && text.contains(gid)
     }
 

@@ -41,7 +41,7 @@ struct HTTPServerTests {
         try client.handshake(port: fixture.server.port)
         // GIVEN only the header of a text frame announcing 64 MiB (and its mask), no payload
         let length = UInt64(64 << 20)
-        try client.send([0x81, 0xFF] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: length >> UInt64($0 * 8)) } + [1, 2, 3, 4])
+        try client.send(RawClient.frameHeader(1, length: length))
         // THEN the server answers with a close frame 1009 and closes, without waiting for the payload
         let close = try client.frame(timeout: 2)
         #expect(close.opcode == 8 && Array(close.payload.prefix(2)) == [0x03, 0xF1], "\(close)")
@@ -108,7 +108,7 @@ struct HTTPServerTests {
         let partial = try RawClient(port: fixture.server.port)
         try partial.handshake(port: fixture.server.port)
         let sent = ContinuousClock.now
-        try partial.send(Array(WebSocketFrameTests.frame(1, Array("{\"jsonrpc\"".utf8)).dropLast(3)))
+        try partial.send(Array(RawClient.frame(1, Array("{\"jsonrpc\"".utf8)).dropLast(3)))
         #expect(partial.closes(within: 3))
         #expect(ContinuousClock.now - sent >= .milliseconds(900))
         // AND a WebSocket may stay idle past both
@@ -220,8 +220,8 @@ struct HTTPServerTests {
         // GIVEN 20 calls in one write, a ping among them
         var bytes: [UInt8] = []
         for id in 0..<20 {
-            bytes += WebSocketFrameTests.frame(1, Array(ServerFixture.call("aria2.getVersion", id: id).utf8))
-            if id == 10 { bytes += WebSocketFrameTests.frame(9, Array("hi".utf8)) }
+            bytes += RawClient.frame(1, Array(ServerFixture.call("aria2.getVersion", id: id).utf8))
+            if id == 10 { bytes += RawClient.frame(9, Array("hi".utf8)) }
         }
         try socket.send(bytes)
         // THEN the answers come one per call, in order, and the ping is answered in its place

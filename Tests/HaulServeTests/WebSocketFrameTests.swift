@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 @testable import HaulServe
@@ -6,24 +7,6 @@ import Testing
 /// SHA-1, the handshake and the frames of RFC 6455, without a socket.
 @Suite("HTTP server: WebSocket handshake and frames (pure)")
 struct WebSocketFrameTests {
-    static let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
-
-    /// A client frame: masked, its length in the shortest form (or `longForm` to force 64 bits).
-    static func frame(_ opcode: UInt8, _ payload: [UInt8], final: Bool = true, masked: Bool = true, longForm: Bool = false) -> [UInt8] {
-        var bytes: [UInt8] = [(final ? 0x80 : 0) | opcode]
-        let maskBit: UInt8 = masked ? 0x80 : 0
-        if payload.count <= 125, !longForm {
-            bytes.append(maskBit | UInt8(payload.count))
-        } else if payload.count <= 0xFFFF, !longForm {
-            bytes += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        } else {
-            bytes.append(maskBit | 127)
-            bytes += (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(payload.count) >> UInt64($0 * 8)) }
-        }
-        guard masked else { return bytes + payload }
-        return bytes + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
-    }
-
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     @Test(arguments: [
@@ -81,7 +64,7 @@ struct WebSocketFrameTests {
         let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0) }
         for longForm in [false, true] {
             var parser = WebSocketFrameParser(limit: 1 << 20)
-            let bytes = Self.frame(2, payload, longForm: longForm)
+            let bytes = RawClient.frame(2, payload, longForm: longForm)
             #expect(parser.next(ArraySlice(bytes.dropLast())) == .needMore)
             #expect(parser.next(ArraySlice(bytes)) == .frame(consumed: bytes.count, event: .message(Data(payload), isText: false)))
         }
@@ -90,7 +73,7 @@ struct WebSocketFrameTests {
     @Test func aFrameOverTheLimitIsRefusedFromItsHeaderAlone() {
         // GIVEN only the 14-byte header of a frame announcing 64 MiB (no payload at all)
         let header =
-            Array(Self.frame(1, [], longForm: true).prefix(2)) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(64 << 20) >> UInt64($0 * 8)) }
+            Array(RawClient.frame(1, [], longForm: true).prefix(2)) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: UInt64(64 << 20) >> UInt64($0 * 8)) }
         var parser = WebSocketFrameParser(limit: 1 << 20)
         // THEN it is refused with 1009 at once, before the mask, let alone the payload
         guard case .failed(let failure) = parser.next(ArraySlice(header)) else {
@@ -101,25 +84,25 @@ struct WebSocketFrameTests {
         // AND a frame of exactly the limit is fine
         var exact = WebSocketFrameParser(limit: 200)
         #expect(
-            exact.next(ArraySlice(Self.frame(1, [UInt8](repeating: 0x41, count: 200))))
+            exact.next(ArraySlice(RawClient.frame(1, [UInt8](repeating: 0x41, count: 200))))
                 != .failed(WebSocketFailure(code: 1009, reason: "message over 200 bytes")))
         var over = WebSocketFrameParser(limit: 200)
         #expect(
-            over.next(ArraySlice(Self.frame(1, [UInt8](repeating: 0x41, count: 201)).prefix(4)))
+            over.next(ArraySlice(RawClient.frame(1, [UInt8](repeating: 0x41, count: 201)).prefix(4)))
                 == .failed(WebSocketFailure(code: 1009, reason: "message over 200 bytes")))
     }
 
     @Test func fragmentsAreJoinedAroundControlFramesAndTheirSumIsLimited() {
         var parser = WebSocketFrameParser(limit: 10)
-        let first = Self.frame(1, Array("Hel".utf8), final: false)
+        let first = RawClient.frame(1, Array("Hel".utf8), final: false)
         #expect(parser.next(ArraySlice(first)) == .frame(consumed: first.count, event: nil))
-        let ping = Self.frame(9, Array("p".utf8))
+        let ping = RawClient.frame(9, Array("p".utf8))
         #expect(parser.next(ArraySlice(ping)) == .frame(consumed: ping.count, event: .ping(Data("p".utf8))))
-        let last = Self.frame(0, Array("lo".utf8))
+        let last = RawClient.frame(0, Array("lo".utf8))
         #expect(parser.next(ArraySlice(last)) == .frame(consumed: last.count, event: .message(Data("Hello".utf8), isText: true)))
         // A fragmented message over the limit is refused at the header that passes it
-        _ = parser.next(ArraySlice(Self.frame(2, [UInt8](repeating: 1, count: 6), final: false)))
-        guard case .failed(let failure) = parser.next(ArraySlice(Self.frame(0, [UInt8](repeating: 1, count: 5)).prefix(2))) else {
+        _ = parser.next(ArraySlice(RawClient.frame(2, [UInt8](repeating: 1, count: 6), final: false)))
+        guard case .failed(let failure) = parser.next(ArraySlice(RawClient.frame(0, [UInt8](repeating: 1, count: 5)).prefix(2))) else {
             Issue.record("not refused")
             return
         }
@@ -134,26 +117,26 @@ struct WebSocketFrameTests {
             }
             return nil
         }
-        #expect(code([Self.frame(1, Array("x".utf8), masked: false)]) == 1002)
-        #expect(code([[0xC1] + Self.frame(1, Array("x".utf8)).dropFirst()]) == 1002)  // RSV1
-        #expect(code([Self.frame(3, [])]) == 1002)  // reserved data opcode
-        #expect(code([Self.frame(0xB, [])]) == 1002)  // reserved control opcode
-        #expect(code([Self.frame(0, Array("x".utf8))]) == 1002)  // continuation of nothing
-        #expect(code([Self.frame(1, Array("a".utf8), final: false), Self.frame(1, Array("b".utf8))]) == 1002)  // new message mid-message
-        #expect(code([Self.frame(9, [], final: false)]) == 1002)  // fragmented control frame
-        #expect(code([Self.frame(9, [UInt8](repeating: 0, count: 126))]) == 1002)  // control frame over 125
-        #expect(code([Self.frame(8, [0x03])]) == 1002)  // close frame of one byte
-        #expect(code([Self.frame(8, [0x03, 0xED])]) == 1002)  // 1005 may not be sent
-        #expect(code([Self.frame(1, [0xFF, 0xFE])]) == 1007)  // text that is not UTF-8
+        #expect(code([RawClient.frame(1, Array("x".utf8), masked: false)]) == 1002)
+        #expect(code([[0xC1] + RawClient.frame(1, Array("x".utf8)).dropFirst()]) == 1002)  // RSV1
+        #expect(code([RawClient.frame(3, [])]) == 1002)  // reserved data opcode
+        #expect(code([RawClient.frame(0xB, [])]) == 1002)  // reserved control opcode
+        #expect(code([RawClient.frame(0, Array("x".utf8))]) == 1002)  // continuation of nothing
+        #expect(code([RawClient.frame(1, Array("a".utf8), final: false), RawClient.frame(1, Array("b".utf8))]) == 1002)  // new message mid-message
+        #expect(code([RawClient.frame(9, [], final: false)]) == 1002)  // fragmented control frame
+        #expect(code([RawClient.frame(9, [UInt8](repeating: 0, count: 126))]) == 1002)  // control frame over 125
+        #expect(code([RawClient.frame(8, [0x03])]) == 1002)  // close frame of one byte
+        #expect(code([RawClient.frame(8, [0x03, 0xED])]) == 1002)  // 1005 may not be sent
+        #expect(code([RawClient.frame(1, [0xFF, 0xFE])]) == 1007)  // text that is not UTF-8
         #expect(code([[0x81, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0]]) == 1002)  // 64-bit length with the top bit set
     }
 
     @Test func closeAndPongFramesAreEvents() {
         var parser = WebSocketFrameParser(limit: 1 << 20)
-        let close = Self.frame(8, [0x03, 0xE8] + Array("bye".utf8))
+        let close = RawClient.frame(8, [0x03, 0xE8] + Array("bye".utf8))
         #expect(parser.next(ArraySlice(close)) == .frame(consumed: close.count, event: .close(code: 1000)))
-        #expect(parser.next(ArraySlice(Self.frame(8, []))) == .frame(consumed: 6, event: .close(code: nil)))
-        #expect(parser.next(ArraySlice(Self.frame(10, [1, 2]))) == .frame(consumed: 8, event: .pong))
+        #expect(parser.next(ArraySlice(RawClient.frame(8, []))) == .frame(consumed: 6, event: .close(code: nil)))
+        #expect(parser.next(ArraySlice(RawClient.frame(10, [1, 2]))) == .frame(consumed: 8, event: .pong))
     }
 
     @Test func serverFramesAreUnmaskedInTheShortestLengthForm() {
