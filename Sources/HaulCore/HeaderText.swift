@@ -3,6 +3,7 @@
 /// be read as). Decoding invalid UTF-8 with replacement characters would make two different
 /// values (two ETags that differ in such bytes) one and the same text.
 public enum HeaderText {
+    /// `bytes` as text: UTF-8 when valid, else one character per byte.
     public static func decode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         if let text = String(validating: bytes, as: UTF8.self) { return text }
         var text = ""
