@@ -95,6 +95,8 @@ final class BodyWriter: TransferHandler {
         }
         self.body = body
         cursor = BodyCursor(plan: body, fileLength: output.sink.length, maxSize: runner.request.maxSize)
+        // Where this response's bytes start: the first report's speed is measured from here.
+        runner.meter.record(bytes: runner.totalTransferred, at: runner.elapsedSeconds())
         runner.hub.publish(
             .response(
                 ResponseInfo(

@@ -39,6 +39,8 @@ extension DownloadRunner {
         } else {
             path = output.sink.path
         }
+        // The last report's speed covers every byte up to the end.
+        meter.record(bytes: totalTransferred, at: elapsedSeconds())
         hub.publish(.progress(currentProgress(output)))
         let completion = DownloadCompletion(
             path: path,
