@@ -153,16 +153,21 @@ public struct RetryInfo: Sendable, Equatable {
     public let reason: String
 }
 
-/// What `DownloadEvent.completed` and `Download.result()` return: where the complete file is.
+/// What `DownloadEvent.completed` and `Download.result()` return: where the complete file is, its
+/// size, and what this run (the last `resume()` or process that finished it) did. A resumed
+/// download's earlier runs are not in `bytesTransferred` or `seconds`: `resumedFrom` says how much
+/// of the file they had left on disk.
 public struct DownloadCompletion: Sendable, Equatable {
     /// Where the file is.
     public let path: String
-    /// Its length in bytes.
+    /// The file's size in bytes.
     public let bytes: Int64
     /// Bytes this run fetched from the network (body bytes, overlap checks and restarts included).
     public let bytesTransferred: Int64
     /// Wall time of this run in seconds.
     public let seconds: Double
+    /// Bytes of the file already on disk when this run started (0 for a download done in one run).
+    public var resumedFrom: Int64 = 0
     /// The URL that answered last.
     public let finalURL: URL
     /// `algorithm:hex` of the file, when a checksum was asked for (and matched, if one was expected).
@@ -170,4 +175,9 @@ public struct DownloadCompletion: Sendable, Equatable {
     /// When mirrors served segments: which they were and what proved their bytes (the whole
     /// file's digest, or only each one's 64 KiB probe); nil when no mirror served.
     public var mirrorProof: String? = nil
+
+    /// This run's speed: `bytesTransferred` over `seconds` (0 for a run of no measurable time).
+    public var bytesPerSecond: Double {
+        seconds > 0 ? Double(bytesTransferred) / seconds : 0
+    }
 }

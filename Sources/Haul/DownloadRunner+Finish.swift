@@ -47,6 +47,7 @@ extension DownloadRunner {
             bytes: output.sink.length,
             bytesTransferred: totalTransferred,
             seconds: elapsedSeconds(),
+            resumedFrom: resumedFrom,
             finalURL: finalURL,
             digest: digest,
             mirrorProof: mirrorLedger.proof(digest: digest, verified: expectedDigest?.expectedHex != nil))

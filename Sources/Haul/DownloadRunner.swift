@@ -29,6 +29,8 @@ final class DownloadRunner {
     /// each directory once for many files. Nil: sync the directory before reporting completion.
     let deferDirectorySync: (@Sendable (String) -> Void)?
     let clock = ContinuousClock()
+    /// Bytes of the file on disk when this run started, for the completion.
+    var resumedFrom: Int64 = 0
     /// The mirrors this run admitted, for the completion's account of their proof.
     let mirrorLedger = MirrorLedger()
     let startedAt: ContinuousClock.Instant
@@ -125,14 +127,14 @@ final class DownloadRunner {
             let output = try prepare()
             self.output = output
             try startHash(output)
+            // A segmented partial holds segments past its sequential prefix too.
+            resumedFrom = output.sink.length + (record.segments.map { SegmentTable(segments: $0).bytesDone } ?? 0)
             hub.publish(
                 .started(
                     DownloadStarted(
                         url: request.url,
                         destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
-                        // A segmented partial holds segments past its sequential prefix too.
-                        resumingFrom: output.sink.length + (record.segments.map { SegmentTable(segments: $0).bytesDone } ?? 0),
-                        note: startNote)))
+                        resumingFrom: resumedFrom, note: startNote)))
             if output.alreadyInPlace { return .completed(try finish(output)) }
             return try attemptLoop(output)
         } catch {

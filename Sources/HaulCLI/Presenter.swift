@@ -128,10 +128,7 @@ final class Presenter: @unchecked Sendable {
             message("stopped at \(Format.bytes(progress.bytes)); run the same command again to resume")
         case .completed(let done):
             if isTerminal { clearLine() }
-            let speed = done.seconds > 0 ? Double(done.bytesTransferred) / done.seconds : 0
-            message(
-                "saved \(done.path) (\(Format.bytes(done.bytes)) in \(Format.seconds(done.seconds)), \(Format.bytes(Int64(speed)))/s)"
-                    + (done.digest.map { ", \($0)" } ?? ""))
+            message("saved \(done.path) (\(Self.figures(done)))" + (done.digest.map { ", \($0)" } ?? ""))
             if let proof = done.mirrorProof { message("haul: \(proof)") }
         case .failed(let error):
             message("haul: \(error.message)")
@@ -179,6 +176,14 @@ final class Presenter: @unchecked Sendable {
 
     private func writeStdout(_ text: String) {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// A completion's figures, each named for what it is: the file's size, and this run's bytes,
+    /// time and speed (after a resume, the run fetched only what the earlier ones left).
+    static func figures(_ done: DownloadCompletion) -> String {
+        let run = "\(Format.seconds(done.seconds)), \(Format.bytes(Int64(done.bytesPerSecond)))/s"
+        guard done.resumedFrom > 0 else { return "\(Format.bytes(done.bytes)) in \(run)" }
+        return "\(Format.bytes(done.bytes)); resumed from \(Format.bytes(done.resumedFrom)), this run \(Format.bytes(done.bytesTransferred)) in \(run)"
     }
 }
 

@@ -42,6 +42,28 @@ struct CLIResumeTests {
         #expect(server.bodyBytesSent("/drop.bin") == body.count)
     }
 
+    @Test func aResumedDownloadsFiguresNameWhatTheyAre() throws {
+        // GIVEN a 2 MiB file whose first answer is cut after 700 000 bytes, and a first run that kept them
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 2 << 20, seed: 22)
+        server.setResource("/f.bin", body: body)
+        server.enqueueFaults("/f.bin", [.dropAfter(bytes: 700_000)])
+        let directory = try TemporaryDirectory()
+        let output = directory.file("f.bin")
+        _ = try HaulBinary.run(["-q", "--retry", "0", "-o", output, server.url("/f.bin")])
+
+        // WHEN the second run completes it
+        let second = try HaulBinary.run(["--retry", "0", "-o", output, server.url("/f.bin")])
+        let json = try HaulBinary.run(["--json", "--force", "--retry", "0", "-o", directory.file("g.bin"), server.url("/f.bin")])
+
+        // THEN the message gives the file's size, where it resumed, and this run's bytes apart
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        #expect(second.stderr.contains("(2.0 MiB; resumed from 683.6 KiB, this run 1.3 MiB in "), "\(second.stderr)")
+        // AND a download done in one run says so in --json (resumedFrom 0)
+        let done = JSONLines.parse(json.stdoutString).first { ($0["event"] as? String) == "completed" }
+        #expect(done?["resumedFrom"] as? Int == 0, "\(json.stdoutString)")
+    }
+
     @Test func droppedConnectionIsRetriedWithinOneRun() throws {
         // GIVEN a resource whose first two answers are cut
         let server = try FaultServer()
