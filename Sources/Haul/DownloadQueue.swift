@@ -81,23 +81,42 @@ public final class DownloadQueue: Sendable {
         return id
     }
 
-    /// Adds downloads in one transaction: all or none. A destination that an unfinished download
-    /// already uses (or that two of these share) is refused with `.destinationExists`.
+    /// Adds downloads in one transaction: all or none. A request identical to an item already in
+    /// the queue (queued, paused, running, failed, or completed with its file still in place)
+    /// returns that item's id instead, so an app may add its requests at every launch. A
+    /// destination that another unfinished download already uses (or that two of these share) is
+    /// refused with `.destinationExists`.
     @discardableResult
     public func add(_ requests: [DownloadRequest], priority: Int = 0, paused: Bool = false) throws(DownloadError) -> [Int64] {
+        var ids: [Int64?] = []
         var news: [NewDownload] = []
         for request in requests {
-            news.append(try Self.newDownload(request, priority: priority, paused: paused))
+            let new = try Self.newDownload(request, priority: priority, paused: paused)
+            let known = try sameItem(as: new)
+            ids.append(known)
+            if known == nil { news.append(new) }
         }
+        guard !news.isEmpty else { return ids.compactMap { $0 } }
         do {
-            let ids = try store.add(news)
+            var added = try store.add(news).makeIterator()
             wakeWorkers()
-            return ids
+            return ids.compactMap { $0 ?? added.next() }
         } catch  where error.kind == .conflict {
             throw DownloadError(.destinationExists, error.message)
         } catch {
             throw DownloadError(.io, error.message)
         }
+    }
+
+    /// The item `new` was added as before, if it is in the queue: the unfinished one at its place,
+    /// or, when none is, the completed one whose file is still there. (Another unfinished item at
+    /// its place is left for the store to refuse.)
+    private func sameItem(as new: NewDownload) throws(DownloadError) -> Int64? {
+        if let active = try storeCall({ try $0.activeItem(for: new) }) { return new.isSameRequest(as: active) ? active.id : nil }
+        if let done = try storeCall({ try $0.completedItem(for: new) }), let path = done.finalPath, FileIO.exists(path), new.isSameRequest(as: done) {
+            return done.id
+        }
+        return nil
     }
 
     /// The unfinished download that writes where `request` would, if there is one.

@@ -121,3 +121,20 @@ public struct LeaseOwner: Sendable, Equatable {
         return errno == EPERM
     }
 }
+
+extension NewDownload {
+    /// Whether `item` is this very request, added before (an app adds its requests at every
+    /// launch). An unfinished item must match in everything that shapes the download: URL,
+    /// method, headers, body, place, range, policy and options. A completed one kept no headers,
+    /// body or password (scrubbed when it settled), so it matches by URL, method, place and range,
+    /// unless this request asks to replace the file. A damaged row matches nothing.
+    public func isSameRequest(as item: StoredDownload) -> Bool {
+        guard item.damage == nil, item.method == method, item.destinationKind == destinationKind, item.destination == destination,
+            item.range == range
+        else { return false }
+        if item.state == .completed {
+            return existingPolicy != "overwrite" && item.url == Redaction.withoutPassword(url)
+        }
+        return item.url == url && item.headers == headers && item.body == body && item.existingPolicy == existingPolicy && item.options == options
+    }
+}
