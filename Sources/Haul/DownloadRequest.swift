@@ -93,10 +93,12 @@ public struct DownloadRequest: Sendable {
     /// with, and the completion says so. Off by default: without a digest, mirrors are not used.
     public var allowsUnverifiedMirrors = false
     /// Supplies a fresh URL when the server answers 401, 403 or 410 to a download in progress
-    /// (signed URLs expire). Called on the download's thread with the URL that failed and the
-    /// status; nil gives up. The resume through the new URL proceeds only if the validators still
-    /// match (`If-Range`); a changed file restarts from byte 0 as usual.
-    public var urlRefresher: (@Sendable (URL, Int) -> URL?)?
+    /// (signed URLs expire), given the URL that failed and the status; nil gives up. It is async:
+    /// an app's token refresh (on the main actor, over the network) is awaited, the download
+    /// waiting on its own thread, never on one of the cooperative pool. The resume through the new
+    /// URL proceeds only if the validators still match (`If-Range`); a changed file restarts from
+    /// byte 0 as usual.
+    public var urlRefresher: (@Sendable (URL, Int) async -> URL?)?
 
     /// A request for `url` into `destination`; the other settings keep their defaults unless given
     /// (the properties without a parameter here are set afterwards).

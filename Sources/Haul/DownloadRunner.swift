@@ -204,7 +204,7 @@ final class DownloadRunner {
                 hub.publish(.retrying(RetryInfo(attempt: attempt, maxRetries: maxRetries, delay: delay, reason: lastError?.message ?? "retrying")))
                 control.sleep(seconds: delay)
             case .refreshURL(let status, let attempt, let maxRefreshes):
-                let fresh = request.urlRefresher?(currentURL, status)
+                let fresh = request.urlRefresher.flatMap { [currentURL] refresh in Self.awaited { await refresh(currentURL, status) } }
                 if let fresh {
                     currentURL = fresh
                     hub.publish(

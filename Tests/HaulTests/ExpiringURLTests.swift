@@ -63,6 +63,41 @@ struct ExpiringURLTests {
         #expect(FileManager.default.contents(atPath: directory.file("f")).map(Array.init) == newer)
     }
 
+    /// An app's token refresh is async and often on the main actor: the hook awaits it.
+    @MainActor final class TokenStore {
+        var fresh: URL
+        private(set) var refreshes = 0
+        init(fresh: URL) { self.fresh = fresh }
+        func refresh() async -> URL {
+            try? await Task.sleep(for: .milliseconds(50))
+            refreshes += 1
+            return fresh
+        }
+    }
+
+    @Test func anAsyncMainActorRefresherIsAwaited() async throws {
+        // GIVEN a signed URL that drops mid-way, then answers 403, and a refresher on the main actor
+        let server = try FaultServer()
+        defer { server.stop() }
+        server.setResource("/signed-old", body: body, etag: "\"v1\"")
+        server.setResource("/signed-new", body: body, etag: "\"v1\"")
+        server.setPersistentFaults("/signed-old", [.status(403)])
+        server.enqueueFaults("/signed-old", [.dropAfter(bytes: 700_000)])
+        let directory = try TemporaryDirectory()
+        let tokens = await TokenStore(fresh: try #require(URL(string: server.url("/signed-new"))))
+        var request = DownloadRequest(url: try #require(URL(string: server.url("/signed-old"))), destination: .file(directory.file("f")))
+        request.retry = RetryPolicy(maxRetries: 2, baseDelay: 0.01, maxDelay: 0.01)
+        request.urlRefresher = { _, _ in await tokens.refresh() }
+
+        // WHEN it downloads
+        let completion = try await Downloader().download(request).result()
+
+        // THEN the main actor's answer was awaited and the download went on through it
+        #expect(FileManager.default.contents(atPath: directory.file("f")).map(Array.init) == body)
+        #expect(completion.finalURL == URL(string: server.url("/signed-new")))
+        #expect(await tokens.refreshes == 1)
+    }
+
     @Test func withoutAHookAnExpiredURLFails() async throws {
         let server = try FaultServer()
         defer { server.stop() }
