@@ -9,7 +9,7 @@ public final class Download: Sendable {
     public let id: UUID
     /// The request it was started with.
     public let request: DownloadRequest
-    private let hub = EventHub()
+    let hub = EventHub()
     private let control = RunControl()
     private let transport: any HTTPTransport
     /// Whether a runner thread is active, and whether a resume arrived while it was winding down.

@@ -51,9 +51,26 @@ final class EventHub: Sendable {
     }
 
     func subscribe() -> AsyncStream<DownloadEvent> {
+        let (replay, stream) = subscribeAfterReplay(replayed: true)
+        assert(replay.isEmpty)
+        return stream
+    }
+
+    /// What a late subscriber missed, and the stream of what comes after it (taken together, so
+    /// nothing falls between): for a subscriber that folds the past at once (`Download.snapshots`).
+    func subscribeAfterReplay() -> (replay: [DownloadEvent], live: AsyncStream<DownloadEvent>) {
+        subscribeAfterReplay(replayed: false)
+    }
+
+    private func subscribeAfterReplay(replayed: Bool) -> (replay: [DownloadEvent], live: AsyncStream<DownloadEvent>) {
         let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream()
+        var missed: [DownloadEvent] = []
         let id: Int? = state.withLock { state in
-            for event in state.replay { continuation.yield(event) }
+            if replayed {
+                for event in state.replay { continuation.yield(event) }
+            } else {
+                missed = state.replay
+            }
             if state.terminal != nil {
                 continuation.finish()
                 return nil
@@ -68,7 +85,7 @@ final class EventHub: Sendable {
                 self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
             }
         }
-        return stream
+        return (missed, stream)
     }
 
     func publish(_ event: DownloadEvent) {
