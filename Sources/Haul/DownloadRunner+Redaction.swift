@@ -11,7 +11,8 @@ extension DownloadRunner {
         var urls = [request.url.absoluteString, currentURL.absoluteString] + request.mirrors.map(\.absoluteString)
         if let proxy = request.transfer.proxy { urls.append(proxy) }
         let environment = ProcessInfo.processInfo.environment
-        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+        // The variables libcurl reads, and HTTP_PROXY too, although no engine reads it.
+        for name in ProxyRoute.environmentNames + ["HTTP_PROXY"] {
             if let value = environment[name] { urls.append(value) }
         }
         var secrets = urls.flatMap(Redaction.secrets(inURL:))

@@ -93,9 +93,11 @@ public struct ProxyRoute: Sendable, Equatable {
 extension ProxyRoute {
     /// Whether the environment names a proxy for some scheme (libcurl's variables, set and not empty).
     public static func environmentNamesProxy(_ environment: [String: String]) -> Bool {
-        let names = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
-        return names.contains { !(environment[$0] ?? "").isEmpty }
+        environmentNames.contains { !(environment[$0] ?? "").isEmpty }
     }
+
+    /// The environment variables libcurl takes a proxy from (never `HTTP_PROXY` in capitals).
+    public static let environmentNames = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
 }
 
 /// A `--noproxy` / `no_proxy` list as libcurl reads it: `*` alone for every host, else names,
