@@ -1,0 +1,79 @@
+import Foundation
+import HaulCore
+import HaulStore
+
+/// Adding downloads to the queue (identical requests find their items) and reading them back.
+extension DownloadQueue {
+    // MARK: adding and listing
+
+    /// Adds one download; returns its id.
+    @discardableResult
+    public func add(_ request: DownloadRequest, priority: Int = 0, paused: Bool = false) throws(DownloadError) -> Int64 {
+        let ids = try add([request], priority: priority, paused: paused)
+        guard let id = ids.first else { throw DownloadError(.io, "the queue did not return an id") }
+        return id
+    }
+
+    /// Adds downloads in one transaction: all or none. A request identical to an item already in
+    /// the queue (queued, paused, running, failed, or completed with its file still in place)
+    /// returns that item's id instead, so an app may add its requests at every launch. A
+    /// destination that another unfinished download already uses (or that two of these share) is
+    /// refused with `.destinationExists`.
+    @discardableResult
+    public func add(_ requests: [DownloadRequest], priority: Int = 0, paused: Bool = false) throws(DownloadError) -> [Int64] {
+        var ids: [Int64?] = []
+        var news: [NewDownload] = []
+        for request in requests {
+            let new = try Self.newDownload(request, priority: priority, paused: paused)
+            let known = try sameItem(as: new)
+            ids.append(known)
+            if known == nil { news.append(new) }
+        }
+        guard !news.isEmpty else { return ids.compactMap { $0 } }
+        do {
+            var added = try store.add(news).makeIterator()
+            wakeWorkers()
+            return ids.compactMap { $0 ?? added.next() }
+        } catch  where error.kind == .conflict {
+            throw DownloadError(.destinationExists, error.message)
+        } catch {
+            throw DownloadError(.io, error.message)
+        }
+    }
+
+    /// The item `new` was added as before, if it is in the queue: the unfinished one at its place,
+    /// or, when none is, the completed one whose file is still there. (Another unfinished item at
+    /// its place is left for the store to refuse.)
+    private func sameItem(as new: NewDownload) throws(DownloadError) -> Int64? {
+        if let active = try storeCall({ try $0.activeItem(for: new) }) { return new.isSameRequest(as: active) ? active.id : nil }
+        if let done = try storeCall({ try $0.completedItem(for: new) }), let path = done.finalPath, FileIO.exists(path), new.isSameRequest(as: done) {
+            return done.id
+        }
+        return nil
+    }
+
+    /// The unfinished download that writes where `request` would, if there is one.
+    public func existingItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
+        let new = try Self.newDownload(request, priority: 0, paused: false)
+        return try storeCall { try $0.activeItem(for: new) }.map(QueueItem.init)
+    }
+
+    /// The newest completed download of the same URL to the same place, if its file is still there.
+    public func completedItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
+        let new = try Self.newDownload(request, priority: 0, paused: false)
+        guard let item = try storeCall({ try $0.completedItem(for: new) }), let path = item.finalPath,
+            FileManager.default.fileExists(atPath: path)
+        else { return nil }
+        return QueueItem(item)
+    }
+
+    /// Every download in the queue, whatever its state, in the order they were added.
+    public func items() throws(DownloadError) -> [QueueItem] {
+        try storeCall { try $0.all() }.map(QueueItem.init)
+    }
+
+    /// The download with this id; nil when there is none.
+    public func item(_ id: Int64) throws(DownloadError) -> QueueItem? {
+        try storeCall { try $0.item(id) }.map(QueueItem.init)
+    }
+}
