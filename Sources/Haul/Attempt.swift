@@ -63,7 +63,7 @@ struct AttemptResult {
                     request = try policy.nextRequest(after: request, head: redirect, originalOrigin: originalOrigin, visited: visited)
                 } catch {
                     return AttemptResult(
-                        outcome: .failed(DownloadError(.protocolViolation, error.message), retryable: false, retryAfter: nil), wroteBytes: false)
+                        outcome: .failed(DownloadError(.protocolViolation, error.text), retryable: false, retryAfter: nil), wroteBytes: false)
                 }
                 visited.append(request.url)
                 continue

@@ -19,7 +19,9 @@ extension BodyWriter {
             case .optionRefused: category = .engine
             default: category = .network
             }
-            return .failed(DownloadError(category, "\(error.message) (\(Redaction.url(url)))"), retryable: error.isRetryable, retryAfter: nil)
+            var failure = DownloadError(category, "\(error.text) (\(Redaction.url(url)))")
+            failure.engineCode = error.code
+            return .failed(failure, retryable: error.isRetryable, retryAfter: nil)
         case .completed:
             guard let body else {
                 return .failed(DownloadError(.protocolViolation, "the response ended without a body to write"), retryable: true, retryAfter: nil)
@@ -45,7 +47,7 @@ extension BodyWriter {
         case .cannotResume(let message):
             return .failed(DownloadError(.cannotResume, message), retryable: false, retryAfter: nil)
         case .protocolViolation(let message):
-            return .failed(DownloadError(.protocolViolation, message), retryable: false, retryAfter: nil)
+            return .failed(DownloadError(.protocolViolation, SettingText(message)), retryable: false, retryAfter: nil)
         }
     }
 }

@@ -8,7 +8,9 @@ extension BodyWriter {
     /// Refuses, before any body byte, a download whose announced length cannot fit with the margin.
     func checkFreeSpace(_ body: BodyPlan) throws(DownloadError) {
         if let maxSize = runner.request.maxSize, let finalLength = body.finalLength, finalLength > maxSize {
-            throw DownloadError(.tooLarge, "the file is \(Self.size(finalLength)), more than --max-size \(Self.size(maxSize)); nothing more was downloaded")
+            throw tooLarge(
+                "the file is \(Self.size(finalLength)), more than \(setting: .maxSize) \(Self.size(maxSize)); nothing more was downloaded",
+                needed: finalLength, limit: maxSize)
         }
         guard let layout = output.layout, let finalLength = body.finalLength,
             let free = FreeSpace.available(at: layout.directory)
@@ -19,18 +21,43 @@ extension BodyWriter {
         let margin = runner.request.minFreeSpace
         let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept, available: available, margin: margin)
         guard case .tooSmall(let needed, let available) = verdict else { return }
-        throw DownloadError(
+        var error = DownloadError(
             .io,
-            "not enough free space in \(layout.directory): the download needs \(Self.size(needed)) "
-                + "(\(Self.size(finalLength - kept)) plus the \(Self.size(margin)) margin of --min-free-space) "
-                + "and \(Self.size(available)) are available")
+            """
+            not enough free space in \(layout.directory): the download needs \(Self.size(needed)) \
+            (\(Self.size(finalLength - kept)) plus the \(Self.size(margin)) margin of \(setting: .minFreeSpace)) \
+            and \(Self.size(available)) are available
+            """)
+        error.path = layout.directory
+        error.space = DownloadError.Space(needed: needed, available: available)
+        throw error
+    }
+
+    /// The file is larger than `maxSize` allows (`needed`: its size, when announced).
+    func tooLarge(_ text: SettingText, needed: Int64?, limit: Int64) -> DownloadError {
+        var error = DownloadError(.tooLarge, text)
+        error.space = needed.map { DownloadError.Space(needed: $0, available: limit) }
+        return error
     }
 
     static func size(_ bytes: Int64) -> String {
         "\(bytes) bytes (\(String(format: "%.1f", Double(bytes) / 1_048_576)) MiB)"
     }
 
-    func ioMessage(_ error: StoreError) -> String {
+    /// A failed write or sync as the download's error: what it says about the bytes kept, the
+    /// file, its `errno`, and for a full disk the room still needed.
+    func ioFailure(_ error: StoreError) -> DownloadError {
+        var failure = DownloadError(.io, SettingText(ioMessage(error)))
+        failure.systemError = error.code
+        failure.path = output.sink.path
+        if error.kind == .noSpace, let total = runner.record.finalLength, let layout = output.layout {
+            let free = FreeSpace.available(at: layout.directory) ?? 0
+            failure.space = DownloadError.Space(needed: max(0, total - output.sink.length), available: free)
+        }
+        return failure
+    }
+
+    private func ioMessage(_ error: StoreError) -> String {
         if output.layout == nil {
             // A direct output (a device, a pipe) is never resumed: promise nothing.
             return "\(error.message); \(output.sink.length) bytes were written to \(output.sink.path), which cannot be resumed"
@@ -53,12 +80,14 @@ extension BodyWriter {
         guard let layout = output.layout, bodyBytesWritten >= nextSpaceCheck else { return }
         nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
         guard let free = FreeSpace.available(at: layout.directory), free < runner.request.minFreeSpace else { return }
-        decided = .failed(
-            DownloadError(
-                .io,
-                "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(runner.request.minFreeSpace)) of --min-free-space; the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
-            ),
-            retryable: false, retryAfter: nil)
+        var error = DownloadError(
+            .io,
+            "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(runner.request.minFreeSpace)) of \(setting: .minFreeSpace); the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
+        )
+        error.path = layout.directory
+        let remaining = runner.record.finalLength.map { max(0, $0 - output.sink.length) } ?? 0
+        error.space = DownloadError.Space(needed: remaining + runner.request.minFreeSpace, available: free)
+        decided = .failed(error, retryable: false, retryAfter: nil)
     }
 
     static let freeSpaceStride: Int64 = 4 << 20

@@ -128,7 +128,7 @@ final class BodyWriter: TransferHandler {
             throw DownloadError.symlinkRefusal(path)
         }
         if runner.record.fileName == nil, !overwrite, existing != .none {
-            throw DownloadError(.destinationExists, "\(path) already exists; use --force to replace it or -c to continue it")
+            throw DownloadError.alreadyExists(path)
         }
         if claim.renamed {
             responseNote = "another download of this run is saving \(wanted) in \(layout.directory): this one is saved as \(claim.name)"
@@ -150,7 +150,7 @@ final class BodyWriter: TransferHandler {
             do {
                 try segments.checkpoint()
             } catch {
-                throw DownloadError(.io, error.message)
+                throw DownloadError(.io, error)
             }
             return
         }
@@ -158,7 +158,7 @@ final class BodyWriter: TransferHandler {
             // Nothing new was synced: the record claims no more than before.
             try runner.saveRecord(layout, syncedLength: min(runner.record.syncedLength, output.sink.length))
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
     }
 
@@ -180,7 +180,7 @@ final class BodyWriter: TransferHandler {
             do {
                 try output.sink.append(bytes)
             } catch {
-                decided = .failed(DownloadError(.io, ioMessage(error)), retryable: false, retryAfter: nil)
+                decided = .failed(ioFailure(error), retryable: false, retryAfter: nil)
                 return .stop
             }
             runner.hash?.update(bytes)
@@ -196,7 +196,8 @@ final class BodyWriter: TransferHandler {
         case .maxSize(let maxSize):
             // A body without a length stops at the limit; what came before it is kept.
             decided = .failed(
-                DownloadError(.tooLarge, "the file grew past --max-size \(Self.size(maxSize)); the \(Self.size(maxSize)) received are kept"),
+                tooLarge(
+                    "the file grew past \(setting: .maxSize) \(Self.size(maxSize)); the \(Self.size(maxSize)) received are kept", needed: nil, limit: maxSize),
                 retryable: false, retryAfter: nil)
         case .reachedSegments:
             reachedSegments = true
@@ -217,7 +218,7 @@ final class BodyWriter: TransferHandler {
         do {
             onDisk = try output.sink.read(at: offset, count: bytes.count)
         } catch {
-            decided = .failed(DownloadError(.io, error.message), retryable: false, retryAfter: nil)
+            decided = .failed(DownloadError(.io, error), retryable: false, retryAfter: nil)
             return false
         }
         guard let onDisk, onDisk.count == bytes.count, onDisk.elementsEqual(bytes) else {
@@ -260,7 +261,7 @@ final class BodyWriter: TransferHandler {
         do {
             try runner.checkpoint()
         } catch {
-            decided = .failed(DownloadError(.io, ioMessage(error)), retryable: false, retryAfter: nil)
+            decided = .failed(ioFailure(error), retryable: false, retryAfter: nil)
         }
     }
 

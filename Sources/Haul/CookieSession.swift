@@ -22,7 +22,7 @@ final class CookieSession: Sendable {
             if let file { jar = try CookieFile.load(file) }
             if let jarPath { try CookieFile.checkWritable(jarPath) }
         } catch {
-            throw DownloadError(.usage, error.message)
+            throw DownloadError(.usage, SettingText(error.message))
         }
         self.jar = Mutex(jar)
         self.jarPath = jarPath

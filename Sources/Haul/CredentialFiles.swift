@@ -30,8 +30,8 @@ public enum NetrcFile {
         if mode & 0o066 != 0 {
             throw DownloadError(
                 .usage,
-                "the netrc file \(path) can be read or changed by other users (mode 0\(String(mode, radix: 8))), so its passwords are not used: "
-                    + "chmod 600 \(path)")
+                "the netrc file \(path) can be read or changed by other users (mode 0\(String(mode, radix: 8))), so its passwords are not used: chmod 600 \(path)"
+            )
         }
     }
 }

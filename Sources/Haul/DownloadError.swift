@@ -1,4 +1,6 @@
 import Foundation
+import HaulCore
+import HaulStore
 
 /// Why a download did not complete. The bytes already on disk are kept unless the message says otherwise.
 ///
@@ -39,16 +41,87 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// What kind of failure it is.
     public let category: Category
-    /// What went wrong and what became of the bytes, for a person.
-    public let message: String
+    /// What went wrong and what became of the bytes, naming the settings that bear on it.
+    public let text: SettingText
+    /// What went wrong and what became of the bytes, for a person (settings called by the
+    /// library's names; `message(naming:)` for another front end's).
+    public var message: String { text.description }
     /// The HTTP status, for `.httpStatus`.
     public let httpStatus: Int?
+    /// The settings the message names: what the caller may change for the download to go on
+    /// (e.g. `.overwrite` and `.continueExisting` for a file already at the destination).
+    public var hints: [DownloadSetting] { text.settings }
 
-    /// An error of `category` told by `message`, with the HTTP status for `.httpStatus`.
-    public init(_ category: Category, _ message: String, httpStatus: Int? = nil) {
+    /// The URL of the download that failed (as the request gave it).
+    public internal(set) var url: URL?
+    /// The file the failure is about: the destination that already exists, the file that could
+    /// not be written or moved.
+    public internal(set) var path: String?
+    /// For a disk too full (`.io`) or a file too large (`.tooLarge`): the bytes needed and the bytes there were room for.
+    public internal(set) var space: Space?
+    /// The `errno` of the failed system call, when one failed.
+    public internal(set) var systemError: Int32?
+    /// The transfer engine's own code: libcurl's `CURLcode`, or URLSession's `URLError` code.
+    public internal(set) var engineCode: Int?
+    /// The bytes already downloaded that were kept, and where; nil when none were kept.
+    public internal(set) var kept: KeptData?
+
+    /// Bytes needed against bytes available.
+    public struct Space: Sendable, Equatable {
+        /// Bytes the download needs (the rest of the file, with the free-space margin for a disk).
+        public let needed: Int64
+        /// Bytes there are (free on the disk, or allowed by `maxSize`).
+        public let available: Int64
+
+        /// `needed` bytes against `available`.
+        public init(needed: Int64, available: Int64) {
+            self.needed = needed
+            self.available = available
+        }
+    }
+
+    /// Downloaded bytes kept on disk after a failure.
+    public struct KeptData: Sendable, Equatable {
+        /// The file that holds them (the partial, an adopted file back under its name, a partial set aside).
+        public let path: String
+        /// How many bytes of the download it holds.
+        public let bytes: Int64
+
+        /// `bytes` kept in `path`.
+        public init(path: String, bytes: Int64) {
+            self.path = path
+            self.bytes = bytes
+        }
+    }
+
+    /// An error of `category` told by `text`, which may name settings (`\(setting: .maxSize)`).
+    public init(_ category: Category, _ text: SettingText, httpStatus: Int? = nil) {
         self.category = category
-        self.message = message
+        self.text = text
         self.httpStatus = httpStatus
+    }
+
+    /// A failure of the file store as an error of `category`, with its `errno`.
+    init(_ category: Category, _ error: StoreError) {
+        self.init(category, SettingText(error.message))
+        systemError = error.code
+    }
+
+    /// The message with each setting called by `names` (the `haul` command: its flags).
+    public func message(naming names: SettingNames) -> String {
+        text.rendered(names)
+    }
+
+    /// The same error told by `text`; every typed field is kept.
+    func retold(_ text: SettingText) -> DownloadError {
+        var error = DownloadError(category, text, httpStatus: httpStatus)
+        error.url = url
+        error.path = path
+        error.space = space
+        error.systemError = systemError
+        error.engineCode = engineCode
+        error.kept = kept
+        return error
     }
 
     public var description: String { message }

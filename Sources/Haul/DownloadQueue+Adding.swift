@@ -35,9 +35,9 @@ extension DownloadQueue {
             wakeWorkers()
             return ids.compactMap { $0 ?? added.next() }
         } catch  where error.kind == .conflict {
-            throw DownloadError(.destinationExists, error.message)
+            throw DownloadError(.destinationExists, error)
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
     }
 

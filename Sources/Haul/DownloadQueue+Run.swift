@@ -15,7 +15,7 @@ extension DownloadQueue {
             state.finishedBytes = 0
             state.aggregate = QueueProgress(filesTotal: pending)
         }
-        let runState = RunState()
+        let runState = RunState(settingNames: options.settingNames)
         let workers = options.concurrency?.maximum ?? max(1, options.maxConcurrent)
         live.withLock { $0.concurrency = options.concurrency }
         let leases = LeaseKeeper(queue: self)
@@ -135,7 +135,7 @@ extension DownloadQueue {
             run.summary.withLock { $0.completed.append(id) }
             live.withLock { $0.aggregate.filesCompleted += 1 }
         case .failed(let error):
-            settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message))
+            settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message(naming: run.settingNames)))
             run.summary.withLock { $0.failed.append((id, error)) }
             live.withLock { $0.aggregate.filesFailed += 1 }
         case .cancelled:
@@ -245,6 +245,12 @@ extension DownloadQueue.LiveState {
 final class RunState: Sendable {
     let summary = Mutex(QueueRunSummary())
     let directories = Mutex(Set<String>())
+    /// What the stored failure messages call settings.
+    let settingNames: SettingNames
+
+    init(settingNames: SettingNames) {
+        self.settingNames = settingNames
+    }
 }
 
 /// Renews this process's leases every few seconds, relays pause/cancel requests that other

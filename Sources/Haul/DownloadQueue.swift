@@ -67,7 +67,7 @@ public final class DownloadQueue: Sendable {
         do {
             store = try QueueStore(directory: directory)
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
     }
 
@@ -192,9 +192,9 @@ public final class DownloadQueue: Sendable {
         } catch {
             guard let error = error as? StoreError else { throw DownloadError(.io, "\(error)") }
             switch error.kind {
-            case .notFound: throw DownloadError(.usage, error.message)
-            case .conflict: throw DownloadError(.usage, error.message)
-            default: throw DownloadError(.io, error.message)
+            case .notFound: throw DownloadError(.usage, error)
+            case .conflict: throw DownloadError(.usage, error)
+            default: throw DownloadError(.io, error)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 import HaulStore
 
 /// The durable checkpoint (data synced, then the record that claims it) and the destination lock.
@@ -14,6 +15,23 @@ extension DownloadRunner {
         try output.sink.syncData()
         try saveRecord(layout, syncedLength: output.sink.length)
         pacer.checkpointed(at: elapsedSeconds())
+    }
+
+    /// What of the download is on disk after a failure, for the error: the partial, an adopted
+    /// file back under its name, or a partial set aside as proven bad. Nil for a direct output
+    /// (it is never resumed) and when nothing is left.
+    func keptData() -> DownloadError.KeptData? {
+        guard let output, let layout = output.layout else { return nil }
+        if FileIO.exists(layout.partialPath) {
+            let segmentBytes = record.segments.map { SegmentTable(segments: $0).bytesDone } ?? 0
+            let bytes = output.sink.length + segmentBytes
+            return bytes > 0 ? DownloadError.KeptData(path: layout.partialPath, bytes: bytes) : nil
+        }
+        let others = record.isAdopted ? [layout.finalPath].compactMap { $0 } : [layout.rejectedPath]
+        for path in others {
+            if let size = FileIO.regularFileSize(path), size > 0 { return DownloadError.KeptData(path: path, bytes: size) }
+        }
+        return nil
     }
 
     /// Saves the record through the keeper, claiming `syncedLength` bytes as durable: the caller
@@ -39,7 +57,7 @@ extension DownloadRunner {
         do {
             try checkpoint()
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
     }
 

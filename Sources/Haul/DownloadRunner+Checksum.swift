@@ -55,7 +55,7 @@ extension DownloadRunner {
             do {
                 bytes = try output.sink.read(at: offset, count: count)
             } catch {
-                throw DownloadError(.io, error.message)
+                throw DownloadError(.io, error)
             }
             guard let bytes, bytes.count == count else {
                 throw DownloadError(.io, "cannot read back \(output.sink.path) to compute its \(hash.algorithm.rawValue) digest")

@@ -21,7 +21,7 @@ extension DownloadRunner {
                 do {
                     try output.sink.syncData()
                 } catch {
-                    throw DownloadError(.io, error.message)
+                    throw DownloadError(.io, error)
                 }
                 try markFinished(output, layout: layout)
                 try moveIntoPlace(output, layout: layout, finalPath: finalPath)
@@ -65,7 +65,7 @@ extension DownloadRunner {
             record.finishedIdentity = try file.identity()
             try saveRecord(layout, syncedLength: output.sink.length)
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
     }
 
@@ -83,7 +83,7 @@ extension DownloadRunner {
                 file.setPermissions(existing.st_mode & 0o7777)
             }
             guard rename(layout.partialPath, finalPath) == 0 else {
-                throw moveFailure(layout, finalPath, reason: String(cString: strerror(errno)))
+                throw moveFailure(layout, finalPath, code: errno)
             }
         } else if haul_rename_noreplace(layout.partialPath, finalPath) != 0 {
             let code = errno
@@ -93,20 +93,27 @@ extension DownloadRunner {
             do {
                 try saveRecord(layout, syncedLength: output.sink.length)
             } catch {
-                throw DownloadError(.io, error.message)
+                throw DownloadError(.io, error)
             }
             guard code == EEXIST else {
-                throw moveFailure(layout, finalPath, reason: String(cString: strerror(code)))
+                throw moveFailure(layout, finalPath, code: code)
             }
-            throw DownloadError(
+            var error = DownloadError(
                 .destinationExists,
-                "\(finalPath) appeared while the download ran and was left alone; the complete download is kept in \(layout.partialPath) (run again with --force to replace the file)"
+                "\(finalPath) appeared while the download ran and was left alone; the complete download is kept in \(layout.partialPath) (run again with \(setting: .overwrite) to replace the file)"
             )
+            error.path = finalPath
+            error.systemError = code
+            throw error
         }
         CrashPoint.reach(.afterRename)
     }
 
-    private func moveFailure(_ layout: OutputLayout, _ finalPath: String, reason: String) -> DownloadError {
-        DownloadError(.io, "cannot move the finished download into place at \(finalPath): \(reason); the data is kept in \(layout.partialPath)")
+    private func moveFailure(_ layout: OutputLayout, _ finalPath: String, code: Int32) -> DownloadError {
+        let reason = String(cString: strerror(code))
+        var error = DownloadError(.io, "cannot move the finished download into place at \(finalPath): \(reason); the data is kept in \(layout.partialPath)")
+        error.path = finalPath
+        error.systemError = code
+        return error
     }
 }

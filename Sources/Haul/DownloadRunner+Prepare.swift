@@ -25,7 +25,7 @@ extension DownloadRunner {
                 do {
                     return PreparedOutput(sink: .direct(try DirectOutput(existing: path)), layout: nil)
                 } catch {
-                    throw DownloadError(.io, error.message)
+                    throw DownloadError(.io, error)
                 }
             case .directory:
                 throw DownloadError(.usage, "\(path) is a directory; use -d to download into it")
@@ -48,7 +48,7 @@ extension DownloadRunner {
         do {
             destinationLock = try DestinationLock(path: layout.lockPath)
         } catch {
-            throw DownloadError(error.kind == .conflict ? .destinationExists : .io, error.message)
+            throw DownloadError(error.kind == .conflict ? .destinationExists : .io, error)
         }
         let keeper = RecordKeeper(store: records(layout))
         self.keeper = keeper
@@ -59,7 +59,7 @@ extension DownloadRunner {
             // Without a record the partial's bytes are not trusted (see below).
             loaded = nil
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
         if let existing = loaded, existing.method != record.method || existing.range != record.range {
             // A partial of another request (method, range): not ours to continue.
@@ -85,7 +85,7 @@ extension DownloadRunner {
             case (_, .symlink):
                 throw DownloadError.symlinkRefusal(finalPath)
             case (.refuse, _):
-                throw DownloadError(.destinationExists, "\(finalPath) already exists; use --force to replace it or -c to continue it")
+                throw DownloadError.alreadyExists(finalPath)
             case (.overwrite, _):
                 break
             case (.continueIt, _) where loaded?.replacesExistingFile == true:
@@ -138,7 +138,7 @@ extension DownloadRunner {
             do {
                 try file.truncate(to: trusted)
             } catch {
-                throw DownloadError(.io, error.message)
+                throw DownloadError(.io, error)
             }
         }
         return PreparedOutput(sink: .partial(file), layout: layout)
@@ -167,7 +167,7 @@ extension DownloadRunner {
             // Opened only to be measured; nothing is written.
             return PreparedOutput(sink: .partial(try PartialFile(path: finalPath)), layout: layout, alreadyInPlace: true)
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
     }
 
@@ -192,7 +192,7 @@ extension DownloadRunner {
             try keeper?.save(&record, syncedLength: file.length)
             return PreparedOutput(sink: .partial(file), layout: layout)
         } catch {
-            throw DownloadError(error.kind == .unsafePath ? .destinationExists : .io, error.message)
+            throw DownloadError(error.kind == .unsafePath ? .destinationExists : .io, error)
         }
     }
 
@@ -200,7 +200,7 @@ extension DownloadRunner {
         do {
             return try file.identity()
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
     }
 
@@ -208,7 +208,7 @@ extension DownloadRunner {
         do {
             return try PartialFile(path: layout.partialPath, createNew: createNew)
         } catch {
-            throw DownloadError(error.kind == .unsafePath ? .destinationExists : .io, error.message)
+            throw DownloadError(error.kind == .unsafePath ? .destinationExists : .io, error)
         }
     }
 
@@ -225,7 +225,18 @@ extension DownloadRunner {
 
 extension DownloadError {
     static func symlinkRefusal(_ path: String) -> DownloadError {
-        DownloadError(.destinationExists, "\(path) is a symbolic link; Haul never writes through, moves or deletes one (name the real file instead)")
+        var error = DownloadError(
+            .destinationExists, "\(path) is a symbolic link; Haul never writes through, moves or deletes one (name the real file instead)")
+        error.path = path
+        return error
+    }
+
+    /// A file is at `path` and the request neither replaces nor continues it.
+    static func alreadyExists(_ path: String) -> DownloadError {
+        var error = DownloadError(
+            .destinationExists, "\(path) already exists; use \(setting: .overwrite) to replace it or \(setting: .continueExisting) to continue it")
+        error.path = path
+        return error
     }
 }
 

@@ -26,7 +26,7 @@ extension DownloadRunner {
     func redacted(_ error: DownloadError) -> DownloadError {
         let secrets = knownSecrets
         guard !secrets.isEmpty else { return error }
-        let message = Redaction.text(error.message, hiding: secrets)
-        return message == error.message ? error : DownloadError(error.category, message, httpStatus: error.httpStatus)
+        let text = error.text.mappingText { Redaction.text($0, hiding: secrets) }
+        return text == error.text ? error : error.retold(text)
     }
 }

@@ -20,7 +20,7 @@ extension DownloadRunner {
             do {
                 truncated = try output.sink.truncate(to: 0)
             } catch {
-                throw DownloadError(.io, error.message)
+                throw DownloadError(.io, error)
             }
             guard truncated else {
                 throw DownloadError(.cannotResume, "\(reason.message); the output cannot be rewound, so the download stops")
@@ -65,7 +65,7 @@ extension DownloadRunner {
             record.partialIdentity = try file.identity()
             try saveRecord(layout, syncedLength: 0)
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
     }
 }

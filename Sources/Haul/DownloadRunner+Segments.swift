@@ -85,7 +85,7 @@ extension DownloadRunner {
         coordinator.waitForHelpers()
         if let failure = coordinator.ioFailure {
             retireSegments()
-            throw DownloadError(.io, failure.message)
+            throw DownloadError(.io, failure)
         }
         // A pause or cancel: the segments stay, so the stop's checkpoint records them.
         if control.shouldStop { return .incomplete }
@@ -107,7 +107,7 @@ extension DownloadRunner {
         do {
             try file.truncate(to: reach)
         } catch {
-            throw DownloadError(.io, error.message)
+            throw DownloadError(.io, error)
         }
         if let hash { try feed(hash, from: output, upTo: reach) }
         try checkpointOrFail()

@@ -121,7 +121,7 @@ final class DownloadRunner {
         do throws(DownloadError) {
             if request.rateLimiter?.isLimiting == true, !transport.hasBackpressure {
                 // The limiter slows the handler, not the network: such a transport would queue the file in memory.
-                throw DownloadError(.engine, "this engine cannot keep a speed limit: it reads on while a chunk is written (use --engine curl)")
+                throw DownloadError(.engine, "this engine cannot keep a speed limit: it reads on while a chunk is written (use \(setting: .curlEngine))")
             }
             try openCredentialFiles()
             let output = try prepare()
@@ -148,7 +148,7 @@ final class DownloadRunner {
                 return .cancelled
             }
             if let problem = cookieJarProblem() {
-                error = DownloadError(error.category, "\(error.message) (and \(problem.message))", httpStatus: error.httpStatus)
+                error = error.retold("\(error.text) (and \(problem.message))")
             }
             if record.isAdopted {
                 restoreAdoptedFile()
@@ -159,10 +159,11 @@ final class DownloadRunner {
             } else if let layout = output?.layout, !FileIO.exists(layout.partialPath) {
                 // Set aside (proven bad): nothing is left to checkpoint.
             } else if let failure = checkpointOnExit() {
-                error = DownloadError(
-                    error.category, "\(error.message) (and the checkpoint on the way out failed: \(failure.message))", httpStatus: error.httpStatus)
+                error = error.retold("\(error.text) (and the checkpoint on the way out failed: \(failure.message))")
             }
             releaseDestination()
+            error.url = error.url ?? request.url
+            error.kept = keptData()
             hub.publish(.failed(error))
             return .failed(error)
         }
@@ -183,7 +184,7 @@ final class DownloadRunner {
                 lastError = attempt.error.map(redacted)
                 if let reason = attempt.restartedInPlace, let error = lastError {
                     // Said with the failure: every retry of such a server starts from byte 0 again.
-                    lastError = DownloadError(error.category, "\(error.message) (\(reason.message))", httpStatus: error.httpStatus)
+                    lastError = error.retold("\(error.text) (\(reason.message))")
                 }
                 noteStopRequest(&machine)
                 action = machine.attemptEnded(attempt.end, restartedInPlace: attempt.restartedInPlace, canRefresh: canRefresh(output))

@@ -86,6 +86,9 @@ public struct QueueRunOptions: Sendable {
     /// Given, the run does not end when the queue is empty: its workers wait for new items until
     /// `stopAll()`, and this (not `maxConcurrent`) says how many run at once (`haul serve`).
     public var concurrency: QueueConcurrency?
+    /// What the failure messages the store keeps call settings: the library's names by default;
+    /// a front end passes its own (`haul` its flags), so `queue list` speaks as the front end does.
+    public var settingNames = SettingNames.library
 
     /// Run settings; by default 4 downloads at once, retries as `RetryPolicy()`, no speed limit.
     public init(

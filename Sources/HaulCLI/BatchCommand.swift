@@ -22,14 +22,14 @@ struct BatchCommand {
         do throws(DownloadError) {
             queue = try DownloadQueue(stateDirectory: store.stateDirectory, engine: engine)
         } catch {
-            presenter.error(error.message)
+            presenter.error(error.shown)
             return ExitCode(error)
         }
         let batch: Enqueued
         do throws(DownloadError) {
             batch = try enqueue(queue)
         } catch {
-            presenter.error(error.message)
+            presenter.error(error.shown)
             return ExitCode(error)
         }
         for done in batch.alreadyDone where presenter.mode == .normal {

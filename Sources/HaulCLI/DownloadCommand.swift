@@ -115,7 +115,7 @@ struct DownloadCommand: ParsableCommand {
         do throws(DownloadError) {
             downloader = try Downloader(engine: engine)
         } catch {
-            presenter.error(error.message)
+            presenter.error(error.shown)
             return ExitCode(error)
         }
         let download = downloader.download(request)

@@ -35,7 +35,7 @@ enum JSONEvent {
             ]
         case .failed(let error):
             object = [
-                "event": "failed", "category": error.category.name, "message": error.message, "httpStatus": error.httpStatus ?? NSNull(),
+                "event": "failed", "category": error.category.name, "message": error.shown, "httpStatus": error.httpStatus ?? NSNull(),
                 "exitCode": Int(ExitCode(error).rawValue),
             ]
         case .cancelled:

@@ -97,7 +97,7 @@ extension ParsableCommand {
             presenter.error("\(usage.message)\nTry '\(commandName) --help' for more information.")
             return .usage
         case .download(let failure):
-            presenter.error(failure.message)
+            presenter.error(failure.shown)
             return ExitCode(failure)
         }
     }

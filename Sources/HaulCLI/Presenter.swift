@@ -27,7 +27,7 @@ final class Presenter: @unchecked Sendable {
         case .json:
             writeStdout(JSONEvent.line(for: event))
         case .quiet:
-            if case .failed(let error) = event { message("haul: \(error.message)") }
+            if case .failed(let error) = event { message("haul: \(error.shown)") }
         case .normal:
             showHuman(event)
         }
@@ -47,11 +47,11 @@ final class Presenter: @unchecked Sendable {
             case .json:
                 writeStdout(JSONEvent.line(for: event, id: id))
             case .quiet:
-                if case .failed(let error) = event { message("haul: #\(id): \(error.message)") }
+                if case .failed(let error) = event { message("haul: #\(id): \(error.shown)") }
             case .normal:
                 switch event {
                 case .completed(let done): message("#\(id) saved \(done.path) (\(Format.bytes(done.bytes)))")
-                case .failed(let error): message("haul: #\(id) failed: \(error.message)")
+                case .failed(let error): message("haul: #\(id) failed: \(error.shown)")
                 case .restarted(let reason): message("haul: #\(id): \(reason.message)")
                 case .response(let info): if let note = info.note { message("haul: #\(id): \(note)") }
                 case .retrying(let retry):
@@ -131,7 +131,7 @@ final class Presenter: @unchecked Sendable {
             message("saved \(done.path) (\(Self.figures(done)))" + (done.digest.map { ", \($0)" } ?? ""))
             if let proof = done.mirrorProof { message("haul: \(proof)") }
         case .failed(let error):
-            message("haul: \(error.message)")
+            message("haul: \(error.shown)")
         case .cancelled:
             message("haul: cancelled")
         }

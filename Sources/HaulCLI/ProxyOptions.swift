@@ -25,7 +25,7 @@ struct ProxyOptions: ParsableOptions {
             do throws(ProxyURLError) {
                 try ProxyRoute.validate(proxy)
             } catch {
-                throw UsageError(message: error.message)
+                throw UsageError(message: error.text.rendered(.flags))
             }
         }
         noProxy = parsed.value("noproxy")

@@ -65,7 +65,7 @@ struct RunSettings: ParsableOptions {
     /// Refuses, before anything starts, options of these requests that the engine cannot honour.
     func check(_ requests: [DownloadRequest]) throws(UsageError) {
         for request in requests {
-            if let refusal = engine.refusal(of: request.transfer, for: request.url) { throw UsageError(message: refusal) }
+            if let refusal = engine.refusal(of: request.transfer, for: request.url) { throw UsageError(message: refusal.rendered(.flags)) }
         }
     }
 
@@ -76,6 +76,7 @@ struct RunSettings: ParsableOptions {
         transfer.stallTimeout = stallTimeout
         var options = QueueRunOptions(maxConcurrent: jobs, retry: retry, transfer: transfer, rateLimiter: limiter)
         options.connections = connections.connections
+        options.settingNames = .flags
         return options
     }
 

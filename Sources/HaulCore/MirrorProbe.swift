@@ -89,7 +89,9 @@ public enum MirrorProbe {
             return .drop(disagreement(head, plan, RestartReason(.unexpectedRange, "answered as if nothing were left")))
         case .fail(.httpStatus(let status)):
             return .drop("it answered a range request with status \(status)")
-        case .fail(.cannotResume(let message)), .fail(.protocolViolation(let message)):
+        case .fail(.cannotResume(let message)):
+            return .drop("its answer breaks HTTP (\(message))")
+        case .fail(.protocolViolation(let message)):
             return .drop("its answer breaks HTTP (\(message))")
         }
     }

@@ -1,9 +1,11 @@
 import Foundation
 
-/// Why a `--proxy` value cannot be used. The message shows the value without its password.
+/// Why a proxy setting cannot be used. The message shows the value without its password.
 public struct ProxyURLError: Error, Sendable, Equatable {
-    /// What is wrong, the proxy's password shown as `***`.
-    public let message: String
+    /// What is wrong, the proxy's password shown as `***`, naming the setting.
+    public let text: SettingText
+    /// What is wrong, with the library's name for the setting.
+    public var message: String { text.description }
 }
 
 /// The proxy a transfer goes through, as libcurl chooses it: `--proxy` (an empty one turns
@@ -16,11 +18,11 @@ public struct ProxyURLError: Error, Sendable, Equatable {
 public struct ProxyRoute: Sendable, Equatable {
     /// The proxy URL as given, password included: show it through `Redaction.url`.
     public let proxy: String
-    /// Where it came from: `--proxy` or the environment variable's name.
-    public let source: String
+    /// Where it came from: the proxy setting (`DownloadSetting.proxy`) or the environment variable's name.
+    public let source: SettingText
 
     /// The route through `proxy`, chosen by `source`.
-    public init(proxy: String, source: String) {
+    public init(proxy: String, source: SettingText) {
         self.proxy = proxy
         self.source = source
     }
@@ -34,24 +36,24 @@ public struct ProxyRoute: Sendable, Equatable {
         guard !text.isEmpty else { return }
         let shown = shown(text)
         guard text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
-            throw ProxyURLError(message: "--proxy \(shown): a proxy URL has no spaces or control characters")
+            throw ProxyURLError(text: "\(setting: .proxy) \(shown): a proxy URL has no spaces or control characters")
         }
         guard let schemeEnd = text.range(of: "://"), let components = URLComponents(string: text) else {
-            throw ProxyURLError(message: "--proxy \(shown): give a URL such as http://host:3128 or socks5h://host:1080")
+            throw ProxyURLError(text: "\(setting: .proxy) \(shown): give a URL such as http://host:3128 or socks5h://host:1080")
         }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard schemes.contains(scheme) else {
-            throw ProxyURLError(message: "--proxy \(shown): the scheme must be http, https, socks5 or socks5h, not \"\(scheme)\"")
+            throw ProxyURLError(text: "\(setting: .proxy) \(shown): the scheme must be http, https, socks5 or socks5h, not \"\(scheme)\"")
         }
         guard let host = components.host, !host.isEmpty else {
-            throw ProxyURLError(message: "--proxy \(shown): the URL names no host")
+            throw ProxyURLError(text: "\(setting: .proxy) \(shown): the URL names no host")
         }
         if let port = components.port, !(1...65535).contains(port) {
-            throw ProxyURLError(message: "--proxy \(shown): the port must be 1 to 65535")
+            throw ProxyURLError(text: "\(setting: .proxy) \(shown): the port must be 1 to 65535")
         }
         guard components.percentEncodedPath.isEmpty || components.percentEncodedPath == "/", components.query == nil, components.fragment == nil
         else {
-            throw ProxyURLError(message: "--proxy \(shown): a proxy URL has no path, query or fragment")
+            throw ProxyURLError(text: "\(setting: .proxy) \(shown): a proxy URL has no path, query or fragment")
         }
     }
 
@@ -73,7 +75,7 @@ public struct ProxyRoute: Sendable, Equatable {
         guard let host = url.host, !host.isEmpty else { return nil }
         let exemptions = noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
         if let exemptions, NoProxyList(exemptions).exempts(host: host) { return nil }
-        if let proxy { return proxy.isEmpty ? nil : ProxyRoute(proxy: proxy, source: "--proxy") }
+        if let proxy { return proxy.isEmpty ? nil : ProxyRoute(proxy: proxy, source: "\(setting: .proxy)") }
         let scheme = url.scheme?.lowercased() ?? "http"
         // libcurl never reads HTTP_PROXY in capitals: in a CGI program it comes from a request's
         // `Proxy:` header (httpoxy).
@@ -81,10 +83,10 @@ public struct ProxyRoute: Sendable, Equatable {
         if scheme != "http" { names.append("\(scheme.uppercased())_PROXY") }
         for name in names {
             // A variable that is set decides, even when empty (no proxy then, not all_proxy).
-            if let value = environment[name] { return value.isEmpty ? nil : ProxyRoute(proxy: value, source: name) }
+            if let value = environment[name] { return value.isEmpty ? nil : ProxyRoute(proxy: value, source: SettingText(name)) }
         }
         for name in ["all_proxy", "ALL_PROXY"] {
-            if let value = environment[name] { return value.isEmpty ? nil : ProxyRoute(proxy: value, source: name) }
+            if let value = environment[name] { return value.isEmpty ? nil : ProxyRoute(proxy: value, source: SettingText(name)) }
         }
         return nil
     }

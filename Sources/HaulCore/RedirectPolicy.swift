@@ -2,8 +2,15 @@ import Foundation
 
 /// Why a redirect was not followed.
 public struct RedirectError: Error, Sendable, Equatable {
-    /// Why, for a person (hop limit, loop, scheme, https to http).
-    public let message: String
+    /// Why, for a person (hop limit, loop, scheme, https to http), naming the setting that allows it.
+    public let text: SettingText
+    /// Why, with the library's names for settings.
+    public var message: String { text.description }
+
+    /// A refusal told by `text`.
+    public init(_ text: SettingText) {
+        self.text = text
+    }
 }
 
 /// Decides the next request after a 3xx response; a pure function of the request and the response.
@@ -39,26 +46,25 @@ public struct RedirectPolicy: Sendable {
         visited: [URL]
     ) throws(RedirectError) -> TransferRequest {
         guard visited.count <= maxRedirects else {
-            throw RedirectError(message: "too many redirects (more than \(maxRedirects))")
+            throw RedirectError("too many redirects (more than \(maxRedirects))")
         }
         guard let location = head.headers["Location"]?.trimmingCharacters(in: .whitespaces), !location.isEmpty else {
-            throw RedirectError(message: "redirect \(head.status) without a Location header")
+            throw RedirectError("redirect \(head.status) without a Location header")
         }
         guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL else {
-            throw RedirectError(message: "redirect to an invalid location: \(location)")
+            throw RedirectError("redirect to an invalid location: \(location)")
         }
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil else {
-            throw RedirectError(message: "redirect to an unsupported location: \(location)")
+            throw RedirectError("redirect to an unsupported location: \(location)")
         }
         if !allowsDowngrade, request.url.scheme?.lowercased() == "https", scheme == "http" {
             throw RedirectError(
-                message:
-                    "refused a redirect from https to http (\(Redaction.url(target))): the request would continue unencrypted; allow it with --allow-http-redirect"
+                "refused a redirect from https to http (\(Redaction.url(target))): the request would continue unencrypted; allow it with \(setting: .allowsHTTPRedirect)"
             )
         }
         let normalized = Self.withoutFragment(target)
         if visited.contains(where: { Self.withoutFragment($0) == normalized }) {
-            throw RedirectError(message: "redirect loop at \(Redaction.url(normalized))")
+            throw RedirectError("redirect loop at \(Redaction.url(normalized))")
         }
         var next = request
         next.url = normalized

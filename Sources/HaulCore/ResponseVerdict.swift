@@ -25,7 +25,7 @@ public enum VerdictFailure: Sendable, Equatable {
     /// A 4xx or 5xx status; its body is never written.
     case httpStatus(Int)
     /// The bytes on disk cannot be continued and must not be discarded (an adopted file, a range the server will not serve).
-    case cannotResume(String)
+    case cannotResume(SettingText)
     /// The response breaks HTTP in a way that makes its bytes untrustworthy.
     case protocolViolation(String)
 }
@@ -67,7 +67,7 @@ public enum ResponseVerdict: Sendable, Equatable {
         guard serverLength < local else { return nil }
         return .fail(
             .cannotResume(
-                "the existing file (\(local) bytes) is longer than the server's (\(serverLength) bytes), so it cannot be a part of it: it is left as it is (--force replaces it)"
+                "the existing file (\(local) bytes) is longer than the server's (\(serverLength) bytes), so it cannot be a part of it: it is left as it is (\(setting: .overwrite) replaces it)"
             ))
     }
 

@@ -62,8 +62,14 @@ public enum SegmentVerdict: Sendable, Equatable {
         case .fail(.httpStatus(let status)):
             return .mismatch(
                 RestartReason(.serverIgnoredRange, "a segment request was answered with status \(status), not 206: restarting from byte 0 over one connection"))
-        case .fail(.cannotResume(let message)), .fail(.protocolViolation(let message)):
-            return .mismatch(RestartReason(.unexpectedRange, "a segment response was refused (\(message)): restarting from byte 0 over one connection"))
+        case .fail(.cannotResume(let message)):
+            return .mismatch(refused(message.description))
+        case .fail(.protocolViolation(let message)):
+            return .mismatch(refused(message))
         }
+    }
+
+    private static func refused(_ message: String) -> RestartReason {
+        RestartReason(.unexpectedRange, "a segment response was refused (\(message)): restarting from byte 0 over one connection")
     }
 }

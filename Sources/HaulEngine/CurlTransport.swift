@@ -172,15 +172,15 @@
                 let route = ProxyRoute.resolve(
                     for: request.url, proxy: options.proxy, noProxy: options.noProxy, environment: ProcessInfo.processInfo.environment)
             else {
-                return .failed(TransportError(kind, message))
+                return .failed(TransportError(kind, message, code: Int(code.rawValue)))
             }
-            return .failed(TransportError(kind, Self.naming(route, in: message, code: code)))
+            return .failed(TransportError(kind, Self.naming(route, in: message, code: code), code: Int(code.rawValue)))
         }
 
         /// A failure on the way through a proxy names the proxy (without its password) and where it
         /// came from: libcurl's own message shows only an address, or nothing of the proxy at all.
-        static func naming(_ route: ProxyRoute, in message: String, code: CURLcode) -> String {
-            let proxy = "\(ProxyRoute.shown(route.proxy)) (from \(route.source))"
+        static func naming(_ route: ProxyRoute, in message: String, code: CURLcode) -> SettingText {
+            let proxy: SettingText = "\(ProxyRoute.shown(route.proxy)) (from \(route.source))"
             if code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_PROXY {
                 return "cannot reach the proxy \(proxy): \(message)"
             }

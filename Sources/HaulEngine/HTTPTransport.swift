@@ -130,13 +130,23 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// Where the transfer failed.
     public let kind: Kind
-    /// What went wrong, for a person.
-    public let message: String
+    /// What went wrong, for a person, naming the settings that bear on it.
+    public let text: SettingText
+    /// What went wrong, with the library's names for settings.
+    public var message: String { text.description }
+    /// The engine's own code for the failure: libcurl's `CURLcode`, or URLSession's `URLError` code.
+    public let code: Int?
 
-    /// A failure of `kind` told by `message`.
-    public init(_ kind: Kind, _ message: String) {
+    /// A failure of `kind` told by `message`, with the engine's code when there is one.
+    public init(_ kind: Kind, _ message: String, code: Int? = nil) {
+        self.init(kind, SettingText(message), code: code)
+    }
+
+    /// A failure of `kind` told by `text`, with the engine's code when there is one.
+    public init(_ kind: Kind, _ text: SettingText, code: Int? = nil) {
         self.kind = kind
-        self.message = message
+        self.text = text
+        self.code = code
     }
 
     /// Whether trying again could succeed without anything changing on this side.

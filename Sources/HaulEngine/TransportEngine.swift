@@ -71,10 +71,10 @@ public enum TransportEngine: String, Sendable, CaseIterable {
     ///   through a proxy is a need of its own.
     public func refusal(
         of options: TransferOptions, for url: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
-    ) -> String? {
+    ) -> SettingText? {
         let asked = EngineLimitation.Need.all(of: options, url: url, environment: environment)
         guard let limit = limitations.first(where: { $0.need.map(asked.contains) ?? false }) else { return nil }
-        return "the \(rawValue) engine cannot do this here: \(limit.text) (use --engine curl)"
+        return "the \(rawValue) engine cannot do this here: \(limit.text) (use \(setting: .curlEngine))"
     }
 }
 
@@ -118,10 +118,10 @@ public struct EngineLimitation: Sendable, Equatable {
     /// (a behaviour the transport enforces while it runs, such as refusing a compressed body).
     public let need: Need?
     /// What the engine cannot do and what happens instead, in a sentence.
-    public let text: String
+    public let text: SettingText
 
     /// A limitation that refuses `need` (nil: nothing up front), told by `text`.
-    public init(need: Need?, text: String) {
+    public init(need: Need?, text: SettingText) {
         self.need = need
         self.text = text
     }

@@ -53,8 +53,8 @@ enum URLSessionErrors {
         let nsError = error as NSError
         let message = nsError.localizedDescription
         guard nsError.domain == NSURLErrorDomain else { return TransportError(.other, message) }
-        if let kind = kind(ofCode: nsError.code) { return TransportError(kind, message) }
-        return TransportError(kind(ofText: message, afterHead: afterHead), message)
+        if let kind = kind(ofCode: nsError.code) { return TransportError(kind, message, code: nsError.code) }
+        return TransportError(kind(ofText: message, afterHead: afterHead), message, code: nsError.code)
     }
 
     static func kind(ofCode code: Int) -> TransportError.Kind? {

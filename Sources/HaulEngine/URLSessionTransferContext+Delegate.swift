@@ -32,8 +32,8 @@ extension URLSessionTransferContext {
     /// range nor a digest of the representation could trust them).
     static func refusal(of head: ResponseHead) -> TransportError? {
         guard let coding = head.contentEncoding, (200..<300).contains(head.status) else { return nil }
-        let text =
-            "the server sent a compressed (\(coding)) body although Haul asked for identity, and URLSession decodes it by itself: refused (--engine curl stores it as sent)"
+        let text: SettingText =
+            "the server sent a compressed (\(coding)) body although Haul asked for identity, and URLSession decodes it by itself: refused (\(setting: .curlEngine) stores it as sent)"
         return TransportError(.protocolViolation, text)
     }
 

@@ -8,19 +8,19 @@ extension URLSessionTransport {
             let waiting = defaultMaxQueuedChunks * 16 / 1024
             return [
                 EngineLimitation(
-                    need: .caFile, text: "FoundationNetworking trusts only the system's CA bundle: a CA file (--cacert) cannot be added"),
-                EngineLimitation(need: .insecureTLS, text: "FoundationNetworking always verifies certificates: --insecure cannot be honoured"),
+                    need: .caFile, text: "FoundationNetworking trusts only the system's CA bundle: a CA file (\(setting: .caFile)) cannot be added"),
+                EngineLimitation(need: .insecureTLS, text: "FoundationNetworking always verifies certificates: \(setting: .insecureTLS) cannot be honoured"),
                 EngineLimitation(
                     need: .proxy,
                     text:
-                        "FoundationNetworking takes no proxy setting (its libcurl reads http_proxy and https_proxy from the environment by itself): --proxy cannot be honoured"
+                        "FoundationNetworking takes no proxy setting (its libcurl reads http_proxy and https_proxy from the environment by itself): \(setting: .proxy) cannot be honoured"
                 ),
                 EngineLimitation(
                     need: .environmentProxyForHTTPS,
                     text:
                         "an https download through a proxy from the environment (https_proxy, all_proxy) is not tested on FoundationNetworking, whose libcurl passes the proxy's CONNECT answer on as a response; unset it for this download"
                 ),
-                EngineLimitation(need: .noProxy, text: "FoundationNetworking takes no --noproxy list (no_proxy in the environment applies)"),
+                EngineLimitation(need: .noProxy, text: "FoundationNetworking takes no \(setting: .noProxy) list (no_proxy in the environment applies)"),
                 EngineLimitation(need: .netrc, text: "FoundationNetworking reads no netrc file"),
                 EngineLimitation(
                     need: nil,
@@ -30,7 +30,7 @@ extension URLSessionTransport {
                 EngineLimitation(
                     need: nil,
                     text:
-                        "FoundationNetworking reads on while a chunk is written (no backpressure): past \(waiting) MiB not yet written the transfer is ended and resumed by range; --limit-rate is refused"
+                        "FoundationNetworking reads on while a chunk is written (no backpressure): past \(waiting) MiB not yet written the transfer is ended and resumed by range; \(setting: .rateLimit) is refused"
                 ),
                 EngineLimitation(
                     need: nil,
@@ -44,14 +44,14 @@ extension URLSessionTransport {
                 ),
                 EngineLimitation(
                     need: nil, text: "every request also carries Connection: keep-alive and an Accept-Language from the locale"),
-                EngineLimitation(need: nil, text: "HTTP/2 is negotiated on TLS whenever the server offers it (--http2 cannot be turned off)"),
+                EngineLimitation(need: nil, text: "HTTP/2 is negotiated on TLS whenever the server offers it (\(setting: .http2) cannot be turned off)"),
             ]
         #else
             return [
-                EngineLimitation(need: .caFile, text: "a CA file (--cacert) is not wired to URLSession's trust evaluation"),
-                EngineLimitation(need: .insecureTLS, text: "--insecure is not wired to URLSession's trust evaluation"),
-                EngineLimitation(need: .proxy, text: "--proxy is not wired to URLSession (the system's proxy settings apply)"),
-                EngineLimitation(need: .noProxy, text: "--noproxy is not wired to URLSession (the system's proxy settings apply)"),
+                EngineLimitation(need: .caFile, text: "a CA file (\(setting: .caFile)) is not wired to URLSession's trust evaluation"),
+                EngineLimitation(need: .insecureTLS, text: "\(setting: .insecureTLS) is not wired to URLSession's trust evaluation"),
+                EngineLimitation(need: .proxy, text: "\(setting: .proxy) is not wired to URLSession (the system's proxy settings apply)"),
+                EngineLimitation(need: .noProxy, text: "\(setting: .noProxy) is not wired to URLSession (the system's proxy settings apply)"),
                 EngineLimitation(need: .netrc, text: "URLSession reads no netrc file"),
             ]
         #endif

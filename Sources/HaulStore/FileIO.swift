@@ -67,6 +67,13 @@ public enum FileIO {
         return lstat(path, &status) == 0
     }
 
+    /// The size of the regular file at `path` (a symlink not followed); nil for anything else.
+    public static func regularFileSize(_ path: String) -> Int64? {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(status.st_size)
+    }
+
     /// Makes a rename or unlink in this file's directory durable. Best effort: some file systems refuse.
     public static func syncDirectory(containing path: String) {
         let directory = AbsolutePath.directory(of: path)

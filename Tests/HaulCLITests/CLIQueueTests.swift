@@ -181,6 +181,29 @@ struct CLIQueueTests {
         #expect(try store.items().values.count == 1)
     }
 
+    @Test func aStoredFailureNamesTheCommandsFlagsNotTheLibrarysSettings() throws {
+        // GIVEN a queued download whose destination holds a file
+        let server = try FaultServer()
+        server.setResource("/a.bin", body: TestData.bytes(count: 1000, seed: 7))
+        let store = try StoreFixture()
+        let out = try TemporaryDirectory(prefix: "haul-cli-out")
+        let output = out.file("there.bin")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: output))
+        let added = try store.haul(["add", server.url("/a.bin"), "-o", output])
+        let id = try #require(StoreFixture.ids(added).first, "stderr: \(added.stderr)")
+
+        // WHEN the queue runs it
+        let run = try store.haul(["run", "-q"])
+
+        // THEN the failure the store keeps (queue list) speaks as the command does
+        #expect(run.status == 7, "stderr: \(run.stderr)")
+        #expect(run.stderr.contains("use --force to replace it or -c to continue it"), "stderr: \(run.stderr)")
+        let listed = try #require(try store.items().item(id))
+        let message = try #require(listed["lastError"] as? String, "\(listed)")
+        #expect(message.hasSuffix("already exists; use --force to replace it or -c to continue it"), "\(message)")
+        #expect(!message.contains("existingFile"), "\(message)")
+    }
+
     // MARK: running the queue
 
     @Test(.timeLimit(.minutes(1)))

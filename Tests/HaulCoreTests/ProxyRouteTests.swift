@@ -27,7 +27,9 @@ struct ProxyRouteTests {
             // WHEN each is checked THEN it is refused, and the message hides the password
             let error = #expect(throws: ProxyURLError.self) { try ProxyRoute.validate(text) }
             #expect(error?.message.contains("s3cret") == false, "\(error?.message ?? "")")
-            #expect(error?.message.hasPrefix("--proxy ") == true)
+            // AND it names the setting, as a setting (the command line calls it --proxy)
+            #expect(error?.message.hasPrefix("transfer.proxy ") == true)
+            #expect(error?.text.settings == [.proxy])
         }
     }
 
@@ -49,7 +51,7 @@ struct ProxyRouteTests {
     @Test func theOptionWinsAndAnEmptyOneTurnsProxiesOff() throws {
         let plain = try url("http://files.test/a")
         let environment = ["http_proxy": "http://p1:1"]
-        #expect(ProxyRoute.resolve(for: plain, proxy: "socks5://o:9", noProxy: nil, environment: environment)?.source == "--proxy")
+        #expect(ProxyRoute.resolve(for: plain, proxy: "socks5://o:9", noProxy: nil, environment: environment)?.source == "\(setting: .proxy)")
         #expect(ProxyRoute.resolve(for: plain, proxy: "", noProxy: nil, environment: environment) == nil)
     }
 

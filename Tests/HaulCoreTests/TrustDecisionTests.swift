@@ -114,7 +114,8 @@ struct TrustDecisionTests {
             _ = try RedirectPolicy().nextRequest(after: first, head: redirect, originalOrigin: first.origin, visited: [first.url])
             Issue.record("the downgrade was followed")
         } catch {
-            #expect(error.message.contains("--allow-http-redirect"))
+            #expect(error.text.settings == [.allowsHTTPRedirect])
+            #expect(error.message.hasSuffix("allow it with allowsHTTPRedirect"), "\(error.message)")
         }
         // AND allowed explicitly it is followed
         let next = try RedirectPolicy(allowsDowngrade: true).nextRequest(after: first, head: redirect, originalOrigin: first.origin, visited: [first.url])

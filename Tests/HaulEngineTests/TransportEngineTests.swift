@@ -27,16 +27,19 @@ struct TransportEngineTests {
     }
 
     @Test(arguments: [
-        (TransferOptions(caFile: "/ca.pem"), "CA file"),
-        (TransferOptions(verifyTLS: false), "--insecure"),
-        (TransferOptions(proxy: "http://127.0.0.1:3128"), "--proxy"),
-        (TransferOptions(noProxy: "example.com"), "--noproxy"),
-        (TransferOptions(netrcFile: "/home/me/.netrc"), "netrc"),
+        (TransferOptions(caFile: "/ca.pem"), "CA file", DownloadSetting.caFile),
+        (TransferOptions(verifyTLS: false), "verifies certificates", DownloadSetting.insecureTLS),
+        (TransferOptions(proxy: "http://127.0.0.1:3128"), "no proxy setting", DownloadSetting.proxy),
+        (TransferOptions(noProxy: "example.com"), "list", DownloadSetting.noProxy),
+        (TransferOptions(netrcFile: "/home/me/.netrc"), "netrc", nil),
     ])
-    func urlSessionOnLinuxRefusesWhatItCannotHonour(options: TransferOptions, named: String) throws {
+    func urlSessionOnLinuxRefusesWhatItCannotHonour(options: TransferOptions, named: String, setting: DownloadSetting?) throws {
         let refusal = try #require(TransportEngine.urlsession.refusal(of: options, environment: [:]))
-        #expect(refusal.contains(named), "\(refusal)")
-        #expect(refusal.hasSuffix("(use --engine curl)"))
+        #expect(refusal.description.contains(named), "\(refusal)")
+        // The settings are named as settings, so each front end shows its own names for them.
+        #expect(refusal.settings == (setting.map { [$0] } ?? []) + [.curlEngine], "\(refusal)")
+        #expect(refusal.description.hasSuffix("(use engine: .curl)"))
+        #expect(!refusal.description.contains("--"), "\(refusal)")
     }
 
     @Test func turningProxiesOffIsRefusedOnlyWhenTheEnvironmentNamesOne() {
@@ -51,7 +54,7 @@ struct TransportEngineTests {
         let http = try #require(URL(string: "http://example.org/f"))
         let environment = ["https_proxy": "http://127.0.0.1:3128", "no_proxy": "internal.example"]
         let refusal = try #require(TransportEngine.urlsession.refusal(of: TransferOptions(), for: https, environment: environment))
-        #expect(refusal.contains("CONNECT"), "\(refusal)")
+        #expect(refusal.description.contains("CONNECT"), "\(refusal)")
         #expect(TransportEngine.urlsession.refusal(of: TransferOptions(), for: http, environment: environment) == nil)
         let exempt = try #require(URL(string: "https://internal.example/f"))
         #expect(TransportEngine.urlsession.refusal(of: TransferOptions(), for: exempt, environment: environment) == nil)
@@ -60,7 +63,7 @@ struct TransportEngineTests {
 
     @Test func urlSessionOnLinuxHasNoBackpressureAndSaysSo() {
         #expect(!TransportEngine.urlsession.hasBackpressure)
-        let texts = TransportEngine.urlsession.limitations.map(\.text)
+        let texts = TransportEngine.urlsession.limitations.map(\.text.description)
         #expect(texts.contains { $0.contains("no backpressure") })
         #expect(texts.contains { $0.contains("decodes a compressed body") })
         #expect(texts.contains { $0.contains("merged by name") })

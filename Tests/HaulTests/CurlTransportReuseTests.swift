@@ -42,7 +42,9 @@ struct CurlTransportReuseTests {
             return
         }
         #expect(error.kind == .connect)
-        #expect(error.message.hasPrefix("cannot reach the proxy \(deadProxy) (from --proxy)"), "\(error.message)")
+        #expect(error.message.hasPrefix("cannot reach the proxy \(deadProxy) (from transfer.proxy)"), "\(error.message)")
+        #expect(error.text.settings == [.proxy])
+        #expect(error.code == 7)
         #expect(second == .completed)
         #expect(sink.status == 200)
         #expect(server.requests.count == 1)

@@ -1,0 +1,159 @@
+/// A setting a message can name, so that the library and the command line each call it by their
+/// own name: the library by its property (`existingFile: .overwrite`), `haul` by its flag
+/// (`--force`). A struct with a private name, so settings can be added without breaking callers.
+public struct DownloadSetting: Sendable, Hashable, CustomStringConvertible {
+    /// A stable identifier (`overwrite`, `max-size`, ...).
+    public let id: String
+    /// The setting as the library calls it, e.g. `existingFile: .overwrite`.
+    public let name: String
+
+    private init(_ id: String, _ name: String) {
+        self.id = id
+        self.name = name
+    }
+
+    /// `DownloadRequest.existingFile = .overwrite`: replace a file at the destination.
+    public static let overwrite = DownloadSetting("overwrite", "existingFile: .overwrite")
+    /// `DownloadRequest.existingFile = .continueIt`: take the file at the destination as a partial.
+    public static let continueExisting = DownloadSetting("continue", "existingFile: .continueIt")
+    /// Running the download on the libcurl engine (`TransportEngine.curl`).
+    public static let curlEngine = DownloadSetting("curl-engine", "engine: .curl")
+    /// `DownloadRequest.maxSize`.
+    public static let maxSize = DownloadSetting("max-size", "maxSize")
+    /// `DownloadRequest.minFreeSpace`.
+    public static let minFreeSpace = DownloadSetting("min-free-space", "minFreeSpace")
+    /// `DownloadRequest.allowsHTTPRedirect`.
+    public static let allowsHTTPRedirect = DownloadSetting("allow-http-redirect", "allowsHTTPRedirect")
+    /// `TransferOptions.proxy`.
+    public static let proxy = DownloadSetting("proxy", "transfer.proxy")
+    /// `TransferOptions.noProxy`.
+    public static let noProxy = DownloadSetting("noproxy", "transfer.noProxy")
+    /// `TransferOptions.caFile`.
+    public static let caFile = DownloadSetting("cacert", "transfer.caFile")
+    /// `TransferOptions.verifyTLS = false`.
+    public static let insecureTLS = DownloadSetting("insecure", "transfer.verifyTLS = false")
+    /// `DownloadRequest.rateLimiter`.
+    public static let rateLimit = DownloadSetting("limit-rate", "rateLimiter")
+    /// `TransferOptions.allowsHTTP2`.
+    public static let http2 = DownloadSetting("http2", "transfer.allowsHTTP2")
+
+    /// Every setting a message can name.
+    public static let all: [DownloadSetting] = [
+        .overwrite, .continueExisting, .curlEngine, .maxSize, .minFreeSpace, .allowsHTTPRedirect, .proxy, .noProxy, .caFile,
+        .insecureTLS, .rateLimit, .http2,
+    ]
+
+    public var description: String { name }
+}
+
+/// What each setting is called where a message is shown: `.library` (the property names), or a
+/// front end's own (the `haul` command's flags).
+public struct SettingNames: Sendable {
+    private let names: [DownloadSetting: String]
+
+    /// These names; a setting not among them keeps its library name.
+    public init(_ names: [DownloadSetting: String]) {
+        self.names = names
+    }
+
+    /// The library's names (`DownloadSetting.name`).
+    public static let library = SettingNames([:])
+
+    /// What `setting` is called here.
+    public func name(of setting: DownloadSetting) -> String {
+        names[setting] ?? setting.name
+    }
+}
+
+/// A message that may name settings: written as a string literal with `\(setting: .maxSize)`
+/// where a setting is named, shown with the library's names (`description`) or another front
+/// end's (`rendered(_:)`).
+public struct SettingText: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    fileprivate enum Part: Sendable, Hashable {
+        case text(String)
+        case setting(DownloadSetting)
+    }
+
+    private var parts: [Part]
+
+    /// Text that names no setting.
+    public init(_ text: String) {
+        parts = [.text(text)]
+    }
+
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
+
+    public init(stringInterpolation: Interpolation) {
+        parts = stringInterpolation.parts
+    }
+
+    /// Builds a `SettingText` from a literal.
+    public struct Interpolation: StringInterpolationProtocol {
+        fileprivate var parts: [Part] = []
+
+        public init(literalCapacity: Int, interpolationCount: Int) {}
+
+        public mutating func appendLiteral(_ literal: String) {
+            append(literal)
+        }
+
+        /// A named setting.
+        public mutating func appendInterpolation(setting: DownloadSetting) {
+            parts.append(.setting(setting))
+        }
+
+        /// Another message, its settings kept.
+        public mutating func appendInterpolation(_ text: SettingText) {
+            for part in text.parts {
+                if case .text(let literal) = part { append(literal) } else { parts.append(part) }
+            }
+        }
+
+        /// Any value, as `String(describing:)` shows it.
+        public mutating func appendInterpolation<Value>(_ value: Value) {
+            append(String(describing: value))
+        }
+
+        private mutating func append(_ literal: String) {
+            guard !literal.isEmpty else { return }
+            if case .text(let previous) = parts.last {
+                parts[parts.count - 1] = .text(previous + literal)
+            } else {
+                parts.append(.text(literal))
+            }
+        }
+    }
+
+    /// The settings the text names, in order: what the reader may change.
+    public var settings: [DownloadSetting] {
+        parts.compactMap { part in
+            if case .setting(let setting) = part { return setting }
+            return nil
+        }
+    }
+
+    /// The text with each setting called by `names`.
+    public func rendered(_ names: SettingNames) -> String {
+        parts.map { part in
+            switch part {
+            case .text(let text): return text
+            case .setting(let setting): return names.name(of: setting)
+            }
+        }.joined()
+    }
+
+    /// The text with `transform` applied to each run of plain text (redaction), the settings kept.
+    public func mappingText(_ transform: (String) -> String) -> SettingText {
+        var mapped = self
+        mapped.parts = parts.map { part in
+            if case .text(let text) = part { return .text(transform(text)) }
+            return part
+        }
+        return mapped
+    }
+
+    /// The text with the library's names.
+    public var description: String { rendered(.library) }
+}
