@@ -47,7 +47,7 @@ struct AttemptResult {
         return nil
     }
 
-    static func run(_ runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput) -> AttemptResult {
+    static func run(_ runner: DownloadRunner, plan: RequestPlan, output: PartialDownload) -> AttemptResult {
         var request = runner.baseRequest().asking(for: plan)
         let policy = RedirectPolicy(maxRedirects: runner.request.maxRedirects, allowsDowngrade: runner.request.allowsHTTPRedirect)
         let originalOrigin = request.origin

@@ -50,7 +50,7 @@ extension BodyWriter {
         var failure = DownloadError(.io, SettingText(ioMessage(error)))
         failure.systemError = error.code
         failure.path = output.sink.path
-        if error.kind == .noSpace, let total = runner.record.finalLength, let layout = output.layout {
+        if error.kind == .noSpace, let total = output.record.finalLength, let layout = output.layout {
             let free = FreeSpace.available(at: layout.directory) ?? 0
             failure.space = DownloadError.Space(needed: max(0, total - output.sink.length), available: free)
         }
@@ -62,7 +62,7 @@ extension BodyWriter {
             // A direct output (a device, a pipe) is never resumed: promise nothing.
             return "\(error.message); \(output.sink.length) bytes were written to \(output.sink.path), which cannot be resumed"
         }
-        if error.kind == .noSpace, let total = runner.record.finalLength {
+        if error.kind == .noSpace, let total = output.record.finalLength {
             let needed = max(0, total - output.sink.length)
             let kept =
                 output.sink.length > 0
@@ -85,7 +85,7 @@ extension BodyWriter {
             "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(runner.request.minFreeSpace)) of \(setting: .minFreeSpace); the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
         )
         error.path = layout.directory
-        let remaining = runner.record.finalLength.map { max(0, $0 - output.sink.length) } ?? 0
+        let remaining = output.record.finalLength.map { max(0, $0 - output.sink.length) } ?? 0
         error.space = DownloadError.Space(needed: remaining + runner.request.minFreeSpace, available: free)
         decided = .failed(error, retryable: false, retryAfter: nil)
     }

@@ -8,7 +8,7 @@ import HaulStore
 final class BodyWriter: TransferHandler {
     let runner: DownloadRunner
     let plan: RequestPlan
-    let output: PreparedOutput
+    let output: PartialDownload
     /// The request this response answers (the final hop of its redirect chain).
     let sent: TransferRequest
     var url: URL { sent.url }
@@ -31,7 +31,7 @@ final class BodyWriter: TransferHandler {
     /// Said with the response event (a name changed to stay unique).
     private var responseNote: String?
 
-    init(runner: DownloadRunner, plan: RequestPlan, output: PreparedOutput, sent: TransferRequest) {
+    init(runner: DownloadRunner, plan: RequestPlan, output: PartialDownload, sent: TransferRequest) {
         self.runner = runner
         self.plan = plan
         self.output = output
@@ -72,21 +72,18 @@ final class BodyWriter: TransferHandler {
             guard body.writeOffset + body.overlap == output.sink.length else {
                 throw DownloadError(.protocolViolation, "internal: the response does not start where the file ends")
             }
-            try name(from: head)
+            do {
+                responseNote = try output.name(
+                    contentDisposition: head.headers["Content-Disposition"], url: url, overwrite: runner.request.existingFile == .overwrite)
+            } catch {
+                throw DownloadError(error)
+            }
             if let unverifiable = try runner.adoptServerDigest(from: head, output: output) {
                 responseNote = [responseNote, unverifiable].compactMap { $0 }.joined(separator: "; ")
             }
-            runner.record.finalURL = url.absoluteString
-            runner.record.finishedLength = nil
-            runner.record.validators = body.validators
-            runner.record.totalLength = body.totalLength
-            runner.record.finalLength = body.finalLength
-            runner.record.contentEncoding = body.contentEncoding
-            runner.record.resourceStart = body.resourceStart
             runner.finalURL = url
             // The record must describe this version before any of its bytes reach the file.
-            let small = body.expectedBodyLength.map { $0 <= DownloadRunner.recordlessBodyLimit } ?? false
-            if runner.recordStored || !small || body.writeOffset > 0 {
+            if output.begin(body, from: url) {
                 try saveRecord()
             }
         } catch {
@@ -104,47 +101,14 @@ final class BodyWriter: TransferHandler {
                     finalURL: url,
                     totalBytes: body.finalLength,
                     resumedFrom: body.writeOffset + body.overlap,
-                    destination: destinationPath,
+                    destination: output.destinationPath,
                     note: responseNote)))
         runner.startSegmentsIfUseful(body, head, sent: sent, output: output)
         return .proceed
     }
 
-    /// Picks the file name for a download into a directory: never a symlink, never a file that
-    /// exists (without --force), and, when another download of this process took the same name, a
-    /// unique one (`report (1).pdf`), said in the response event.
-    private func name(from head: ResponseHead) throws(DownloadError) {
-        // Named once per run: a later attempt (a retry, a restart) keeps the name it claimed.
-        guard let layout = output.layout, layout.finalPath == nil, runner.claimedPath == nil else { return }
-        let wanted =
-            runner.record.fileName
-            ?? FileNameSanitizer.destinationName(contentDisposition: head.headers["Content-Disposition"], url: url)
-        let overwrite = runner.request.existingFile == .overwrite
-        let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:))
-        let path = layout.path(forName: claim.name)
-        runner.claimedPath = path
-        let existing = DestinationKind.of(path)
-        if existing == .symlink {
-            throw DownloadError.symlinkRefusal(path)
-        }
-        if runner.record.fileName == nil, !overwrite, existing != .none {
-            throw DownloadError.alreadyExists(path)
-        }
-        if claim.renamed {
-            responseNote = "another download of this run is saving \(wanted) in \(layout.directory): this one is saved as \(claim.name)"
-        }
-        runner.record.fileName = claim.name
-    }
-
-    private var destinationPath: String {
-        if let layout = output.layout {
-            return layout.finalPath ?? runner.record.fileName.map(layout.path(forName:)) ?? layout.partialPath
-        }
-        return output.sink.path
-    }
-
     private func saveRecord() throws(DownloadError) {
-        guard let layout = output.layout else { return }
+        guard output.layout != nil else { return }
         if let segments = runner.segments {
             // While segments run, only their checkpoint may write the record (it knows the holes).
             do {
@@ -156,7 +120,7 @@ final class BodyWriter: TransferHandler {
         }
         do {
             // Nothing new was synced: the record claims no more than before.
-            try runner.saveRecord(layout, syncedLength: min(runner.record.syncedLength, output.sink.length))
+            try output.saveRecordClaimingNoMore(hash: runner.hash)
         } catch {
             throw DownloadError(.io, error)
         }
@@ -225,9 +189,7 @@ final class BodyWriter: TransferHandler {
             decided = overlapMismatch()
             return false
         }
-        if done && (runner.record.isAdopted || runner.partialNeedsProof) {
-            runner.record.isAdopted = false
-            runner.record.originalURL = runner.request.url.absoluteString
+        if done && output.markProven(for: runner.request.url) {
             do throws(DownloadError) {
                 try saveRecord()
             } catch {
@@ -239,7 +201,7 @@ final class BodyWriter: TransferHandler {
     }
 
     func overlapMismatch() -> AttemptOutcome {
-        if runner.record.isAdopted {
+        if output.record.isAdopted {
             return .restart(
                 RestartReason(
                     .overlapMismatch,

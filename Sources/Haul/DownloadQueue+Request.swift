@@ -155,13 +155,9 @@ extension DownloadQueue {
         // A damaged item whose URL and destination are sound (its options damaged, say) still
         // finds its partial; the record's inode check below is what vouches for the file.
         guard item.placementIsReadable, let request = try? Self.request(readableFieldsOf: item, QueueRunOptions()),
-            let layout = OutputLayout.of(request),
+            let layout = OutputLayout.of(request.destination, existingFile: request.existingFile, url: request.url),
             let record = try? slot.load(), let owned = record.partialIdentity
         else { return }
-        guard let lock = try? DestinationLock(path: layout.lockPath) else { return }
-        defer { lock.release() }
-        guard let current = FileIdentity.of(layout.partialPath), current.device == owned.device, current.inode == owned.inode else { return }
-        unlink(layout.partialPath)
-        unlink(layout.segmentMapPath)
+        PartialDownload.deleteOwnedPartial(layout, owned: owned)
     }
 }

@@ -12,15 +12,15 @@ extension DownloadRunner {
 
     /// Prepares the digest of what is already on disk: the saved state when the record has one
     /// that fits (only the bytes after it are read), else the whole prefix, read once.
-    func startHash(_ output: PreparedOutput) throws(DownloadError) {
-        if serverDigest == nil, request.checksum == nil, request.verifiesServerDigest { serverDigest = record.serverDigest }
+    func startHash(_ output: PartialDownload) throws(DownloadError) {
+        if serverDigest == nil, request.checksum == nil, request.verifiesServerDigest { serverDigest = output.record.serverDigest }
         guard let algorithm = expectedDigest?.algorithm else { return }
         try startHash(output, algorithm: algorithm)
     }
 
-    private func startHash(_ output: PreparedOutput, algorithm: ChecksumAlgorithm) throws(DownloadError) {
+    private func startHash(_ output: PartialDownload, algorithm: ChecksumAlgorithm) throws(DownloadError) {
         var restored: StreamingHash?
-        if let saved = record.hashState, saved.algorithm == algorithm, saved.length <= output.sink.length {
+        if let saved = output.record.hashState, saved.algorithm == algorithm, saved.length <= output.sink.length {
             restored = StreamingHash(restoring: saved)
         }
         let hash = restored ?? StreamingHash(algorithm)
@@ -31,12 +31,12 @@ extension DownloadRunner {
     /// A response publishing a digest of the whole file (and no `--checksum` given): the file will
     /// be checked against it. Called before any byte of the response is written. A digest for
     /// another algorithm than the one being computed starts that one from the bytes on disk.
-    func adoptServerDigest(from head: ResponseHead, output: PreparedOutput) throws(DownloadError) -> String? {
+    func adoptServerDigest(from head: ResponseHead, output: PartialDownload) throws(DownloadError) -> String? {
         guard request.checksum == nil, request.verifiesServerDigest else { return nil }
         let found = ServerDigests.read(head.headers, status: head.status, keepsWholeFile: request.target == .whole)
         if let best = found.best {
             serverDigest = best
-            record.serverDigest = best
+            output.noteServerDigest(best)
             if hash?.algorithm != best.algorithm {
                 // A saved state of this algorithm is restored; one of another is ignored there.
                 try startHash(output, algorithm: best.algorithm)
@@ -46,7 +46,7 @@ extension DownloadRunner {
     }
 
     /// Hashes the file's bytes from what the hash has seen up to `end`, reading them from disk.
-    func feed(_ hash: StreamingHash, from output: PreparedOutput, upTo end: Int64) throws(DownloadError) {
+    func feed(_ hash: StreamingHash, from output: PartialDownload, upTo end: Int64) throws(DownloadError) {
         var offset = hash.length
         let chunk = 1 << 20
         while offset < end {
@@ -67,7 +67,7 @@ extension DownloadRunner {
 
     /// The digest of the finished file, checked against the expected one. On a mismatch the data
     /// stays as a partial file (with its record) and the error names both digests.
-    func verifyDigest(_ output: PreparedOutput) throws(DownloadError) -> String? {
+    func verifyDigest(_ output: PartialDownload) throws(DownloadError) -> String? {
         guard let checksum = expectedDigest, let hash else { return nil }
         // Segments fetched by other connections were not hashed as they arrived: read them now.
         try feed(hash, from: output, upTo: output.sink.length)
@@ -80,7 +80,7 @@ extension DownloadRunner {
         var failure: StoreError?
         var kept = ""
         if let layout = output.layout {
-            if let aside = setAside(layout) {
+            if let aside = output.setAside() {
                 kept = " The data is kept in \(aside); the next run downloads the file anew."
             } else {
                 failure = checkpointOnExit()
@@ -92,16 +92,5 @@ extension DownloadRunner {
             """
             \(checksum.algorithm.rawValue) mismatch\(named): expected \(expected), got \(actual).\(kept)\(failure.map { " (The checkpoint failed: \($0.message).)" } ?? "")
             """)
-    }
-
-    /// A partial proven bad is never trusted again: it is moved to `rejectedPath` (replacing an
-    /// older one) and its record forgotten, so the next run starts afresh instead of checking the
-    /// same bytes again. Nil when it cannot be moved (an adopted file goes back to its own name).
-    private func setAside(_ layout: OutputLayout) -> String? {
-        guard !record.isAdopted, rename(layout.partialPath, layout.rejectedPath) == 0 else { return nil }
-        unlink(layout.segmentMapPath)
-        keeper?.discardStale()
-        FileIO.syncDirectory(containing: layout.rejectedPath)
-        return layout.rejectedPath
     }
 }

@@ -3,44 +3,34 @@ import HaulCore
 import HaulStore
 
 extension DownloadRunner {
-    /// Connections per file when adapting (no `connections` given).
-    static let adaptiveConnectionLimit = 8
-    static let maximumConnections = 16
-
     /// After the first response of a download is accepted: fetch the rest over several connections
-    /// when the server can serve ranges of this exact version and the file is big enough.
-    func startSegmentsIfUseful(_ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PreparedOutput) {
-        let limit = min(Self.maximumConnections, request.connections ?? Self.adaptiveConnectionLimit)
-        guard segments == nil, !segmentingDisabled, limit > 1, case .whole = request.target,
-            case .partial(let file) = output.sink,
-            body.overlap == 0, body.contentEncoding == nil, body.resourceStart == 0,
-            let total = body.totalLength, body.finalLength == total,
-            body.validators.canGuardResume,
-            head.acceptsByteRanges || head.status == 206,
-            total - output.sink.length >= 4 * SegmentTable.minimumSplit || record.segments != nil,
-            let host = sent.url.host
-        else { return }
+    /// when `SegmentEligibility` says so.
+    func startSegmentsIfUseful(_ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PartialDownload) {
+        let eligibility = SegmentEligibility(
+            body: body, status: head.status, acceptsByteRanges: head.acceptsByteRanges, wholeResource: request.target == .whole,
+            resumableOutput: output.partialFile != nil, bytesOnDisk: output.sink.length, resumesSegments: output.record.segments != nil,
+            segmentsRunningOrDisabled: segments != nil || segmentingDisabled, connections: request.connections, hasHost: sent.url.host != nil)
+        guard let helpers = eligibility.helpers, let file = output.partialFile, let host = sent.url.host, let total = body.totalLength else {
+            return
+        }
         var setup = SegmentCoordinator.Setup(
             request: sent, transfer: request.transfer, validators: body.validators, total: total,
-            host: host, maxHelpers: limit - 1, adaptive: request.connections == nil, retry: request.retry,
+            host: host, maxHelpers: helpers, adaptive: request.connections == nil, retry: request.retry,
             rateLimiter: request.rateLimiter)
         setup.mirrors = mirrorRequests(askedLike: sent)
         setup.redirects = RedirectPolicy(maxRedirects: request.maxRedirects, allowsDowngrade: request.allowsHTTPRedirect)
         setup.wholeFileDigest = expectedDigest.flatMap { $0.expectedHex == nil ? nil : $0 }
         setup.allowsUnverifiedMirrors = request.allowsUnverifiedMirrors
-        guard let keeper, let layout = output.layout else { return }
-        let snapshot = record
+        guard let saveSegments = output.segmentSaver() else { return }
         let coordinator = SegmentCoordinator(
             setup: setup, file: file, transport: transport, control: control,
-            mainNext: output.sink.length, resumed: record.segments,
-            progressMap: Self.progressMap(layout, prefix: output.sink.length, segments: record.segments ?? []),
+            mainNext: output.sink.length, resumed: output.record.segments,
+            progressMap: output.segmentProgressMap(prefix: output.sink.length, segments: output.record.segments ?? []),
             onMirror: { [hub, mirrorLedger] note in
                 mirrorLedger.note(note)
                 hub.publish(.mirror(note))
             },
-            saveRecord: { prefix, segments, synced throws(StoreError) in
-                try keeper.saveSegments(snapshot, prefix: prefix, segments: segments, synced: synced)
-            })
+            saveRecord: saveSegments)
         segments = coordinator
         coordinator.start()
     }
@@ -62,16 +52,6 @@ extension DownloadRunner {
         segments = nil
     }
 
-    /// The mapped progress file; without one (no memory map here) the monitor records progress
-    /// every 0.1 s instead, so a failure costs re-fetching, never trust.
-    static func progressMap(_ layout: OutputLayout, prefix: Int64, segments: [Segment]) -> SegmentProgressMap? {
-        do {
-            return try SegmentProgressMap(path: layout.segmentMapPath, prefix: prefix, segments: segments)
-        } catch {
-            return nil
-        }
-    }
-
     /// Stops the extra connections (their progress stays with the coordinator for a checkpoint).
     func endSegments() {
         segments?.stopAndWait()
@@ -80,8 +60,8 @@ extension DownloadRunner {
     /// The runner's connection reached its part: wait for the others and say how they ended. A
     /// segmented download that cannot complete is cut back to its contiguous prefix (the file's
     /// length must never vouch for holes) and goes on over one connection.
-    func joinSegments(_ output: PreparedOutput) throws(DownloadError) -> DownloadMachine.SegmentsEnd {
-        guard let coordinator = segments, case .partial(let file) = output.sink else { return .incomplete }
+    func joinSegments(_ output: PartialDownload) throws(DownloadError) -> DownloadMachine.SegmentsEnd {
+        guard let coordinator = segments, let file = output.partialFile else { return .incomplete }
         coordinator.waitForHelpers()
         if let failure = coordinator.ioFailure {
             retireSegments()
@@ -95,20 +75,16 @@ extension DownloadRunner {
         }
         let table = SegmentTable(segments: coordinator.segments)
         let reach = table.contiguousEnd(from: file.length)
-        let total = record.finalLength ?? reach
+        let total = output.record.finalLength ?? reach
         retireSegments()
-        record.segments = nil
-        record.segmentPrefix = nil
-        if table.isComplete && reach >= total {
-            file.setPrefixLength(total)
-            return .complete
-        }
-        segmentingDisabled = true
+        let complete = table.isComplete && reach >= total
         do {
-            try file.truncate(to: reach)
+            try output.endSegments(total: complete ? total : nil, reach: reach)
         } catch {
             throw DownloadError(.io, error)
         }
+        if complete { return .complete }
+        segmentingDisabled = true
         if let hash { try feed(hash, from: output, upTo: reach) }
         try checkpointOrFail()
         return .incomplete

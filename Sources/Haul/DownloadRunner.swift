@@ -35,10 +35,8 @@ final class DownloadRunner {
     let mirrorLedger = MirrorLedger()
     let startedAt: ContinuousClock.Instant
 
-    /// The output: nil until `prepare` succeeds.
-    var output: PreparedOutput?
-    /// The record as this run knows it; saved to disk whenever data depends on it.
-    var record: ResumeRecord
+    /// The output, its files and its record: nil until `prepare` succeeds.
+    var output: PartialDownload?
     var meter = ProgressMeter()
     /// Body bytes this run's own connection received (overlap included).
     var bytesTransferred: Int64 = 0
@@ -55,30 +53,12 @@ final class DownloadRunner {
     var pacer: CheckpointPacer
     /// The extra connections of a segmented download, while they run.
     var segments: SegmentCoordinator?
-    /// The partial's bytes came from another URL and no overlap has matched yet: validators alone
-    /// do not prove them (another server may reuse an entity tag for another file).
-    var partialNeedsProof: Bool { record.originalURL != request.url.absoluteString }
-    /// Said when the run starts: how the bytes on disk are treated (e.g. from another URL).
-    var startNote: String?
     /// Set after segment responses disagreed: the rest of this run uses one connection.
     var segmentingDisabled = false
     /// The digest of the bytes on disk so far, when a checksum was asked for.
     var hash: StreamingHash?
     /// The whole-file digest the server published, verified when no `checksum` was given.
     var serverDigest: ServerDigest?
-    /// The one owner of the resume record; nil until `prepare` opens a file output (a direct
-    /// output has no record).
-    var keeper: RecordKeeper?
-    /// Whether a record for this download exists in its store (loaded or saved by this run).
-    var recordStored: Bool { keeper?.isStored ?? false }
-    /// The exclusive lock on the destination, held from `prepare` to the end of the run.
-    var destinationLock: DestinationLock?
-    /// The final path this run claimed among the downloads of this process (a name from a response).
-    var claimedPath: String?
-    /// A fresh download whose whole body is at most this big skips the record until its first
-    /// checkpoint: without a record its bytes are only ever trusted after the overlap check, and
-    /// for many small files the record would cost more than re-fetching one.
-    static let recordlessBodyLimit: Int64 = 1 << 20
 
     init(
         request: DownloadRequest,
@@ -98,11 +78,6 @@ final class DownloadRunner {
         self.pacer = CheckpointPacer(progressInterval: request.progressInterval, checkpointInterval: request.checkpointInterval, start: 0)
         self.finalURL = request.url
         self.currentURL = request.url
-        self.record = ResumeRecord(
-            originalURL: request.url.absoluteString,
-            finalURL: request.url.absoluteString,
-            method: request.method,
-            range: request.targetDescription)
     }
 
     /// How a run ended.
@@ -128,13 +103,19 @@ final class DownloadRunner {
             self.output = output
             try startHash(output)
             // A segmented partial holds segments past its sequential prefix too.
-            resumedFrom = output.sink.length + (record.segments.map { SegmentTable(segments: $0).bytesDone } ?? 0)
+            resumedFrom = output.bytesOnDisk
+            // The URL is not the file's identity (a fresh signed link, a mirror, another port): the
+            // partial is continued if the server's answer proves it the same file, by its
+            // validators and an overlap compared byte for byte; otherwise it restarts.
+            let note = output.partialFromAnotherURL.map {
+                "the partial download came from another URL (\(Redaction.url($0))); it is continued only if this server's file proves to be the same"
+            }
             hub.publish(
                 .started(
                     DownloadStarted(
                         url: request.url,
                         destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
-                        resumingFrom: resumedFrom, note: startNote)))
+                        resumingFrom: resumedFrom, note: note)))
             if output.alreadyInPlace { return .completed(try finish(output)) }
             return try attemptLoop(output)
         } catch {
@@ -150,14 +131,11 @@ final class DownloadRunner {
             if let problem = cookieJarProblem() {
                 error = error.retold("\(error.text) (and \(problem.message))")
             }
-            if record.isAdopted {
-                restoreAdoptedFile()
-            } else if let output, let layout = output.layout, output.sink.length == 0 {
-                // Nothing was downloaded: leave no empty partial behind.
-                unlink(layout.partialPath)
-                keeper?.discardStale()
-            } else if let layout = output?.layout, !FileIO.exists(layout.partialPath) {
-                // Set aside (proven bad): nothing is left to checkpoint.
+            if let output, output.record.isAdopted {
+                output.restoreAdoptedFile()
+            } else if let output, output.removeIfEmpty() || output.partialIsGone {
+                // Nothing was downloaded (no empty partial is left behind), or the partial was set
+                // aside as proven bad: nothing is left to checkpoint.
             } else if let failure = checkpointOnExit() {
                 error = error.retold("\(error.text) (and the checkpoint on the way out failed: \(failure.message))")
             }
@@ -171,7 +149,7 @@ final class DownloadRunner {
 
     /// Makes attempts until the download completes, stops or fails for good: carries out what the
     /// `DownloadMachine` decides, and tells it what happened.
-    private func attemptLoop(_ output: PreparedOutput) throws(DownloadError) -> Ending {
+    private func attemptLoop(_ output: PartialDownload) throws(DownloadError) -> Ending {
         var machine = DownloadMachine(
             limits: DownloadMachine.Limits(
                 retry: request.retry, maxRestarts: Self.maxRestarts, maxRefreshes: Self.maxRefreshes))
@@ -230,11 +208,9 @@ final class DownloadRunner {
     }
 
     /// The machine's decision before an attempt, from the bytes on disk and their record.
-    private func nextAction(_ machine: inout DownloadMachine, _ output: PreparedOutput) -> DownloadMachine.Action {
+    private func nextAction(_ machine: inout DownloadMachine, _ output: PartialDownload) -> DownloadMachine.Action {
         noteStopRequest(&machine)
-        var partial = output.sink.length > 0 ? record.partial(bytesOnDisk: output.sink.length) : nil
-        partial?.needsOverlapProof = partialNeedsProof
-        return machine.next(target: request.target, partial: partial)
+        return machine.next(target: request.target, partial: output.localPartial(for: request.url))
     }
 
     /// Passes a pause or cancel from the API on to the machine.
@@ -244,20 +220,16 @@ final class DownloadRunner {
 
     /// Whether a 401/403/410 may be answered with a fresh URL: a refresher exists and there is a
     /// download in progress to continue.
-    private func canRefresh(_ output: PreparedOutput) -> Bool {
-        request.urlRefresher != nil && (output.sink.length > 0 || record.validators != .none)
+    private func canRefresh(_ output: PartialDownload) -> Bool {
+        request.urlRefresher != nil && (output.sink.length > 0 || output.record.validators != .none)
     }
 
     /// Pause or cancel, as requested through the API.
-    private func stop(_ output: PreparedOutput, _ stop: DownloadMachine.Stop) throws(DownloadError) -> Ending {
+    private func stop(_ output: PartialDownload, _ stop: DownloadMachine.Stop) throws(DownloadError) -> Ending {
         endSegments()
         switch stop {
         case .cancelAndDelete:
-            if let layout = output.layout {
-                unlink(layout.partialPath)
-                unlink(layout.segmentMapPath)
-                keeper?.discardStale()
-            }
+            output.deleteAll()
             throw DownloadError(.cancelled, "the download was cancelled and its partial data deleted")
         case .cancel:
             try checkpointOrFail()
@@ -277,8 +249,8 @@ final class DownloadRunner {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
-    func currentProgress(_ output: PreparedOutput) -> DownloadProgress {
-        let total = record.finalLength
+    func currentProgress(_ output: PartialDownload) -> DownloadProgress {
+        let total = output.record.finalLength
         let bytes = output.sink.length + (segments?.segmentBytes ?? 0)
         let remaining = total.map { max(0, $0 - bytes) }
         var progress = DownloadProgress(
@@ -288,14 +260,6 @@ final class DownloadRunner {
             secondsLeft: meter.secondsLeft(remaining: remaining))
         progress.segments = segments.map { [Segment(begin: 0, next: output.sink.length, end: $0.mainEnd)] + $0.segments }
         return progress
-    }
-
-    /// An adopted file that could not be proven goes back to its name, untouched, with no record.
-    func restoreAdoptedFile() {
-        guard record.isAdopted, let layout = output?.layout, let finalPath = layout.finalPath,
-            haul_rename_noreplace(layout.partialPath, finalPath) == 0
-        else { return }
-        keeper?.discardStale()
     }
 }
 

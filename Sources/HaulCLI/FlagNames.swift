@@ -6,7 +6,7 @@ extension SettingNames {
     static let flags = SettingNames([
         .overwrite: "--force", .continueExisting: "-c", .curlEngine: "--engine curl", .maxSize: "--max-size",
         .minFreeSpace: "--min-free-space", .allowsHTTPRedirect: "--allow-http-redirect", .proxy: "--proxy", .noProxy: "--noproxy",
-        .caFile: "--cacert", .insecureTLS: "--insecure", .rateLimit: "--limit-rate", .http2: "--http2",
+        .caFile: "--cacert", .insecureTLS: "--insecure", .rateLimit: "--limit-rate", .http2: "--http2", .directoryDestination: "-d",
     ])
 }
 

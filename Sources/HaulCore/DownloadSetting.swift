@@ -37,10 +37,13 @@ public struct DownloadSetting: Sendable, Hashable, CustomStringConvertible {
     /// `TransferOptions.allowsHTTP2`.
     public static let http2 = DownloadSetting("http2", "transfer.allowsHTTP2")
 
+    /// `DownloadRequest.destination = .directory(...)`: a file inside a directory, named from the response.
+    public static let directoryDestination = DownloadSetting("directory", "destination: .directory")
+
     /// Every setting a message can name.
     public static let all: [DownloadSetting] = [
         .overwrite, .continueExisting, .curlEngine, .maxSize, .minFreeSpace, .allowsHTTPRedirect, .proxy, .noProxy, .caFile,
-        .insecureTLS, .rateLimit, .http2,
+        .insecureTLS, .rateLimit, .http2, .directoryDestination,
     ]
 
     public var description: String { name }

@@ -55,16 +55,6 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     /// Fresher segment progress saved without a sync: trusted only in the boot `bootID` names.
     public var volatileSegments: [Segment]?
     public var volatileSegmentPrefix: Int64?
-
-    /// The segment progress to trust in the current boot: the fresher volatile one if this boot
-    /// wrote it, else the durable one.
-    public func trustedSegments(currentBoot: String?) -> (prefix: Int64, segments: [Segment])? {
-        guard let segments else { return nil }
-        if let bootID, bootID == currentBoot, let volatile = volatileSegments, let prefix = volatileSegmentPrefix {
-            return (prefix, volatile)
-        }
-        return (segmentPrefix ?? 0, segments)
-    }
     /// The digest's state over the first `hashState.length` bytes, when a checksum was asked for.
     public var hashState: SavedHashState?
     /// The whole-file digest the server published for this version, checked when the file is
@@ -108,17 +98,6 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
         self.fileName = fileName
         self.isAdopted = isAdopted
         self.updatedAt = updatedAt
-    }
-
-    /// How many bytes of a partial file of `fileLength` bytes can be trusted.
-    ///
-    /// Same boot: every byte the process wrote is there (a crash of the process loses nothing the
-    /// kernel accepted), so all of it. Another boot, or no boot id: only what was synced.
-    public func trustedLength(fileLength: Int64, currentBoot: String?) -> Int64 {
-        if let bootID, let currentBoot, bootID == currentBoot {
-            return fileLength
-        }
-        return min(fileLength, syncedLength)
     }
 
     /// What the resume planner needs to know about the bytes on disk.

@@ -1,25 +1,25 @@
-import HaulStore
-
 /// The place body bytes are written: a partial file that can be resumed, or a direct output.
-enum OutputSink {
+public enum OutputSink {
+    /// A partial file beside the destination, resumable.
     case partial(PartialFile)
+    /// Standard output or a device, written straight through and never resumed.
     case direct(DirectOutput)
 
-    var length: Int64 {
+    public var length: Int64 {
         switch self {
         case .partial(let file): return file.length
         case .direct(let output): return output.length
         }
     }
 
-    var path: String {
+    public var path: String {
         switch self {
         case .partial(let file): return file.path
         case .direct(let output): return output.path
         }
     }
 
-    func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+    public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
         switch self {
         case .partial(let file): try file.append(bytes)
         case .direct(let output): try output.append(bytes)
@@ -27,13 +27,13 @@ enum OutputSink {
     }
 
     /// Bytes at `offset`, for the overlap check. A direct output cannot be read back.
-    func read(at offset: Int64, count: Int) throws(StoreError) -> [UInt8]? {
+    public func read(at offset: Int64, count: Int) throws(StoreError) -> [UInt8]? {
         guard case .partial(let file) = self else { return nil }
         return try file.read(at: offset, count: count)
     }
 
     /// Cuts the written bytes back; a direct output can only "truncate" to where it already is.
-    func truncate(to length: Int64) throws(StoreError) -> Bool {
+    public func truncate(to length: Int64) throws(StoreError) -> Bool {
         switch self {
         case .partial(let file):
             try file.truncate(to: length)
@@ -43,7 +43,7 @@ enum OutputSink {
         }
     }
 
-    func syncData() throws(StoreError) {
+    public func syncData() throws(StoreError) {
         if case .partial(let file) = self { try file.syncData() }
     }
 }

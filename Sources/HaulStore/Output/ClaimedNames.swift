@@ -4,8 +4,9 @@ import Synchronization
 /// The final paths that downloads of this process chose from responses: two downloads of one batch
 /// named alike by their servers (`report.pdf` twice) must not both take the name, or one file would
 /// be lost. A name is `active` while its download runs and `done` once that file is in place.
-final class ClaimedNames: Sendable {
-    static let shared = ClaimedNames()
+public final class ClaimedNames: Sendable {
+    /// The process's names.
+    public static let shared = ClaimedNames()
     private struct Names {
         var active: Set<String> = []
         var done: Set<String> = []
@@ -16,7 +17,7 @@ final class ClaimedNames: Sendable {
     /// Claims `name`, or the first free `stem (k).ext` (as browsers do) when another download of
     /// this process is writing it, or already put a file there and `replacing` was not asked for.
     /// Returns the name claimed and whether it had to change.
-    func claim(_ name: String, replacing: Bool, path: (String) -> String) -> (name: String, renamed: Bool) {
+    public func claim(_ name: String, replacing: Bool, path: (String) -> String) -> (name: String, renamed: Bool) {
         names.withLock { names in
             let wanted = path(name)
             let taken = names.active.contains(wanted) || (names.done.contains(wanted) && !replacing)
@@ -29,7 +30,7 @@ final class ClaimedNames: Sendable {
             while true {
                 let candidate = "\(stem) (\(index))\(ext)"
                 let candidatePath = path(candidate)
-                if !names.active.contains(candidatePath), !names.done.contains(candidatePath), DestinationKind.of(candidatePath) == .none {
+                if !names.active.contains(candidatePath), !names.done.contains(candidatePath), PathKind.of(candidatePath) == .none {
                     names.active.insert(candidatePath)
                     return (candidate, true)
                 }
@@ -39,7 +40,7 @@ final class ClaimedNames: Sendable {
     }
 
     /// The download that claimed `path` ended; `completed` when its file is now there.
-    func release(_ path: String, completed: Bool) {
+    public func release(_ path: String, completed: Bool) {
         names.withLock { names in
             names.active.remove(path)
             if completed { names.done.insert(path) }

@@ -1,0 +1,19 @@
+/// Where a download's bytes end up.
+public enum Destination: Sendable, Equatable {
+    /// This path. If it is not a regular file (`/dev/null`, a FIFO), it is written to directly.
+    case file(String)
+    /// A file inside this directory, named from the response (`Content-Disposition`, else the URL).
+    case directory(String)
+    /// Standard output.
+    case standardOutput
+}
+
+/// What to do about a complete file already at the destination.
+public enum ExistingFilePolicy: Sendable, Equatable {
+    /// Stop with `destinationExists`; nothing is touched.
+    case refuse
+    /// Download anew and replace it once the new file is complete.
+    case overwrite
+    /// Treat it as the beginning of the download (wget -c): verify its bytes against the server, then append.
+    case continueIt
+}

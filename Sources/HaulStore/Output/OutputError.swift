@@ -1,0 +1,59 @@
+import Foundation
+import HaulCore
+
+/// Why the output of a download cannot be opened, written or put in place. The download turns it
+/// into its own error, category for kind.
+public struct OutputError: Error, Sendable, Equatable {
+    /// What kind of failure it is.
+    public enum Kind: Sendable, Equatable {
+        /// The destination cannot be used as given (a directory where a file was named).
+        case usage
+        /// Something is at the destination that must not be replaced or written through.
+        case destinationExists
+        /// Reading or writing the files failed.
+        case io
+        /// The bytes on disk cannot be continued and must not be discarded.
+        case cannotResume
+    }
+
+    /// What kind of failure it is.
+    public let kind: Kind
+    /// What went wrong, naming the settings that bear on it.
+    public let text: SettingText
+    /// The file the failure is about.
+    public var path: String?
+    /// The `errno` of the failed system call.
+    public var systemError: Int32?
+
+    /// A failure of `kind` told by `text`, about `path`, with the `errno` behind it.
+    public init(_ kind: Kind, _ text: SettingText, path: String? = nil, systemError: Int32? = nil) {
+        self.kind = kind
+        self.text = text
+        self.path = path
+        self.systemError = systemError
+    }
+
+    /// A store failure: an unsafe path (a symlink) is a destination that exists, the rest are I/O.
+    static func store(_ error: StoreError, path: String? = nil) -> OutputError {
+        let kind: Kind = error.kind == .unsafePath ? .destinationExists : error.kind == .conflict ? .destinationExists : .io
+        return OutputError(kind, SettingText(error.message), path: path, systemError: error.code)
+    }
+
+    /// A store failure that is I/O whatever its kind.
+    static func io(_ error: StoreError, path: String? = nil) -> OutputError {
+        OutputError(.io, SettingText(error.message), path: path, systemError: error.code)
+    }
+
+    /// `path` is a symlink: never written through, moved or deleted.
+    static func symlink(_ path: String) -> OutputError {
+        OutputError(
+            .destinationExists, "\(path) is a symbolic link; Haul never writes through, moves or deletes one (name the real file instead)", path: path)
+    }
+
+    /// A file is at `path` and the request neither replaces nor continues it.
+    static func alreadyExists(_ path: String) -> OutputError {
+        OutputError(
+            .destinationExists, "\(path) already exists; use \(setting: .overwrite) to replace it or \(setting: .continueExisting) to continue it",
+            path: path)
+    }
+}

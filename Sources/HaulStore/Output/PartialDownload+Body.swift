@@ -1,0 +1,116 @@
+import Foundation
+import HaulChecksum
+import HaulCore
+
+/// What a response begins, the name it gives the file, the bytes it writes, and the checkpoints
+/// that make them durable.
+extension PartialDownload {
+    /// A fresh download whose whole body is at most this big skips the record until its first
+    /// checkpoint: without a record its bytes are only ever trusted after the overlap check, and
+    /// for many small files the record would cost more than re-fetching one.
+    public static let recordlessBodyLimit: Int64 = 1 << 20
+
+    /// Picks the file name for a download into a directory from a response: never a symlink,
+    /// never a file that exists (unless `overwrite`), and, when another download of this process
+    /// took the same name, a unique one (`report (1).pdf`). Named once per run: a later attempt
+    /// keeps the name it claimed. Returns what to say about a changed name.
+    public func name(contentDisposition: String?, url: URL, overwrite: Bool) throws(OutputError) -> String? {
+        guard let layout, layout.finalPath == nil, claimedPath == nil else { return nil }
+        let wanted = record.fileName ?? FileNameSanitizer.destinationName(contentDisposition: contentDisposition, url: url)
+        let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:))
+        let path = layout.path(forName: claim.name)
+        claimedPath = path
+        let existing = PathKind.of(path)
+        if existing == .symlink { throw .symlink(path) }
+        if record.fileName == nil, !overwrite, existing != .none { throw .alreadyExists(path) }
+        record.fileName = claim.name
+        guard claim.renamed else { return nil }
+        return "another download of this run is saving \(wanted) in \(layout.directory): this one is saved as \(claim.name)"
+    }
+
+    /// Records the version a response begins to write (from `url`): its validators and lengths.
+    /// Returns whether the record must be saved before any of its bytes reach the file: always,
+    /// except for a small fresh download that has no record yet (see `recordlessBodyLimit`).
+    public func begin(_ body: BodyPlan, from url: URL) -> Bool {
+        record.finalURL = url.absoluteString
+        record.finishedLength = nil
+        record.validators = body.validators
+        record.totalLength = body.totalLength
+        record.finalLength = body.finalLength
+        record.contentEncoding = body.contentEncoding
+        record.resourceStart = body.resourceStart
+        let small = body.expectedBodyLength.map { $0 <= Self.recordlessBodyLimit } ?? false
+        return recordStored || !small || body.writeOffset > 0
+    }
+
+    /// The overlap matched: the partial (adopted, or from another URL) is proven a prefix of the
+    /// version `url` serves, and continues as this request's own.
+    public func markProven(for url: URL) -> Bool {
+        guard record.isAdopted || needsOverlapProof(for: url) else { return false }
+        record.isAdopted = false
+        record.originalURL = url.absoluteString
+        return true
+    }
+
+    /// The digest of the whole file the server published, checked once the file is complete.
+    public func noteServerDigest(_ digest: ServerDigest) {
+        record.serverDigest = digest
+    }
+
+    /// Saves the record, claiming `syncedLength` bytes as durable: the caller synced at least that
+    /// much. A direct output has no record.
+    public func saveRecord(syncedLength: Int64, hash: StreamingHash?) throws(StoreError) {
+        guard let keeper else { return }
+        try keeper.save(&record, syncedLength: syncedLength, hash: hash)
+    }
+
+    /// Saves the record without claiming more bytes than the last save did.
+    public func saveRecordClaimingNoMore(hash: StreamingHash?) throws(StoreError) {
+        try saveRecord(syncedLength: min(record.syncedLength, sink.length), hash: hash)
+    }
+
+    /// Makes the bytes so far durable and records them: data first, then the record that claims it.
+    public func checkpoint(hash: StreamingHash?) throws(StoreError) {
+        guard layout != nil else { return }
+        try sink.syncData()
+        try saveRecord(syncedLength: sink.length, hash: hash)
+    }
+
+    // MARK: segments
+
+    /// The mapped progress file of a segmented download starting with `segments` past `prefix`;
+    /// nil without one (no memory map here: progress is then recorded every 0.1 s instead, so a
+    /// failure costs re-fetching, never trust).
+    public func segmentProgressMap(prefix: Int64, segments: [Segment]) -> SegmentProgressMap? {
+        guard let layout else { return nil }
+        do {
+            return try SegmentProgressMap(path: layout.segmentMapPath, prefix: prefix, segments: segments)
+        } catch {
+            return nil
+        }
+    }
+
+    /// How a segmented download's monitor saves its progress (from any thread): the record as it
+    /// is now, with `prefix` sequential bytes and `segments`, durable when `synced`.
+    public func segmentSaver() -> (@Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void)? {
+        guard let keeper else { return nil }
+        let snapshot = record
+        return { prefix, segments, synced throws(StoreError) in
+            try keeper.saveSegments(snapshot, prefix: prefix, segments: segments, synced: synced)
+        }
+    }
+
+    /// The segments ended: the record holds no segments any more. A complete file's prefix covers
+    /// `total` bytes; otherwise the partial is cut back to the `reach` of its contiguous bytes (its
+    /// length must never vouch for holes).
+    public func endSegments(total: Int64?, reach: Int64) throws(StoreError) {
+        record.segments = nil
+        record.segmentPrefix = nil
+        guard let file = partialFile else { return }
+        if let total {
+            file.setPrefixLength(total)
+        } else {
+            try file.truncate(to: reach)
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import CHaulSystem
+import Foundation
+import HaulChecksum
+import HaulCore
+
+/// The ends of the partial: finished in the durability order, given up for a new version, set
+/// aside when proven bad, put back when adopted, deleted on request.
+extension PartialDownload {
+    /// Puts the complete file in place, in the durability order every download goes through: the
+    /// data synced, the record marked finished (size, inode and modification time, all kept by the
+    /// rename), the rename (never over a file that appeared meanwhile unless `replacing`), the
+    /// directory synced (or handed to `deferDirectorySync`), the record forgotten. Returns the path.
+    /// A direct output is already where it goes.
+    public func finish(replacing: Bool, hash: StreamingHash?, deferDirectorySync: ((String) -> Void)?) throws(OutputError) -> String {
+        guard let layout else { return sink.path }
+        guard let finalPath else { throw OutputError(.io, "the download finished without a file name") }
+        if !alreadyInPlace {
+            do {
+                try sink.syncData()
+                if let file = partialFile {
+                    record.finishedLength = sink.length
+                    record.finishedIdentity = try file.identity()
+                }
+                try saveRecord(syncedLength: sink.length, hash: hash)
+            } catch {
+                throw .io(error)
+            }
+            try moveIntoPlace(layout, finalPath, replacing: replacing || record.replacesExistingFile == true, hash: hash)
+        }
+        if let deferDirectorySync {
+            deferDirectorySync(AbsolutePath.directory(of: finalPath))
+        } else {
+            FileIO.syncDirectory(containing: finalPath)
+        }
+        CrashPoint.reach(.afterDirectorySync)
+        keeper?.remove()
+        unlink(layout.segmentMapPath)
+        release(keepingName: true)
+        return finalPath
+    }
+
+    /// Renames the partial to `finalPath`. Unless `replacing`, a file that appeared there during
+    /// the download is never replaced: the data stays in the partial (with its record, no longer
+    /// marked finished) and `destinationExists` says so. Replacing keeps the replaced file's mode.
+    private func moveIntoPlace(_ layout: OutputLayout, _ finalPath: String, replacing: Bool, hash: StreamingHash?) throws(OutputError) {
+        if let file = partialFile, record.keepsOwnMode != true {
+            // The partial was private (0600) while incomplete; the file gets the usual mode.
+            file.setPermissions(PartialFile.defaultFileMode)
+        }
+        if replacing {
+            var existing = stat()
+            if lstat(finalPath, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG, let file = partialFile {
+                file.setPermissions(existing.st_mode & 0o7777)
+            }
+            guard rename(layout.partialPath, finalPath) == 0 else { throw moveFailure(layout, finalPath, code: errno) }
+        } else if haul_rename_noreplace(layout.partialPath, finalPath) != 0 {
+            let code = errno
+            // The file is not in place: the record must not say it is.
+            record.finishedLength = nil
+            record.finishedIdentity = nil
+            do {
+                try saveRecord(syncedLength: sink.length, hash: hash)
+            } catch {
+                throw .io(error)
+            }
+            guard code == EEXIST else { throw moveFailure(layout, finalPath, code: code) }
+            throw OutputError(
+                .destinationExists,
+                "\(finalPath) appeared while the download ran and was left alone; the complete download is kept in \(layout.partialPath) (run again with \(setting: .overwrite) to replace the file)",
+                path: finalPath, systemError: code)
+        }
+        CrashPoint.reach(.afterRename)
+    }
+
+    private func moveFailure(_ layout: OutputLayout, _ finalPath: String, code: Int32) -> OutputError {
+        let reason = String(cString: strerror(code))
+        return OutputError(
+            .io, "cannot move the finished download into place at \(finalPath): \(reason); the data is kept in \(layout.partialPath)", path: finalPath,
+            systemError: code)
+    }
+
+    /// Gives up the bytes on disk for a new version (`because`: why, for a message): the partial is
+    /// truncated to 0, or an adopted file goes back under its name with a new partial beside it.
+    /// The record is reset only after the truncation, so it never vouches for another version.
+    public func discard(because reason: String, restartingFrom url: URL) throws(OutputError) {
+        record.segments = nil
+        record.segmentPrefix = nil
+        if record.isAdopted {
+            try startBesideAdoptedFile()
+        } else if sink.length > 0 {
+            let truncated: Bool
+            do {
+                truncated = try sink.truncate(to: 0)
+            } catch {
+                throw .io(error)
+            }
+            guard truncated else { throw OutputError(.cannotResume, "\(reason); the output cannot be rewound, so the download stops") }
+        }
+        record.originalURL = url.absoluteString
+        record.validators = .none
+        record.totalLength = nil
+        record.finalLength = nil
+        record.contentEncoding = nil
+        record.resourceStart = 0
+        record.syncedLength = 0
+        record.isAdopted = false
+        record.finishedLength = nil
+        record.finishedIdentity = nil
+        record.hashState = nil
+        // A new version: the server's digest comes again with its response.
+        record.serverDigest = nil
+    }
+
+    /// An adopted file that cannot be continued goes back under its own name, untouched, and the
+    /// download starts over in a new partial beside it; once complete it replaces the file.
+    private func startBesideAdoptedFile() throws(OutputError) {
+        guard let layout, let finalPath = layout.finalPath, let file = partialFile else {
+            throw OutputError(.cannotResume, "the existing file cannot be continued")
+        }
+        guard haul_rename_noreplace(layout.partialPath, finalPath) == 0 else {
+            let code = errno
+            throw OutputError(
+                .cannotResume,
+                "the existing file cannot be continued, and it cannot be put back at \(finalPath) (\(String(cString: strerror(code)))); it is kept as \(layout.partialPath)",
+                path: layout.partialPath, systemError: code)
+        }
+        record.isAdopted = false
+        record.keepsOwnMode = nil
+        record.replacesExistingFile = true
+        do {
+            try file.startOverAsNewFile()
+            record.partialIdentity = try file.identity()
+            try saveRecord(syncedLength: 0, hash: nil)
+        } catch {
+            throw .io(error)
+        }
+    }
+
+    /// A partial proven bad is never trusted again: it is moved to `rejectedPath` (replacing an
+    /// older one) and its record forgotten, so the next run starts afresh instead of checking the
+    /// same bytes again. Nil when it cannot be moved (an adopted file goes back to its own name).
+    public func setAside() -> String? {
+        guard let layout, !record.isAdopted, rename(layout.partialPath, layout.rejectedPath) == 0 else { return nil }
+        unlink(layout.segmentMapPath)
+        keeper?.discardStale()
+        FileIO.syncDirectory(containing: layout.rejectedPath)
+        return layout.rejectedPath
+    }
+
+    /// Whether the partial is gone from its path (set aside as proven bad): nothing to checkpoint.
+    public var partialIsGone: Bool {
+        guard let layout else { return false }
+        return !FileIO.exists(layout.partialPath)
+    }
+
+    /// An adopted file that could not be proven goes back to its name, untouched, with no record.
+    public func restoreAdoptedFile() {
+        guard record.isAdopted, let layout, let finalPath = layout.finalPath, haul_rename_noreplace(layout.partialPath, finalPath) == 0 else { return }
+        keeper?.discardStale()
+    }
+
+    /// Nothing was downloaded: leaves no empty partial (and no record) behind. False when there
+    /// are bytes to keep.
+    public func removeIfEmpty() -> Bool {
+        guard let layout, sink.length == 0 else { return false }
+        unlink(layout.partialPath)
+        keeper?.discardStale()
+        return true
+    }
+
+    /// Cancelled with its data deleted: the partial, the segment map and the record go.
+    public func deleteAll() {
+        guard let layout else { return }
+        unlink(layout.partialPath)
+        unlink(layout.segmentMapPath)
+        keeper?.discardStale()
+    }
+
+    /// Removes the partial a cancelled queue item left, if it is still the file its record names
+    /// (`owned`) and no run holds its lock.
+    public static func deleteOwnedPartial(_ layout: OutputLayout, owned: FileIdentity) {
+        guard let lock = try? DestinationLock(path: layout.lockPath) else { return }
+        defer { lock.release() }
+        guard let current = FileIdentity.of(layout.partialPath), current.device == owned.device, current.inode == owned.inode else { return }
+        unlink(layout.partialPath)
+        unlink(layout.segmentMapPath)
+    }
+}

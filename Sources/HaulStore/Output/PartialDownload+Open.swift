@@ -1,0 +1,237 @@
+import CHaulSystem
+import Foundation
+import HaulCore
+
+/// Opening: the output, the lock, and what an earlier run left (`OpenDecision` decides what to do
+/// with it). Decides nothing about the network.
+extension PartialDownload {
+    /// What to open.
+    public struct Request: Sendable {
+        /// Where the bytes end up.
+        public var destination: Destination
+        /// What to do about a file at the destination.
+        public var existingFile: ExistingFilePolicy
+        /// The download's URL (a directory download's partial is keyed by it).
+        public var url: URL
+        /// The record a fresh download starts with (its URL, method and range).
+        public var fresh: ResumeRecord
+
+        /// Opening `destination` for `url` with `existingFile`, starting from `fresh`.
+        public init(destination: Destination, existingFile: ExistingFilePolicy, url: URL, fresh: ResumeRecord) {
+            self.destination = destination
+            self.existingFile = existingFile
+            self.url = url
+            self.fresh = fresh
+        }
+    }
+
+    /// Opens the output of `request`: a direct output, or the partial file with its lock and its
+    /// record from `records`.
+    public static func open(_ request: Request, records: (OutputLayout) -> any ResumeRecordStore) throws(OutputError) -> PartialDownload {
+        switch request.destination {
+        case .standardOutput:
+            return PartialDownload(layout: nil, sink: .direct(DirectOutput()), record: request.fresh)
+        case .file(let path):
+            switch PathKind.of(path) {
+            case .device:
+                do {
+                    return PartialDownload(layout: nil, sink: .direct(try DirectOutput(existing: path)), record: request.fresh)
+                } catch {
+                    throw .io(error, path: path)
+                }
+            case .directory:
+                throw OutputError(.usage, "\(path) is a directory; use \(setting: .directoryDestination) to download into it", path: path)
+            case .symlink:
+                throw .symlink(path)
+            case .none, .regular:
+                break
+            }
+        case .directory:
+            break
+        }
+        guard let layout = OutputLayout.of(request.destination, existingFile: request.existingFile, url: request.url) else {
+            return PartialDownload(layout: nil, sink: .direct(DirectOutput()), record: request.fresh)
+        }
+        try createDirectory(layout.directory)
+        let lock: DestinationLock
+        do {
+            lock = try DestinationLock(path: layout.lockPath)
+        } catch {
+            throw OutputError(error.kind == .conflict ? .destinationExists : .io, SettingText(error.message), path: layout.finalPath, systemError: error.code)
+        }
+        do {
+            return try openFile(layout, request, keeper: RecordKeeper(store: records(layout)), lock: lock)
+        } catch {
+            lock.release()
+            throw error
+        }
+    }
+
+    private static func openFile(_ layout: OutputLayout, _ request: Request, keeper: RecordKeeper, lock: DestinationLock) throws(OutputError)
+        -> PartialDownload
+    {
+        var loaded: ResumeRecord?
+        do {
+            loaded = try keeper.load()
+        } catch  where error.kind == .corruptRecord {
+            // Without a record the partial's bytes are not trusted (see `.startFresh`).
+            loaded = nil
+        } catch {
+            throw .io(error)
+        }
+        let fresh = request.fresh
+        let partialExists = PathKind.of(layout.partialPath) != .none
+        let finalPath = layout.finalPath(named: loaded?.fileName)
+        let finishedInPlace =
+            loaded.map { isInPlace($0, finalPath: finalPath, partialExists: partialExists, policy: request.existingFile) } ?? false
+        let summary = loaded.map {
+            OpenDecision.Loaded(
+                matchesRequest: $0.method == fresh.method && $0.range == fresh.range, isAdopted: $0.isAdopted,
+                isFinished: $0.finishedLength != nil, replacesExistingFile: $0.replacesExistingFile == true)
+        }
+        let (decision, forgets) = OpenDecision.decide(
+            loaded: summary, partialExists: partialExists, finishedFileInPlace: finishedInPlace,
+            final: layout.finalPath.map(PathKind.of), policy: request.existingFile)
+        if forgets { keeper.discardStale() }
+        switch decision {
+        case .refuse(let refusal):
+            throw refusalError(refusal, layout)
+        case .useFinishedFile:
+            guard let finished = loaded, let finalPath else { throw OutputError(.io, "the finished download has no file name") }
+            do {
+                // Opened only to be measured; nothing is written.
+                let file = try PartialFile(path: finalPath)
+                return PartialDownload(layout: layout, sink: .partial(file), record: finished, keeper: keeper, lock: lock, alreadyInPlace: true)
+            } catch {
+                throw .io(error)
+            }
+        case .adoptExistingFile:
+            unlink(layout.partialPath)
+            return try adopt(layout, fresh, keeper: keeper, lock: lock)
+        case .startFresh:
+            // Bytes without a record (lost, damaged, another request's, or a small download that
+            // never wrote one) are not trusted: the path is cleared and the partial created anew,
+            // so nothing that was there (a hard link, a planted file) is ever written through.
+            unlink(layout.partialPath)
+            let file = try openPartial(layout, createNew: true)
+            var record = fresh
+            record.partialIdentity = try identity(of: file)
+            return PartialDownload(layout: layout, sink: .partial(file), record: record, keeper: keeper, lock: lock)
+        case .continuePartial:
+            guard let loaded else { throw OutputError(.io, "no record to continue from") }
+            return try continuePartial(layout, loaded, fresh: fresh, keeper: keeper, lock: lock)
+        }
+    }
+
+    /// The partial a record describes, cut back to what the record vouches for.
+    private static func continuePartial(_ layout: OutputLayout, _ loaded: ResumeRecord, fresh: ResumeRecord, keeper: RecordKeeper, lock: DestinationLock)
+        throws(OutputError) -> PartialDownload
+    {
+        let file = try openPartial(layout, createNew: false)
+        var record = loaded
+        record.partialIdentity = try identity(of: file)
+        // The URL is not the file's identity (a fresh signed link, a mirror, another port): the
+        // partial is continued if the server's answer proves it the same file.
+        let another = loaded.originalURL != fresh.originalURL ? loaded.originalURL : nil
+        if loaded.segments == nil {
+            // A map left by an earlier segmented attempt describes nothing any more.
+            unlink(layout.segmentMapPath)
+        }
+        let sameBoot = loaded.bootID != nil && loaded.bootID == BootID.current
+        let mapped = loaded.segments != nil && sameBoot ? SegmentProgressMap.read(path: layout.segmentMapPath) : nil
+        switch PartialTrust.of(loaded, fileLength: file.length, mapped: mapped, currentBoot: BootID.current) {
+        case .segments(let prefix, let segments):
+            // A segmented partial has holes: its record says what is there, not its length.
+            file.setPrefixLength(min(prefix, file.length))
+            record.segments = segments
+            record.segmentPrefix = prefix
+            record.volatileSegments = nil
+            record.volatileSegmentPrefix = nil
+        case .prefix(let trusted) where trusted < file.length:
+            do {
+                try file.truncate(to: trusted)
+            } catch {
+                throw .io(error)
+            }
+        case .prefix:
+            break
+        }
+        return PartialDownload(layout: layout, sink: .partial(file), record: record, keeper: keeper, lock: lock, partialFromAnotherURL: another)
+    }
+
+    /// Whether the finished file an earlier run put in place is still exactly that file (same
+    /// inode, size and modification time) and no new download is wanted.
+    private static func isInPlace(_ finished: ResumeRecord, finalPath: String?, partialExists: Bool, policy: ExistingFilePolicy) -> Bool {
+        guard policy != .overwrite, !partialExists, finished.finishedLength != nil, let finalPath,
+            let identity = finished.finishedIdentity, FileIdentity.of(finalPath) == identity
+        else { return false }
+        return identity.size == finished.finishedLength
+    }
+
+    /// Takes over a file another tool left at the destination (`.continueIt`): it becomes the
+    /// partial, unproven until the server's bytes match its tail.
+    private static func adopt(_ layout: OutputLayout, _ fresh: ResumeRecord, keeper: RecordKeeper, lock: DestinationLock) throws(OutputError)
+        -> PartialDownload
+    {
+        guard let finalPath = layout.finalPath else { throw OutputError(.io, "nothing to continue: the destination has no name yet") }
+        var record = fresh
+        record.isAdopted = true
+        record.keepsOwnMode = true
+        do throws(StoreError) {
+            // The record first: a crash right after the rename still knows the partial is adopted.
+            try keeper.save(&record, syncedLength: 0)
+            guard haul_rename_noreplace(finalPath, layout.partialPath) == 0 else {
+                let reason = String(cString: strerror(errno))
+                keeper.discardStale()
+                throw StoreError(.io, "cannot move \(finalPath) aside to continue it: \(reason)", code: errno)
+            }
+            let file = try PartialFile(path: layout.partialPath)
+            record.partialIdentity = try file.identity()
+            try keeper.save(&record, syncedLength: file.length)
+            return PartialDownload(layout: layout, sink: .partial(file), record: record, keeper: keeper, lock: lock)
+        } catch {
+            throw .store(error, path: finalPath)
+        }
+    }
+
+    private static func refusalError(_ refusal: OpenDecision.Refusal, _ layout: OutputLayout) -> OutputError {
+        let finalPath = layout.finalPath ?? layout.partialPath
+        switch refusal {
+        case .symlink:
+            return .symlink(finalPath)
+        case .exists:
+            return .alreadyExists(finalPath)
+        case .fileAndPartialBoth:
+            return OutputError(
+                .destinationExists, "both \(finalPath) and an unfinished download of it (\(layout.partialPath)) exist; remove one of them", path: finalPath)
+        case .notRegular:
+            return OutputError(.destinationExists, "\(finalPath) is not a regular file and cannot be continued", path: finalPath)
+        }
+    }
+
+    static func identity(of file: PartialFile) throws(OutputError) -> FileIdentity {
+        do {
+            return try file.identity()
+        } catch {
+            throw .io(error)
+        }
+    }
+
+    private static func openPartial(_ layout: OutputLayout, createNew: Bool) throws(OutputError) -> PartialFile {
+        do {
+            return try PartialFile(path: layout.partialPath, createNew: createNew)
+        } catch {
+            throw .store(error, path: layout.partialPath)
+        }
+    }
+
+    /// Creates the directory a download writes into, with its parents, if it is missing.
+    private static func createDirectory(_ directory: String) throws(OutputError) {
+        guard PathKind.of(directory) != .directory else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw OutputError(.io, "cannot create the directory \(directory): \(error.localizedDescription)", path: directory)
+        }
+    }
+}
