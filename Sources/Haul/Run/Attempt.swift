@@ -99,9 +99,3 @@ extension DownloadRunner {
         return TransferRequest(url: currentURL, method: request.method, headers: headers, body: request.body)
     }
 }
-
-/// The version reported in the User-Agent and by `haul --version`.
-public enum HaulVersion {
-    /// The version, `MAJOR.MINOR.PATCH`.
-    public static let current = "0.1.0"
-}
