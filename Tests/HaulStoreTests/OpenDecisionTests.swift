@@ -25,17 +25,19 @@ struct OpenDecisionTests {
     }
 
     static let rows: [Row] = [
-        Row(loaded: nil, partial: false, inPlace: false, final: .none, policy: .refuse, decision: .startFresh, forgets: true, why: "nothing there"),
+        Row(loaded: nil, partial: false, inPlace: false, final: .missing, policy: .refuse, decision: .startFresh, forgets: true, why: "nothing there"),
         Row(
-            loaded: nil, partial: true, inPlace: false, final: .none, policy: .refuse, decision: .startFresh, forgets: true,
+            loaded: nil, partial: true, inPlace: false, final: .missing, policy: .refuse, decision: .startFresh, forgets: true,
             why: "bytes without a record are not trusted"),
         Row(
-            loaded: ours, partial: true, inPlace: false, final: .none, policy: .refuse, decision: .continuePartial, forgets: false,
+            loaded: ours, partial: true, inPlace: false, final: .missing, policy: .refuse, decision: .continuePartial, forgets: false,
             why: "our partial and record"),
         Row(
-            loaded: ours, partial: false, inPlace: false, final: .none, policy: .refuse, decision: .startFresh, forgets: true,
+            loaded: ours, partial: false, inPlace: false, final: .missing, policy: .refuse, decision: .startFresh, forgets: true,
             why: "the partial was removed by hand"),
-        Row(loaded: other, partial: true, inPlace: false, final: .none, policy: .refuse, decision: .startFresh, forgets: true, why: "another method or range"),
+        Row(
+            loaded: other, partial: true, inPlace: false, final: .missing, policy: .refuse, decision: .startFresh, forgets: true, why: "another method or range"
+        ),
         Row(
             loaded: adopted, partial: false, inPlace: false, final: .regular, policy: .continueIt, decision: .adoptExistingFile, forgets: true,
             why: "an adoption already put back is adopted again"),

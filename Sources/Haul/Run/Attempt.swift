@@ -47,17 +47,21 @@ struct AttemptResult {
         return nil
     }
 
-    static func run(_ runner: DownloadRunner, plan: RequestPlan, output: PartialDownload) -> AttemptResult {
-        var request = runner.baseRequest().asking(for: plan)
-        let policy = RedirectPolicy(maxRedirects: runner.request.maxRedirects, allowsDowngrade: runner.request.allowsHTTPRedirect)
+    /// Sends `first`, follows its redirects by `policy` on `transport`, and has the writer
+    /// `writer` makes for the final hop judge and write the response.
+    static func run(
+        _ first: TransferRequest, policy: RedirectPolicy, transport: any HTTPTransport, options: TransferOptions,
+        writer: (TransferRequest) -> BodyWriter
+    ) -> AttemptResult {
+        var request = first
         let originalOrigin = request.origin
         var visited = [request.url]
         while true {
             // The request that reaches the server is the final hop of the chain: every further
             // connection (segments) is derived from it, so it carries what the policy left of the
             // user's headers, method and body, never the originals.
-            let handler = BodyWriter(runner: runner, plan: plan, output: output, sent: request)
-            let transferOutcome = runner.transport.perform(request, options: runner.request.transfer, handler: handler)
+            let handler = writer(request)
+            let transferOutcome = transport.perform(request, options: options, handler: handler)
             if let redirect = handler.redirectHead {
                 do throws(RedirectError) {
                     request = try policy.nextRequest(after: request, head: redirect, originalOrigin: originalOrigin, visited: visited)
@@ -70,32 +74,7 @@ struct AttemptResult {
             }
             return AttemptResult(
                 outcome: handler.finalOutcome(transferOutcome), wroteBytes: handler.bodyBytesWritten > 0,
-                segmentsRunning: runner.segments != nil, restartedInPlace: handler.restartedInPlace)
+                segmentsRunning: handler.segmentsRunning, restartedInPlace: handler.restartedInPlace)
         }
-    }
-}
-
-extension DownloadRunner {
-    /// The request as the user described it, with the headers Haul always controls.
-    func baseRequest() -> TransferRequest {
-        var headers = request.headers
-        // Ranges and their guard are Haul's to set; a user's own would defeat the verification.
-        headers.remove("Range")
-        headers.remove("If-Range")
-        if !headers.contains("Accept-Encoding") {
-            // Bytes must be stored as the server has them, or no byte offset would mean anything.
-            headers.set("Accept-Encoding", "identity")
-        }
-        if !headers.contains("User-Agent") {
-            headers.set("User-Agent", "haul/\(HaulVersion.current)")
-        }
-        if request.checksum == nil, request.verifiesServerDigest, !headers.contains(ServerDigests.wantHeader.name) {
-            // Servers that can publish a digest of the file (RFC 9530) are asked for SHA-256.
-            headers.set(ServerDigests.wantHeader.name, ServerDigests.wantHeader.value)
-        }
-        if request.asksS3Checksum, !headers.contains("x-amz-checksum-mode") {
-            headers.set("x-amz-checksum-mode", "ENABLED")
-        }
-        return TransferRequest(url: currentURL, method: request.method, headers: headers, body: request.body)
     }
 }

@@ -7,7 +7,7 @@ import HaulStore
 extension BodyWriter {
     /// Refuses, before any body byte, a download whose announced length cannot fit with the margin.
     func checkFreeSpace(_ body: BodyPlan) throws(DownloadError) {
-        if let maxSize = runner.request.maxSize, let finalLength = body.finalLength, finalLength > maxSize {
+        if let maxSize = request.maxSize, let finalLength = body.finalLength, finalLength > maxSize {
             throw tooLarge(
                 "the file is \(Self.size(finalLength)), more than \(setting: .maxSize) \(Self.size(maxSize)); nothing more was downloaded",
                 needed: finalLength, limit: maxSize)
@@ -18,7 +18,7 @@ extension BodyWriter {
         let kept = body.writeOffset + body.overlap
         // Bytes a restart truncates away come back as free space.
         let available = free + max(0, output.sink.length - kept)
-        let margin = runner.request.minFreeSpace
+        let margin = request.minFreeSpace
         let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept, available: available, margin: margin)
         guard case .tooSmall(let needed, let available) = verdict else { return }
         var error = DownloadError(
@@ -79,14 +79,14 @@ extension BodyWriter {
     func watchFreeSpace() {
         guard let layout = output.layout, bodyBytesWritten >= nextSpaceCheck else { return }
         nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
-        guard let free = FreeSpace.available(at: layout.directory), free < runner.request.minFreeSpace else { return }
+        guard let free = FreeSpace.available(at: layout.directory), free < request.minFreeSpace else { return }
         var error = DownloadError(
             .io,
-            "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(runner.request.minFreeSpace)) of \(setting: .minFreeSpace); the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
+            "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(request.minFreeSpace)) of \(setting: .minFreeSpace); the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
         )
         error.path = layout.directory
         let remaining = output.record.finalLength.map { max(0, $0 - output.sink.length) } ?? 0
-        error.space = DownloadError.Space(needed: remaining + runner.request.minFreeSpace, available: free)
+        error.space = DownloadError.Space(needed: remaining + request.minFreeSpace, available: free)
         decided = .failed(error, retryable: false, retryAfter: nil)
     }
 

@@ -3,10 +3,30 @@ import HaulCore
 import HaulEngine
 import HaulStore
 
-/// Receives one response for a runner: judges its head, proves the overlap, writes the body,
-/// publishes progress and takes checkpoints. Runs on the runner's thread, inside the transport.
+/// What a body writer reports to the download it writes for, and asks of it.
+protocol BodyWriterHost: AnyObject {
+    /// The response replaces the bytes on disk (a 200 to a request for the rest): give them up.
+    func discardBytes(_ reason: RestartReason) throws(DownloadError)
+    /// An event for the download's stream.
+    func publish(_ event: DownloadEvent)
+    /// The body of a response from `url` starts: its first report's speed is measured from here.
+    func bodyStarts(from url: URL)
+    /// The response's head was accepted and announced: the rest may go to segment connections.
+    func bodyAccepted(_ body: BodyPlan, head: ResponseHead, sent: TransferRequest)
+    /// Body bytes of this connection consumed (compared or written).
+    func received(_ count: Int)
+    /// Progress and checkpoints, as the pacer says; a failed checkpoint's error.
+    func tick() -> StoreError?
+}
+
+/// Receives one response for a download: judges its head, proves the overlap, writes the body
+/// through the file keeper, and reports to its host. Runs on the download's thread, inside the transport.
 final class BodyWriter: TransferHandler {
-    let runner: DownloadRunner
+    private unowned let host: any BodyWriterHost
+    let request: DownloadRequest
+    private let digest: DigestCheck
+    private let segments: SegmentDriver
+    private let control: RunControl
     let plan: RequestPlan
     let output: PartialDownload
     /// The request this response answers (the final hop of its redirect chain).
@@ -31,8 +51,15 @@ final class BodyWriter: TransferHandler {
     /// Said with the response event (a name changed to stay unique).
     private var responseNote: String?
 
-    init(runner: DownloadRunner, plan: RequestPlan, output: PartialDownload, sent: TransferRequest) {
-        self.runner = runner
+    init(
+        host: any BodyWriterHost, request: DownloadRequest, digest: DigestCheck, segments: SegmentDriver, control: RunControl, plan: RequestPlan,
+        output: PartialDownload, sent: TransferRequest
+    ) {
+        self.host = host
+        self.request = request
+        self.digest = digest
+        self.segments = segments
+        self.control = control
         self.plan = plan
         self.output = output
         self.sent = sent
@@ -64,24 +91,23 @@ final class BodyWriter: TransferHandler {
             if body.writeOffset == 0 && output.sink.length > 0 && body.overlap == 0 {
                 let reason =
                     body.restartReason ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0")
-                try runner.discardBytes(output, reason: reason)
+                try host.discardBytes(reason)
                 restartedInPlace = reason
             } else if let reason = body.restartReason {
-                runner.hub.publish(.restarted(reason))
+                host.publish(.restarted(reason))
             }
             guard body.writeOffset + body.overlap == output.sink.length else {
                 throw DownloadError(.protocolViolation, "internal: the response does not start where the file ends")
             }
             do {
                 responseNote = try output.name(
-                    contentDisposition: head.headers["Content-Disposition"], url: url, overwrite: runner.request.existingFile == .overwrite)
+                    contentDisposition: head.headers["Content-Disposition"], url: url, overwrite: request.existingFile == .overwrite)
             } catch {
                 throw DownloadError(error)
             }
-            if let unverifiable = try runner.adoptServerDigest(from: head, output: output) {
+            if let unverifiable = try digest.adoptServerDigest(from: head, output: output) {
                 responseNote = [responseNote, unverifiable].compactMap { $0 }.joined(separator: "; ")
             }
-            runner.finalURL = url
             // The record must describe this version before any of its bytes reach the file.
             if output.begin(body, from: url) {
                 try saveRecord()
@@ -91,10 +117,10 @@ final class BodyWriter: TransferHandler {
             return .stop
         }
         self.body = body
-        cursor = BodyCursor(plan: body, fileLength: output.sink.length, maxSize: runner.request.maxSize)
+        cursor = BodyCursor(plan: body, fileLength: output.sink.length, maxSize: request.maxSize)
         // Where this response's bytes start: the first report's speed is measured from here.
-        runner.meter.record(bytes: runner.totalTransferred, at: runner.elapsedSeconds())
-        runner.hub.publish(
+        host.bodyStarts(from: url)
+        host.publish(
             .response(
                 ResponseInfo(
                     status: head.status,
@@ -103,13 +129,13 @@ final class BodyWriter: TransferHandler {
                     resumedFrom: body.writeOffset + body.overlap,
                     destination: output.destinationPath,
                     note: responseNote)))
-        runner.startSegmentsIfUseful(body, head, sent: sent, output: output)
+        host.bodyAccepted(body, head: head, sent: sent)
         return .proceed
     }
 
     private func saveRecord() throws(DownloadError) {
         guard output.layout != nil else { return }
-        if let segments = runner.segments {
+        if let segments = segments.coordinator {
             // While segments run, only their checkpoint may write the record (it knows the holes).
             do {
                 try segments.checkpoint()
@@ -120,7 +146,7 @@ final class BodyWriter: TransferHandler {
         }
         do {
             // Nothing new was synced: the record claims no more than before.
-            try output.saveRecordClaimingNoMore(hash: runner.hash)
+            try output.saveRecordClaimingNoMore(hash: digest.hash)
         } catch {
             throw DownloadError(.io, error)
         }
@@ -133,9 +159,9 @@ final class BodyWriter: TransferHandler {
             decided = .failed(DownloadError(.protocolViolation, "the server sent a body before a usable head"), retryable: true, retryAfter: nil)
             return .stop
         }
-        let step = cursor.take(chunk.count, segmentBoundary: runner.segments?.mainEnd)
+        let step = cursor.take(chunk.count, segmentBoundary: segments.coordinator?.mainEnd)
         self.cursor = cursor
-        runner.bytesTransferred += Int64(step.write.upperBound)
+        host.received(step.write.upperBound)
         if !step.compare.isEmpty {
             guard verifyOverlap(UnsafeRawBufferPointer(rebasing: chunk[step.compare]), at: step.compareAt, done: cursor.overlapDone) else { return .stop }
         }
@@ -147,9 +173,9 @@ final class BodyWriter: TransferHandler {
                 decided = .failed(ioFailure(error), retryable: false, retryAfter: nil)
                 return .stop
             }
-            runner.hash?.update(bytes)
+            digest.update(bytes)
             bodyBytesWritten += Int64(bytes.count)
-            runner.request.rateLimiter?.take(bytes.count) { runner.control.shouldStop }
+            request.rateLimiter?.take(bytes.count) { control.shouldStop }
         }
         switch step.stop {
         case .moreThanAnnounced(let expected):
@@ -168,7 +194,7 @@ final class BodyWriter: TransferHandler {
         case nil:
             break
         }
-        runner.segments?.mainAdvanced(to: output.sink.length)
+        segments.coordinator?.mainAdvanced(to: output.sink.length)
         watchFreeSpace()
         tick()
         return decided == nil && !reachedSegments ? .proceed : .stop
@@ -189,7 +215,7 @@ final class BodyWriter: TransferHandler {
             decided = overlapMismatch()
             return false
         }
-        if done && output.markProven(for: runner.request.url) {
+        if done && output.markProven(for: request.url) {
             do throws(DownloadError) {
                 try saveRecord()
             } catch {
@@ -212,22 +238,17 @@ final class BodyWriter: TransferHandler {
             RestartReason(.overlapMismatch, "the bytes on disk do not match the server's file (no validator to check it by): restarting from byte 0"))
     }
 
-    /// Progress events and checkpoints, as the pacer says.
+    /// Progress events and checkpoints, as the host's pacer says.
     private func tick() {
-        let now = runner.elapsedSeconds()
-        let due = runner.pacer.tick(now: now)
-        guard due.progress else { return }
-        runner.meter.record(bytes: runner.totalTransferred, at: now)
-        runner.hub.publish(.progress(runner.currentProgress(output)))
-        guard due.checkpoint else { return }
-        do {
-            try runner.checkpoint()
-        } catch {
-            decided = .failed(ioFailure(error), retryable: false, retryAfter: nil)
+        if let failure = host.tick() {
+            decided = .failed(ioFailure(failure), retryable: false, retryAfter: nil)
         }
     }
 
+    /// Whether other connections fetch the rest (the body finished at their part).
+    var segmentsRunning: Bool { segments.isRunning }
+
     func transferShouldAbort() -> Bool {
-        runner.control.shouldStop
+        control.shouldStop
     }
 }

@@ -1,165 +1,114 @@
-import CHaulSystem
 import Foundation
-import HaulChecksum
 import HaulCore
 import HaulEngine
 import HaulStore
 
-/// Runs one download to its end on a thread of its own: prepares the output, makes attempts,
-/// follows redirects, retries, restarts, and finishes by renaming the verified file into place.
-///
-/// All state here is confined to that thread; the outside world talks to it through `RunControl`
-/// and hears from it through the `EventHub`.
+/// Runs one download to its end on a thread of its own: a loop over what the `DownloadMachine`
+/// decides, carried out by the parts that own each kind of state: the file keeper
+/// (`PartialDownload`), the digest (`DigestCheck`), the extra connections (`SegmentDriver`), the
+/// credential files and their transport (`RunCredentials`), the figures (`RunFigures`). Confined
+/// to that thread: the outside world talks to it through `RunControl`, hears it through `EventHub`.
 final class DownloadRunner {
     /// Restarts from byte 0 allowed in one run before the resource is declared too unstable.
     static let maxRestarts = 3
-
-    let request: DownloadRequest
-    /// Every request of the run goes through it; with cookies, through a `CookieTransport`.
-    var transport: any HTTPTransport
-    /// The run's cookies, when the request names a cookie file or jar.
-    var cookies: CookieSession?
-    /// Writing the jar failed once: the error that says so is on its way out; not tried again.
-    var cookieJarFailed = false
-    let hub: EventHub
-    let control: RunControl
-    /// Where the record of a layout lives.
-    let records: @Sendable (OutputLayout) -> any ResumeRecordStore
-    /// Called with the directory of a finished file instead of syncing it at once: a queue syncs
-    /// each directory once for many files. Nil: sync the directory before reporting completion.
-    let deferDirectorySync: (@Sendable (String) -> Void)?
-    let clock = ContinuousClock()
-    /// Bytes of the file on disk when this run started, for the completion.
-    var resumedFrom: Int64 = 0
-    /// The mirrors this run admitted, for the completion's account of their proof.
-    let mirrorLedger = MirrorLedger()
-    let startedAt: ContinuousClock.Instant
-
-    /// The output, its files and its record: nil until `prepare` succeeds.
-    var output: PartialDownload?
-    var meter = ProgressMeter()
-    /// Body bytes this run's own connection received (overlap included).
-    var bytesTransferred: Int64 = 0
-    /// Body bytes received by segment connections that have ended.
-    var retiredSegmentBytes: Int64 = 0
-    /// Body bytes received by every connection of this run: what speed, ETA and the summary count.
-    var totalTransferred: Int64 { bytesTransferred + retiredSegmentBytes + (segments?.transferred ?? 0) }
-    var finalURL: URL
-    /// The URL requests start from: the request's, until `urlRefresher` replaces an expired one.
-    var currentURL: URL
     /// Fresh URLs taken in one run at most; a refresher that keeps handing out failing URLs is stopped.
     static let maxRefreshes = 3
-    /// When progress is published and checkpoints are taken.
-    var pacer: CheckpointPacer
-    /// The extra connections of a segmented download, while they run.
-    var segments: SegmentCoordinator?
-    /// Set after segment responses disagreed: the rest of this run uses one connection.
-    var segmentingDisabled = false
-    /// The digest of the bytes on disk so far, when a checksum was asked for.
-    var hash: StreamingHash?
-    /// The whole-file digest the server published, verified when no `checksum` was given.
-    var serverDigest: ServerDigest?
+
+    /// What the run was given: the request, its event hub and control, where records live.
+    private let setup: RunSetup
+    private let credentials: RunCredentials
+    private let digest: DigestCheck
+    private let segments: SegmentDriver
+    private var figures: RunFigures
+    /// The output, its files and its record: nil until it is opened.
+    private var output: PartialDownload?
+    /// The URL requests start from (the request's, until `urlRefresher` replaces an expired one),
+    /// and the one that answered last, after redirects.
+    private var urls: (current: URL, final: URL)
 
     init(
-        request: DownloadRequest,
-        transport: any HTTPTransport,
-        hub: EventHub,
-        control: RunControl,
+        request: DownloadRequest, transport: any HTTPTransport, hub: EventHub, control: RunControl,
         records: @escaping @Sendable (OutputLayout) -> any ResumeRecordStore = { RecordFile(path: $0.recordPath) },
         deferDirectorySync: (@Sendable (String) -> Void)? = nil
     ) {
-        self.request = request
-        self.records = records
-        self.deferDirectorySync = deferDirectorySync
-        self.transport = transport
-        self.hub = hub
-        self.control = control
-        self.startedAt = clock.now
-        self.pacer = CheckpointPacer(progressInterval: request.progressInterval, checkpointInterval: request.checkpointInterval, start: 0)
-        self.finalURL = request.url
-        self.currentURL = request.url
+        let ledger = MirrorLedger()
+        setup = RunSetup(request: request, hub: hub, control: control, records: records, deferDirectorySync: deferDirectorySync, mirrors: ledger)
+        credentials = RunCredentials(request, transport: transport)
+        digest = DigestCheck(request)
+        segments = SegmentDriver(request, control: control) { note in
+            ledger.note(note)
+            hub.publish(.mirror(note))
+        }
+        figures = RunFigures(request)
+        urls = (request.url, request.url)
     }
 
-    /// How a run ended.
-    enum Ending: Equatable {
-        case completed(DownloadCompletion)
-        case failed(DownloadError)
-        case cancelled
-        case paused
-    }
+    private var request: DownloadRequest { setup.request }
 
     @discardableResult
     func run() -> Ending {
         // The lock is released before the terminal event, so whoever hears it can start another
         // run on the destination; this is the safety net for the other ways out.
-        defer { releaseDestination() }
+        defer { output?.release() }
         do throws(DownloadError) {
-            if request.rateLimiter?.isLimiting == true, !transport.hasBackpressure {
+            if request.rateLimiter?.isLimiting == true, !credentials.transport.hasBackpressure {
                 // The limiter slows the handler, not the network: such a transport would queue the file in memory.
                 throw DownloadError(.engine, "this engine cannot keep a speed limit: it reads on while a chunk is written (use \(setting: .curlEngine))")
             }
-            try openCredentialFiles()
-            let output = try prepare()
-            self.output = output
-            try startHash(output)
-            // A segmented partial holds segments past its sequential prefix too.
-            resumedFrom = output.bytesOnDisk
-            // The URL is not the file's identity (a fresh signed link, a mirror, another port): the
-            // partial is continued if the server's answer proves it the same file, by its
-            // validators and an overlap compared byte for byte; otherwise it restarts.
-            let note = output.partialFromAnotherURL.map {
-                "the partial download came from another URL (\(Redaction.url($0))); it is continued only if this server's file proves to be the same"
+            try credentials.open()
+            let output: PartialDownload
+            do {
+                // The file keeper decides what to do with what an earlier run left.
+                output = try PartialDownload.open(request.outputRequest, records: setup.records)
+            } catch {
+                throw DownloadError(error)
             }
-            hub.publish(
-                .started(
-                    DownloadStarted(
-                        url: request.url,
-                        destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
-                        resumingFrom: resumedFrom, note: note)))
+            self.output = output
+            try digest.start(output)
+            // A segmented partial holds segments past its sequential prefix too.
+            figures.resumedFrom = output.bytesOnDisk
+            setup.hub.publish(.started(setup.started(output)))
             if output.alreadyInPlace { return .completed(try finish(output)) }
             return try attemptLoop(output)
         } catch {
-            var error = redacted(error)
-            endSegments()
-            if error.category == .cancelled {
-                releaseDestination()
-                // A cancelled download has no outcome left to report a jar that cannot be written.
-                _ = cookieJarProblem()
-                hub.publish(.cancelled)
-                return .cancelled
-            }
-            if let problem = cookieJarProblem() {
-                error = error.retold("\(error.text) (and \(problem.message))")
-            }
-            if let output, output.record.isAdopted {
-                output.restoreAdoptedFile()
-            } else if let output, output.removeIfEmpty() || output.partialIsGone {
-                // Nothing was downloaded (no empty partial is left behind), or the partial was set
-                // aside as proven bad: nothing is left to checkpoint.
-            } else if let failure = checkpointOnExit() {
-                error = error.retold("\(error.text) (and the checkpoint on the way out failed: \(failure.message))")
-            }
-            releaseDestination()
-            error.url = error.url ?? request.url
-            error.kept = keptData()
-            hub.publish(.failed(error))
-            return .failed(error)
+            return failed(error)
         }
+    }
+
+    /// The way out of a failure (or a cancel): the bytes kept and checkpointed where they can be.
+    private func failed(_ failure: DownloadError) -> Ending {
+        var error = setup.redaction.redacted(failure, currentURL: urls.current)
+        segments.stop()
+        if error.category == .cancelled {
+            output?.release()
+            // A cancelled download has no outcome left to report a jar that cannot be written.
+            _ = credentials.jarProblem()
+            setup.hub.publish(.cancelled)
+            return .cancelled
+        }
+        if let problem = credentials.jarProblem() { error = error.retold("\(error.text) (and \(problem.message))") }
+        if let output, let failure = output.keepAfterFailure(checkpoint: checkpointOnExit) {
+            error = error.retold("\(error.text) (and the checkpoint on the way out failed: \(failure.message))")
+        }
+        output?.release()
+        error.url = error.url ?? request.url
+        error.kept = output?.keptData().map { DownloadError.KeptData(path: $0.path, bytes: $0.bytes) }
+        setup.hub.publish(.failed(error))
+        return .failed(error)
     }
 
     /// Makes attempts until the download completes, stops or fails for good: carries out what the
     /// `DownloadMachine` decides, and tells it what happened.
     private func attemptLoop(_ output: PartialDownload) throws(DownloadError) -> Ending {
         var machine = DownloadMachine(
-            limits: DownloadMachine.Limits(
-                retry: request.retry, maxRestarts: Self.maxRestarts, maxRefreshes: Self.maxRefreshes))
+            limits: DownloadMachine.Limits(retry: request.retry, maxRestarts: Self.maxRestarts, maxRefreshes: Self.maxRefreshes))
         var lastError: DownloadError?
         var action = nextAction(&machine, output)
         while true {
             switch action {
             case .send(let plan):
-                let attempt = AttemptResult.run(self, plan: plan, output: output)
-                lastError = attempt.error.map(redacted)
+                let attempt = send(plan, output)
+                lastError = attempt.error.map { setup.redaction.redacted($0, currentURL: urls.current) }
                 if let reason = attempt.restartedInPlace, let error = lastError {
                     // Said with the failure: every retry of such a server starts from byte 0 again.
                     lastError = error.retold("\(error.text) (\(reason.message))")
@@ -168,7 +117,10 @@ final class DownloadRunner {
                 action = machine.attemptEnded(attempt.end, restartedInPlace: attempt.restartedInPlace, canRefresh: canRefresh(output))
                 continue
             case .joinSegments:
-                let joined = try joinSegments(output)
+                let joined = try segments.join(output) { reach throws(DownloadError) in
+                    try digest.catchUp(from: output, upTo: reach)
+                    try checkpointOrFail()
+                }
                 noteStopRequest(&machine)
                 if let then = machine.segmentsJoined(joined) {
                     action = then
@@ -177,20 +129,17 @@ final class DownloadRunner {
             case .finish:
                 return .completed(try finish(output))
             case .restartFromZero(let reason):
-                try discardBytes(output, reason: reason)
+                try discardBytes(reason)
             case .retry(let attempt, let maxRetries, let delay):
                 try checkpointOrFail()
-                hub.publish(.retrying(RetryInfo(attempt: attempt, maxRetries: maxRetries, delay: delay, reason: lastError?.message ?? "retrying")))
-                control.sleep(seconds: delay)
+                setup.hub.publish(.retrying(RetryInfo(attempt: attempt, maxRetries: maxRetries, delay: delay, reason: lastError?.message ?? "retrying")))
+                setup.control.sleep(seconds: delay)
             case .refreshURL(let status, let attempt, let maxRefreshes):
-                let fresh = request.urlRefresher.flatMap { [currentURL] refresh in Self.awaited { await refresh(currentURL, status) } }
+                let fresh = request.urlRefresher.flatMap { [current = urls.current] refresh in Self.awaited { await refresh(current, status) } }
                 if let fresh {
-                    currentURL = fresh
-                    hub.publish(
-                        .retrying(
-                            RetryInfo(
-                                attempt: attempt, maxRetries: maxRefreshes, delay: 0,
-                                reason: "\(lastError?.message ?? "HTTP \(status)"); continuing from a fresh URL")))
+                    urls.current = fresh
+                    let reason = "\(lastError?.message ?? "HTTP \(status)"); continuing from a fresh URL"
+                    setup.hub.publish(.retrying(RetryInfo(attempt: attempt, maxRetries: maxRefreshes, delay: 0, reason: reason)))
                 }
                 if let then = machine.refreshed(fresh != nil) {
                     action = then
@@ -207,15 +156,26 @@ final class DownloadRunner {
         }
     }
 
+    /// One attempt: the planned request, its redirects, and a body writer for its response.
+    private func send(_ plan: RequestPlan, _ output: PartialDownload) -> AttemptResult {
+        AttemptResult.run(
+            request.transferRequest(to: urls.current).asking(for: plan), policy: setup.redirects, transport: credentials.transport,
+            options: request.transfer
+        ) { sent in
+            BodyWriter(
+                host: self, request: request, digest: digest, segments: segments, control: setup.control, plan: plan, output: output, sent: sent)
+        }
+    }
+
     /// The machine's decision before an attempt, from the bytes on disk and their record.
     private func nextAction(_ machine: inout DownloadMachine, _ output: PartialDownload) -> DownloadMachine.Action {
         noteStopRequest(&machine)
         return machine.next(target: request.target, partial: output.localPartial(for: request.url))
     }
 
-    /// Passes a pause or cancel from the API on to the machine.
+    /// Passes a pause or cancel on to the machine.
     private func noteStopRequest(_ machine: inout DownloadMachine) {
-        if let stop = control.stopRequest { machine.requestStop(stop) }
+        if let stop = setup.control.stopRequest { machine.requestStop(stop) }
     }
 
     /// Whether a 401/403/410 may be answered with a fresh URL: a refresher exists and there is a
@@ -226,7 +186,7 @@ final class DownloadRunner {
 
     /// Pause or cancel, as requested through the API.
     private func stop(_ output: PartialDownload, _ stop: DownloadMachine.Stop) throws(DownloadError) -> Ending {
-        endSegments()
+        segments.stop()
         switch stop {
         case .cancelAndDelete:
             output.deleteAll()
@@ -236,37 +196,104 @@ final class DownloadRunner {
             throw DownloadError(.cancelled, "the download was cancelled; its partial data is kept")
         case .pause:
             try checkpointOrFail()
-            try saveCookieJar()
-            releaseDestination()
-            hub.publish(.paused(currentProgress(output)))
+            try credentials.saveJar()
+            output.release()
+            setup.hub.publish(.paused(figures.progress(output, segments: segments.coordinator)))
             return .paused
         }
     }
 
-    /// Seconds since the run started, for the meter and the pacer.
-    func elapsedSeconds() -> Double {
-        let elapsed = clock.now - startedAt
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    /// Verifies the digest, has the file keeper put the file in place in the durability order,
+    /// and reports the completion.
+    private func finish(_ output: PartialDownload) throws(DownloadError) -> DownloadCompletion {
+        // Before the file is put in place: a jar that cannot be written fails the download with
+        // its bytes kept, and the next run finishes it.
+        try credentials.saveJar()
+        let verified = try digest.verify(output, checkpointOnExit: checkpointOnExit)
+        let path: String
+        do {
+            path = try output.finish(replacing: request.existingFile == .overwrite, hash: digest.hash, deferDirectorySync: setup.deferDirectorySync)
+        } catch {
+            throw DownloadError(error)
+        }
+        // The last report's speed covers every byte up to the end.
+        figures.sample(total: totalTransferred)
+        setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator)))
+        let completion = DownloadCompletion(
+            path: path, bytes: output.sink.length, bytesTransferred: totalTransferred, seconds: figures.elapsedSeconds,
+            resumedFrom: figures.resumedFrom, finalURL: urls.final, digest: verified,
+            mirrorProof: setup.mirrors.proof(digest: verified, verified: digest.expected?.expectedHex != nil))
+        setup.hub.publish(.completed(completion))
+        return completion
     }
 
-    func currentProgress(_ output: PartialDownload) -> DownloadProgress {
-        let total = output.record.finalLength
-        let bytes = output.sink.length + (segments?.segmentBytes ?? 0)
-        let remaining = total.map { max(0, $0 - bytes) }
-        var progress = DownloadProgress(
-            bytes: bytes,
-            totalBytes: total,
-            bytesPerSecond: meter.bytesPerSecond,
-            secondsLeft: meter.secondsLeft(remaining: remaining))
-        progress.segments = segments.map { [Segment(begin: 0, next: output.sink.length, end: $0.mainEnd)] + $0.segments }
-        return progress
+    /// Gives up the bytes on disk for a new version: the segments end, the file keeper truncates
+    /// (or puts an adopted file back), and the digest starts over.
+    func discardBytes(_ reason: RestartReason) throws(DownloadError) {
+        segments.stop()
+        segments.retire()
+        do {
+            try output?.discard(because: reason.message, restartingFrom: request.url)
+        } catch {
+            throw DownloadError(error)
+        }
+        digest.restart()
+        setup.hub.publish(.restarted(reason))
     }
+
+    /// Makes the bytes so far durable and records them: data first, then the record that claims it.
+    private func checkpoint() throws(StoreError) {
+        if try segments.checkpoint(output, hash: digest.hash) { figures.checkpointed() }
+    }
+
+    /// A checkpoint that must succeed (a pause, a retry): its failure ends the run.
+    private func checkpointOrFail() throws(DownloadError) {
+        do {
+            try checkpoint()
+        } catch {
+            throw DownloadError(.io, error)
+        }
+    }
+
+    /// A checkpoint on the way out of a failure; its own failure is returned, never hiding the first error.
+    private func checkpointOnExit() -> StoreError? {
+        do {
+            try checkpoint()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Body bytes received by every connection of this run: what speed, ETA and the summary count.
+    private var totalTransferred: Int64 { figures.bytesTransferred + segments.transferred }
 }
 
-extension DownloadRequest {
-    /// The range as recorded, so a run with another range does not reuse the partial.
-    var targetDescription: String? {
-        if case .range(let spec) = target { return spec.headerValue }
-        return nil
+extension DownloadRunner: BodyWriterHost {
+    func publish(_ event: DownloadEvent) {
+        setup.hub.publish(event)
+    }
+
+    func bodyStarts(from url: URL) {
+        urls.final = url
+        figures.sample(total: totalTransferred)
+    }
+
+    func bodyAccepted(_ body: BodyPlan, head: ResponseHead, sent: TransferRequest) {
+        guard let output else { return }
+        segments.startIfUseful(body, head, sent: sent, output: output, transport: credentials.transport, wholeFileDigest: digest.wholeFileDigest)
+    }
+
+    func received(_ count: Int) {
+        figures.received(count)
+    }
+
+    func tick() -> StoreError? {
+        guard let output else { return nil }
+        let due = figures.tick(total: totalTransferred)
+        guard due.progress else { return nil }
+        setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator)))
+        guard due.checkpoint else { return nil }
+        return checkpointOnExit()
     }
 }

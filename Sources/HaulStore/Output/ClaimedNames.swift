@@ -30,7 +30,7 @@ public final class ClaimedNames: Sendable {
             while true {
                 let candidate = "\(stem) (\(index))\(ext)"
                 let candidatePath = path(candidate)
-                if !names.active.contains(candidatePath), !names.done.contains(candidatePath), PathKind.of(candidatePath) == .none {
+                if !names.active.contains(candidatePath), !names.done.contains(candidatePath), PathKind.of(candidatePath) == .missing {
                     names.active.insert(candidatePath)
                     return (candidate, true)
                 }

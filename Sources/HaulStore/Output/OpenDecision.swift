@@ -70,7 +70,7 @@ public enum OpenDecision: Equatable, Sendable {
             usable = nil
         }
         let forgets = usable == nil
-        if let final, final != .none {
+        if let final, final != .missing {
             switch (policy, final) {
             case (_, .symlink):
                 return (.refuse(.symlink), forgets)

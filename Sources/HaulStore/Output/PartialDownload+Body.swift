@@ -22,7 +22,7 @@ extension PartialDownload {
         claimedPath = path
         let existing = PathKind.of(path)
         if existing == .symlink { throw .symlink(path) }
-        if record.fileName == nil, !overwrite, existing != .none { throw .alreadyExists(path) }
+        if record.fileName == nil, !overwrite, existing != .missing { throw .alreadyExists(path) }
         record.fileName = claim.name
         guard claim.renamed else { return nil }
         return "another download of this run is saving \(wanted) in \(layout.directory): this one is saved as \(claim.name)"

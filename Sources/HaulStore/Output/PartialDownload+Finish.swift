@@ -147,25 +147,22 @@ extension PartialDownload {
         return layout.rejectedPath
     }
 
-    /// Whether the partial is gone from its path (set aside as proven bad): nothing to checkpoint.
-    public var partialIsGone: Bool {
-        guard let layout else { return false }
-        return !FileIO.exists(layout.partialPath)
-    }
-
-    /// An adopted file that could not be proven goes back to its name, untouched, with no record.
-    public func restoreAdoptedFile() {
-        guard record.isAdopted, let layout, let finalPath = layout.finalPath, haul_rename_noreplace(layout.partialPath, finalPath) == 0 else { return }
-        keeper?.discardStale()
-    }
-
-    /// Nothing was downloaded: leaves no empty partial (and no record) behind. False when there
-    /// are bytes to keep.
-    public func removeIfEmpty() -> Bool {
-        guard let layout, sink.length == 0 else { return false }
-        unlink(layout.partialPath)
-        keeper?.discardStale()
-        return true
+    /// What is kept of a download that failed: an adopted file that could not be proven goes
+    /// back to its name, untouched, with no record; an empty partial is removed with its record;
+    /// a partial set aside as proven bad leaves nothing to keep; anything else is checkpointed by
+    /// `checkpoint` (the download's, which knows its segments). Returns the checkpoint's failure.
+    public func keepAfterFailure(checkpoint: () -> StoreError?) -> StoreError? {
+        if record.isAdopted {
+            if let layout, let finalPath = layout.finalPath, haul_rename_noreplace(layout.partialPath, finalPath) == 0 { keeper?.discardStale() }
+            return nil
+        }
+        if let layout, sink.length == 0 {
+            unlink(layout.partialPath)
+            keeper?.discardStale()
+            return nil
+        }
+        if let layout, !FileIO.exists(layout.partialPath) { return nil }
+        return checkpoint()
     }
 
     /// Cancelled with its data deleted: the partial, the segment map and the record go.

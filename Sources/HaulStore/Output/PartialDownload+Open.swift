@@ -43,7 +43,7 @@ extension PartialDownload {
                 throw OutputError(.usage, "\(path) is a directory; use \(setting: .directoryDestination) to download into it", path: path)
             case .symlink:
                 throw .symlink(path)
-            case .none, .regular:
+            case .missing, .regular:
                 break
             }
         case .directory:
@@ -80,7 +80,7 @@ extension PartialDownload {
             throw .io(error)
         }
         let fresh = request.fresh
-        let partialExists = PathKind.of(layout.partialPath) != .none
+        let partialExists = PathKind.of(layout.partialPath) != .missing
         let finalPath = layout.finalPath(named: loaded?.fileName)
         let finishedInPlace =
             loaded.map { isInPlace($0, finalPath: finalPath, partialExists: partialExists, policy: request.existingFile) } ?? false

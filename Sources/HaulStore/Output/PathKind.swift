@@ -2,8 +2,8 @@ import Foundation
 
 /// What is at a destination path, looked at without following a symlink at the path itself.
 public enum PathKind: Equatable, Sendable {
-    /// Nothing.
-    case none
+    /// Nothing is there.
+    case missing
     /// A regular file.
     case regular
     /// A directory.
@@ -16,7 +16,7 @@ public enum PathKind: Equatable, Sendable {
     /// What is at `path` now.
     public static func of(_ path: String) -> PathKind {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return .none }
+        guard lstat(path, &info) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .regular
         case S_IFDIR: return .directory

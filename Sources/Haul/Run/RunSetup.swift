@@ -1,0 +1,40 @@
+import Foundation
+import HaulCore
+import HaulStore
+
+/// What one run of a download is given and never changes: the request, the hub its events go to,
+/// the control it obeys, where its record lives and how its directory is synced, and the ledger of
+/// the mirrors it admits.
+struct RunSetup {
+    let request: DownloadRequest
+    let hub: EventHub
+    let control: RunControl
+    /// Where the record of a layout lives.
+    let records: @Sendable (OutputLayout) -> any ResumeRecordStore
+    /// Called with the directory of a finished file instead of syncing it at once: a queue syncs
+    /// each directory once for many files. Nil: sync the directory before reporting completion.
+    let deferDirectorySync: (@Sendable (String) -> Void)?
+    /// The mirrors this run admitted, for the completion's account of their proof.
+    let mirrors: MirrorLedger
+
+    /// The redaction of every message that leaves the run.
+    var redaction: RunRedaction { RunRedaction(request: request) }
+
+    /// The one redirect policy of the run's requests.
+    var redirects: RedirectPolicy {
+        RedirectPolicy(maxRedirects: request.maxRedirects, allowsDowngrade: request.allowsHTTPRedirect)
+    }
+
+    /// The event that starts the run, once `output` is open.
+    func started(_ output: PartialDownload) -> DownloadStarted {
+        // The URL is not the file's identity (a fresh signed link, a mirror, another port): the
+        // partial is continued if the server's answer proves it the same file, by its validators
+        // and an overlap compared byte for byte; otherwise it restarts.
+        let note = output.partialFromAnotherURL.map {
+            "the partial download came from another URL (\(Redaction.url($0))); it is continued only if this server's file proves to be the same"
+        }
+        return DownloadStarted(
+            url: request.url, destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
+            resumingFrom: output.bytesOnDisk, note: note)
+    }
+}

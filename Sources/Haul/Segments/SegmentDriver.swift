@@ -1,0 +1,131 @@
+import Foundation
+import HaulChecksum
+import HaulCore
+import HaulEngine
+import HaulStore
+
+/// The extra connections of one download, from the first accepted response to the join: starts a
+/// `SegmentCoordinator` when `SegmentEligibility` says so, stops it, waits for it, and says how it
+/// ended. Confined to the download's thread (the coordinator's own threads talk to it through its
+/// lock).
+final class SegmentDriver {
+    private let request: DownloadRequest
+    private let control: RunControl
+    private let onMirror: @Sendable (MirrorNote) -> Void
+    /// The connections while they run.
+    private(set) var coordinator: SegmentCoordinator?
+    /// Set after segment responses disagreed: the rest of this run uses one connection.
+    private var disabled = false
+    /// Body bytes received by segment connections that have ended.
+    private(set) var retiredBytes: Int64 = 0
+
+    init(_ request: DownloadRequest, control: RunControl, onMirror: @escaping @Sendable (MirrorNote) -> Void) {
+        self.request = request
+        self.control = control
+        self.onMirror = onMirror
+    }
+
+    /// Whether segment connections are running.
+    var isRunning: Bool { coordinator != nil }
+
+    /// Body bytes every segment connection of this run received, ended or running.
+    var transferred: Int64 { retiredBytes + (coordinator?.transferred ?? 0) }
+
+    /// After the first response of a download is accepted (`sent` on `transport`, `wholeFileDigest`
+    /// proving mirrors): fetch the rest over several connections when it is worth it.
+    func startIfUseful(
+        _ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PartialDownload, transport: any HTTPTransport,
+        wholeFileDigest: Checksum?
+    ) {
+        let eligibility = SegmentEligibility(
+            body: body, status: head.status, acceptsByteRanges: head.acceptsByteRanges, wholeResource: request.target == .whole,
+            resumableOutput: output.partialFile != nil, bytesOnDisk: output.sink.length, resumesSegments: output.record.segments != nil,
+            segmentsRunningOrDisabled: coordinator != nil || disabled, connections: request.connections, hasHost: sent.url.host != nil)
+        guard let helpers = eligibility.helpers, let file = output.partialFile, let host = sent.url.host, let total = body.totalLength,
+            let saveSegments = output.segmentSaver()
+        else { return }
+        var setup = SegmentCoordinator.Setup(
+            request: sent, transfer: request.transfer, validators: body.validators, total: total,
+            host: host, maxHelpers: helpers, adaptive: request.connections == nil, retry: request.retry,
+            rateLimiter: request.rateLimiter)
+        setup.mirrors = mirrorRequests(askedLike: sent)
+        setup.redirects = RedirectPolicy(maxRedirects: request.maxRedirects, allowsDowngrade: request.allowsHTTPRedirect)
+        setup.wholeFileDigest = wholeFileDigest
+        setup.allowsUnverifiedMirrors = request.allowsUnverifiedMirrors
+        let coordinator = SegmentCoordinator(
+            setup: setup, file: file, transport: transport, control: control,
+            mainNext: output.sink.length, resumed: output.record.segments,
+            progressMap: output.segmentProgressMap(prefix: output.sink.length, segments: output.record.segments ?? []),
+            onMirror: onMirror, saveRecord: saveSegments)
+        self.coordinator = coordinator
+        coordinator.start()
+    }
+
+    /// The mirrors' requests, each built from its own URL alone (`TransferRequest.mirror`). Mirrors
+    /// serve a plain GET: a download that sends a body or another method has none.
+    private func mirrorRequests(askedLike sent: TransferRequest) -> [TransferRequest] {
+        guard sent.method == "GET", sent.body == nil else { return [] }
+        return request.mirrors.filter { $0.host != nil }.map { TransferRequest.mirror($0, askedLike: sent) }
+    }
+
+    /// Forgets the coordinator once its connections ended, keeping the count of bytes they moved;
+    /// its progress map goes with it (the record no longer has segments).
+    func retire() {
+        if let coordinator {
+            retiredBytes += coordinator.transferred
+            coordinator.progressMap?.remove()
+        }
+        coordinator = nil
+    }
+
+    /// Makes the bytes so far durable and records them: the segment connections' checkpoint while
+    /// they run (only it knows the holes), else the file keeper's. False when there was nothing to
+    /// checkpoint (a direct output).
+    func checkpoint(_ output: PartialDownload?, hash: StreamingHash?) throws(StoreError) -> Bool {
+        if let coordinator {
+            try coordinator.checkpoint()
+            return true
+        }
+        guard let output, output.layout != nil else { return false }
+        try output.checkpoint(hash: hash)
+        return true
+    }
+
+    /// Stops the extra connections (their progress stays with the coordinator for a checkpoint).
+    func stop() {
+        coordinator?.stopAndWait()
+    }
+
+    /// The runner's connection reached its part: wait for the others and say how they ended. A
+    /// segmented download that cannot complete is cut back to its contiguous prefix (the file's
+    /// length must never vouch for holes) and goes on over one connection; `cutBack` is told the
+    /// new length (to hash up to it and checkpoint).
+    func join(_ output: PartialDownload, cutBack: (Int64) throws(DownloadError) -> Void) throws(DownloadError) -> DownloadMachine.SegmentsEnd {
+        guard let coordinator, let file = output.partialFile else { return .incomplete }
+        coordinator.waitForHelpers()
+        if let failure = coordinator.ioFailure {
+            retire()
+            throw DownloadError(.io, failure)
+        }
+        // A pause or cancel: the segments stay, so the stop's checkpoint records them.
+        if control.shouldStop { return .incomplete }
+        if case .restart(let reason) = coordinator.failure {
+            disabled = true
+            return .restart(reason)
+        }
+        let table = SegmentTable(segments: coordinator.segments)
+        let reach = table.contiguousEnd(from: file.length)
+        let total = output.record.finalLength ?? reach
+        retire()
+        let complete = table.isComplete && reach >= total
+        do {
+            try output.endSegments(total: complete ? total : nil, reach: reach)
+        } catch {
+            throw DownloadError(.io, error)
+        }
+        if complete { return .complete }
+        disabled = true
+        try cutBack(reach)
+        return .incomplete
+    }
+}
