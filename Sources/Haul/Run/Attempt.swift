@@ -53,28 +53,18 @@ struct AttemptResult {
         _ first: TransferRequest, policy: RedirectPolicy, transport: any HTTPTransport, options: TransferOptions,
         writer: (TransferRequest) -> BodyWriter
     ) -> AttemptResult {
-        var request = first
-        let originalOrigin = request.origin
-        var visited = [request.url]
-        while true {
-            // The request that reaches the server is the final hop of the chain: every further
-            // connection (segments) is derived from it, so it carries what the policy left of the
-            // user's headers, method and body, never the originals.
-            let handler = writer(request)
-            let transferOutcome = transport.perform(request, options: options, handler: handler)
-            if let redirect = handler.redirectHead {
-                do throws(RedirectError) {
-                    request = try policy.nextRequest(after: request, head: redirect, originalOrigin: originalOrigin, visited: visited)
-                } catch {
-                    return AttemptResult(
-                        outcome: .failed(DownloadError(.protocolViolation, error.text), retryable: false, retryAfter: nil), wroteBytes: false)
-                }
-                visited.append(request.url)
-                continue
-            }
+        // The request that reaches the server is the final hop of the chain: every further
+        // connection (segments) is derived from it, so it carries what the policy left of the
+        // user's headers, method and body, never the originals.
+        switch RedirectFollower.follow(first, policy: policy, transport: transport, options: options, handler: writer) {
+        case .answered(let outcome, let handler, _):
             return AttemptResult(
-                outcome: handler.finalOutcome(transferOutcome), wroteBytes: handler.bodyBytesWritten > 0,
-                segmentsRunning: handler.segmentsRunning, restartedInPlace: handler.restartedInPlace)
+                outcome: handler.finalOutcome(outcome), wroteBytes: handler.bodyBytesWritten > 0, segmentsRunning: handler.segmentsRunning,
+                restartedInPlace: handler.restartedInPlace)
+        case .refused(let error):
+            return AttemptResult(outcome: .failed(DownloadError(.protocolViolation, error.text), retryable: false, retryAfter: nil), wroteBytes: false)
+        case .stopped:
+            return AttemptResult(outcome: .stopped, wroteBytes: false)
         }
     }
 }

@@ -21,7 +21,7 @@ protocol BodyWriterHost: AnyObject {
 
 /// Receives one response for a download: judges its head, proves the overlap, writes the body
 /// through the file keeper, and reports to its host. Runs on the download's thread, inside the transport.
-final class BodyWriter: TransferHandler {
+final class BodyWriter: RedirectStopping {
     private unowned let host: any BodyWriterHost
     let request: DownloadRequest
     private let digest: DigestCheck
@@ -204,15 +204,14 @@ final class BodyWriter: TransferHandler {
     /// mismatch. Once the whole overlap matched, an adopted file (or a partial from another URL)
     /// is proven to be a prefix of this version.
     private func verifyOverlap(_ bytes: UnsafeRawBufferPointer, at offset: Int64, done: Bool) -> Bool {
-        let onDisk: [UInt8]?
         do {
-            onDisk = try output.sink.read(at: offset, count: bytes.count)
+            // A direct output cannot be read back: nothing on it can be proven.
+            guard let file = output.partialFile, try file.compare(bytes, at: offset) == .matches else {
+                decided = overlapMismatch()
+                return false
+            }
         } catch {
             decided = .failed(DownloadError(.io, error), retryable: false, retryAfter: nil)
-            return false
-        }
-        guard let onDisk, onDisk.count == bytes.count, onDisk.elementsEqual(bytes) else {
-            decided = overlapMismatch()
             return false
         }
         if done && output.markProven(for: request.url) {

@@ -5,7 +5,7 @@ import HaulStore
 
 /// The response to a mirror's probe (`MirrorProbe`): judged by the download's verdict, then its
 /// body compared, byte for byte, with what the primary delivered there. Nothing is ever written.
-final class MirrorProbeChecker: TransferHandler {
+final class MirrorProbeChecker: RedirectStopping {
     private let file: PartialFile
     private let plan: RequestPlan
     private let shouldAbort: @Sendable () -> Bool
@@ -56,23 +56,20 @@ final class MirrorProbeChecker: TransferHandler {
             return .stop
         }
         let offset = first + compared
-        let onDisk: [UInt8]
         do throws(StoreError) {
-            onDisk = try file.read(at: offset, count: wanted)
+            switch try file.compare(chunk, at: offset) {
+            case .matches:
+                compared += Int64(wanted)
+                return .proceed
+            case .differs(let at):
+                mismatch = at
+            case .fileEnds:
+                readFailure = StoreError(.io, "the partial file ends before byte \(offset + Int64(wanted))")
+            }
         } catch {
             readFailure = error
-            return .stop
         }
-        guard onDisk.count == wanted else {
-            readFailure = StoreError(.io, "the partial file ends before byte \(offset + Int64(wanted))")
-            return .stop
-        }
-        for position in 0..<wanted where chunk[position] != onDisk[position] {
-            mismatch = offset + Int64(position)
-            return .stop
-        }
-        compared += Int64(wanted)
-        return .proceed
+        return .stop
     }
 
     func transferShouldAbort() -> Bool {

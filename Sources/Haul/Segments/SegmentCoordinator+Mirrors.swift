@@ -23,22 +23,17 @@ extension SegmentCoordinator {
         }
         guard let window else { return nil }
         let plan = MirrorProbe.plan(window: window, total: setup.total)
-        var request = state.withLock { $0.requests[source] }.asking(for: plan)
-        let originalOrigin = request.origin
-        var visited = [request.url]
-        while !shouldStop {
-            let checker = MirrorProbeChecker(file: file, plan: plan, wholeFile: setup.wholeFileDigest) { [self] in shouldStop }
-            let outcome = transport.perform(request, options: setup.transfer, handler: checker)
-            if let redirect = checker.redirectHead {
-                do throws(RedirectError) {
-                    request = try setup.redirects.nextRequest(after: request, head: redirect, originalOrigin: originalOrigin, visited: visited)
-                } catch {
-                    dropMirror(source, reason: "its redirect was not followed: \(error.message)")
-                    return nil
-                }
-                visited.append(request.url)
-                continue
-            }
+        let first = state.withLock { $0.requests[source] }.asking(for: plan)
+        let followed = RedirectFollower.follow(first, policy: setup.redirects, transport: transport, options: setup.transfer, goesOn: { !shouldStop }) { _ in
+            MirrorProbeChecker(file: file, plan: plan, wholeFile: setup.wholeFileDigest) { [self] in shouldStop }
+        }
+        switch followed {
+        case .stopped:
+            return nil
+        case .refused(let error):
+            dropMirror(source, reason: "its redirect was not followed: \(error.message)")
+            return nil
+        case .answered(let outcome, let checker, let request):
             switch checker.result(outcome) {
             case .admitted(let validators):
                 state.withLock { state in
@@ -61,7 +56,6 @@ extension SegmentCoordinator {
                 return nil
             }
         }
-        return nil
     }
 
     /// Waits for another connection's probe of `source`: its validators once admitted; nil when
