@@ -24,9 +24,11 @@ extension SegmentCoordinator {
         guard let window else { return nil }
         let plan = MirrorProbe.plan(window: window, total: setup.total)
         let first = state.withLock { $0.requests[source] }.asking(for: plan)
-        let followed = RedirectFollower.follow(first, policy: setup.redirects, transport: transport, options: setup.transfer, goesOn: { !shouldStop }) { _ in
+        let checker = { [self] (_: TransferRequest) in
             MirrorProbeChecker(file: file, plan: plan, wholeFile: setup.wholeFileDigest) { [self] in shouldStop }
         }
+        let followed = RedirectFollower.follow(
+            first, policy: setup.redirects, transport: transport, options: setup.transfer, goesOn: { !shouldStop }, handler: checker)
         switch followed {
         case .stopped:
             return nil
