@@ -42,9 +42,9 @@ struct SegmentSourcesTests {
     @Test func aDroppedMirrorIsNeverAssignedAgainAndThePrimaryNeverDropped() {
         // GIVEN a mirror probed and dropped
         var sources = SegmentSources(primaryValidators: primaryValidators, mirrorCount: 1)
-        _ = sources.assign()
+        let probe = sources.assign()
         let firstDrop = sources.drop(1, reason: "its bytes differ")
-        sources.release(1)
+        if let probe { sources.release(probe) }
         #expect(firstDrop)
 
         // WHEN more connections are started, and someone tries to drop it again or the primary
@@ -84,16 +84,35 @@ struct SegmentSourcesTests {
     @Test func anAbandonedProbeLeavesTheMirrorUnproven() {
         // GIVEN a mirror being probed
         var sources = SegmentSources(primaryValidators: primaryValidators, mirrorCount: 1)
-        _ = sources.assign()
+        let probe = sources.assign()
 
         // WHEN its connection ends without a verdict (the download stops)
-        sources.release(1)
+        if let probe { sources.release(probe) }
         let standing = sources.standing(of: 1)
         let next = sources.assign()
 
         // THEN it is unproven again, and the next connection given to it probes it
+        #expect(probe == .probe(source: 1))
         #expect(standing == .unproven)
         #expect(next == .probe(source: 1))
+    }
+
+    @Test func aConnectionThatOnlyAwaitedAProbeLeavesItToItsProber() {
+        // GIVEN a mirror being probed by one connection and awaited by another (the primary has one
+        // connection already, so the first two new ones both go to the mirror)
+        var sources = SegmentSources(primaryValidators: primaryValidators, mirrorCount: 1)
+        let probe = sources.assign()
+        _ = sources.assign()
+        let waiter = sources.assign()
+
+        // WHEN the waiting connection ends (it found no work) before the probe's verdict
+        #expect(probe == .probe(source: 1))
+        #expect(waiter == .awaitProbe(source: 1))
+        if let waiter { sources.release(waiter) }
+
+        // THEN the mirror is still being probed: no other connection probes it a second time
+        #expect(sources.standing(of: 1) == .probing)
+        #expect(sources.assign() == .awaitProbe(source: 1))
     }
 
     @Test func aSourceWithoutAFreeHostSlotIsSkipped() {

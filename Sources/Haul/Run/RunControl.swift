@@ -14,6 +14,8 @@ final class RunControl: Sendable {
 
     private let value = Atomic<Int>(0)
     private let wakeUp = DispatchSemaphore(value: 0)
+    /// Told of every request (a segmented download's waits end at once).
+    private let observers = Mutex<(next: Int, all: [Int: @Sendable () -> Void])>((0, [:]))
 
     func request(_ request: Request) {
         // A cancellation overrides a pause, never the other way round.
@@ -24,6 +26,21 @@ final class RunControl: Sendable {
             current = original
         }
         wakeUp.signal()
+        for observer in observers.withLock({ Array($0.all.values) }) { observer() }
+    }
+
+    /// Calls `observer` on every request from now on, until `stopObserving` with the returned token.
+    func observe(_ observer: @escaping @Sendable () -> Void) -> Int {
+        observers.withLock { state in
+            state.next += 1
+            state.all[state.next] = observer
+            return state.next
+        }
+    }
+
+    /// Ends an observation `observe` began.
+    func stopObserving(_ token: Int) {
+        _ = observers.withLock { $0.all.removeValue(forKey: token) }
     }
 
     func clearPause() {

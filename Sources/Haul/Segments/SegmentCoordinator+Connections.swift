@@ -90,6 +90,7 @@ extension SegmentCoordinator {
             switch fetcher.verdict {
             case .mismatch(let reason):
                 state.withLock { if $0.failure == nil { $0.failure = .restart(reason) } }
+                changes.notify()
                 return .end
             case .dropSource(let reason):
                 dropMirror(source, reason: reason)
@@ -129,23 +130,27 @@ extension SegmentCoordinator {
 
     /// Bytes of one segment response: written at their offset, never past the segment's end.
     func write(_ bytes: UnsafeRawBufferPointer, into index: Int) -> (written: Int, done: Bool) {
-        // The lock covers the write, so a steal never splits below bytes in flight and a checkpoint
-        // never claims bytes not yet written.
-        let result = state.withLock { state -> (Int, Bool) in
+        // The bytes go to disk outside the lock (other connections go on writing meanwhile). Only
+        // this connection advances its segment, so `next` stays where it is; a steal splits half
+        // of what remains (at least 2 MiB past `next`), never below a chunk in flight; and a
+        // checkpoint claims `next`, which moves only once the bytes are written.
+        let (offset, count) = state.withLock { state -> (Int64, Int) in
             let segment = state.table.segments[index]
-            let count = Int(min(Int64(bytes.count), segment.remaining))
-            guard count > 0 else { return (0, true) }
-            do throws(StoreError) {
-                try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: segment.next)
-            } catch {
-                state.stop(failing: error)
-                return (0, true)
-            }
-            state.table.advance(index, by: Int64(count))
+            return (segment.next, Int(min(Int64(bytes.count), segment.remaining)))
+        }
+        guard count > 0 else { return (0, true) }
+        do throws(StoreError) {
+            try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
+        } catch {
+            stop(failing: error)
+            return (0, true)
+        }
+        let result = state.withLock { state -> (Int, Bool) in
+            let accepted = Int(state.table.advance(index, by: Int64(count)))
             // After the data: the map never claims a byte that is not in the page cache.
             progressMap?.advance(index, to: state.table.segments[index].next)
-            state.transferred += Int64(count)
-            return (count, state.table.segments[index].isDone)
+            state.transferred += Int64(accepted)
+            return (accepted, state.table.segments[index].isDone)
         }
         setup.rateLimiter?.take(result.0) { shouldStop }
         return result

@@ -16,12 +16,11 @@ extension SegmentCoordinator {
             return nil
         }
         var window: Range<Int64>?
-        while window == nil {
-            if shouldStop { return nil }
+        mainProgress.wait { [self] in
             window = state.withLock { MirrorProbe.window(mainNext: $0.mainNext, mainEnd: $0.mainEnd) }
-            if window == nil { Thread.sleep(forTimeInterval: 0.01) }
+            return window != nil || shouldStop
         }
-        guard let window else { return nil }
+        guard let window, !shouldStop else { return nil }
         let plan = MirrorProbe.plan(window: window, total: setup.total)
         let first = state.withLock { $0.requests[source] }.asking(for: plan)
         let checker = { [self] (_: TransferRequest) in
@@ -43,6 +42,7 @@ extension SegmentCoordinator {
                     // Its segments go straight to where its redirects led.
                     state.requests[source] = request
                 }
+                changes.notify()
                 onMirror(
                     MirrorNote(
                         url: mirrorURL(source), change: .admitted,
@@ -63,20 +63,21 @@ extension SegmentCoordinator {
     /// Waits for another connection's probe of `source`: its validators once admitted; nil when
     /// it was dropped, the probe was abandoned, or the download stops.
     func awaitProbe(_ source: Int) -> Validators? {
-        while !shouldStop {
-            switch state.withLock({ $0.sources.standing(of: source) }) {
-            case .admitted(let validators): return validators
-            case .probing: Thread.sleep(forTimeInterval: 0.01)
-            case .unproven, .dropped: return nil
-            }
+        var standing = state.withLock { $0.sources.standing(of: source) }
+        changes.wait { [self] in
+            standing = state.withLock { $0.sources.standing(of: source) }
+            if case .probing = standing { return shouldStop }
+            return true
         }
-        return nil
+        guard !shouldStop, case .admitted(let validators) = standing else { return nil }
+        return validators
     }
 
     /// Drops a mirror for the rest of the run and says so, once. Its connections abandon their
     /// transfers at the next poll; their segments go back to be claimed by the other sources.
     func dropMirror(_ source: Int, reason: String) {
         let first = state.withLock { $0.sources.drop(source, reason: reason) }
+        changes.notify()
         if first { noteDropped(source, reason: reason) }
     }
 

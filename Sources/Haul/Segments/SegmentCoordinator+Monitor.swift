@@ -19,7 +19,8 @@ extension SegmentCoordinator {
             let window = growth.growing ? (ticks == 0 ? 0.1 : 0.5) : 1.0
             var slept = 0.0
             while slept < window, !state.withLock({ $0.stopping }) {
-                Thread.sleep(forTimeInterval: 0.1)
+                // A tick of the monitor's clock; a stop ends it at once.
+                changes.wait(timeout: 0.1) { [self] in state.withLock { $0.stopping } }
                 slept += 0.1
                 if progressMap == nil { recordProgress() }
             }
@@ -85,5 +86,6 @@ extension SegmentCoordinator {
     /// Stops every connection because a write, sync or record save failed.
     func stop(failing error: StoreError) {
         state.withLock { $0.stop(failing: error) }
+        changes.notify()
     }
 }

@@ -79,6 +79,13 @@ final class SegmentCoordinator: Sendable {
     let control: RunControl
     let state: Mutex<State>
     private let finished = DispatchSemaphore(value: 0)
+    /// Told when the connections, the failures, the stop or the sources change (and on every
+    /// request of the control): what `waitForHelpers`, the monitor and a mirror's waiters wait on.
+    let changes = ChangeSignal()
+    /// Told when the runner's connection advances: what a mirror's probe waits on for its window.
+    let mainProgress = ChangeSignal()
+    /// The observation of the control that tells `changes`, while the connections run.
+    private let controlObservation = Mutex<Int?>(nil)
     /// Saves the record with the prefix and the segments, durably (after a sync) or not.
     let saveRecord: @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
     /// The progress after every write, kept by the kernel if the process dies; nil: the monitor
@@ -133,6 +140,7 @@ final class SegmentCoordinator: Sendable {
             state.mainNext = next
             progressMap?.setPrefix(next)
         }
+        mainProgress.notify()
     }
 
     var failure: Failure? { state.withLock { $0.failure } }
@@ -169,6 +177,8 @@ final class SegmentCoordinator: Sendable {
             // from the start, or 0.3 s windows, cost 2x the CPU on a fast loopback (measured).
             return setup.adaptive ? min(resumedWork, setup.maxHelpers) : state.maxHelpers
         }
+        let changes = self.changes
+        controlObservation.withLock { $0 = control.observe { changes.notify() } }
         for _ in 0..<initial { addHelper() }
         launch("haul-segments-monitor") { [self] in monitor() }
     }
@@ -184,15 +194,17 @@ final class SegmentCoordinator: Sendable {
             defer { state.threads = 0 }
             return state.threads
         }
+        changes.notify()
+        mainProgress.notify()
         for _ in 0..<threads { finished.wait() }
+        if let token = controlObservation.withLock({ $0.take() }) { control.stopObserving(token) }
     }
 
     /// Waits for the helpers to finish their work; the monitor stops with them.
     func waitForHelpers() {
-        while true {
+        changes.wait { [self] in
             let (helpers, failed) = state.withLock { ($0.helpers, $0.failure != nil) }
-            if helpers == 0 || failed || control.shouldStop { break }
-            Thread.sleep(forTimeInterval: 0.01)
+            return helpers == 0 || failed || control.shouldStop
         }
         stopAndWait()
     }
@@ -212,7 +224,7 @@ final class SegmentCoordinator: Sendable {
                 let end = connectionLoop(assignment)
                 current = state.withLock { state in
                     HostSlots.shared.release(hosts[assignment.source])
-                    state.sources.release(assignment.source)
+                    state.sources.release(assignment)
                     // A connection that lost its source (a mirror dropped, a slow or failed
                     // transfer) goes on from the least busy source left.
                     guard end == .reassign, !state.stopping, state.failure == nil else { return nil }
@@ -220,6 +232,7 @@ final class SegmentCoordinator: Sendable {
                 }
             }
             state.withLock { $0.helpers -= 1 }
+            changes.notify()
         }
     }
 
@@ -228,7 +241,7 @@ final class SegmentCoordinator: Sendable {
         var excluded: Set<Int> = []
         while let assignment = state.sources.assign(excluding: excluded) {
             if HostSlots.shared.acquire(hosts[assignment.source]) { return assignment }
-            state.sources.release(assignment.source)
+            state.sources.release(assignment)
             excluded.insert(assignment.source)
         }
         return nil

@@ -116,12 +116,14 @@ public struct SegmentSources: Sendable, Equatable {
         sources[source].failures = 0
     }
 
-    /// A connection stops using `source`. A probe that ended without a verdict (the download
-    /// stopped) leaves the mirror unproven.
-    public mutating func release(_ source: Int) {
+    /// A connection stops using the source it was given. A probe that ended without a verdict
+    /// (the download stopped) leaves the mirror unproven; a connection that only awaited the
+    /// probe leaves it to its prober.
+    public mutating func release(_ assignment: Assignment) {
+        let source = assignment.source
         guard sources.indices.contains(source) else { return }
         sources[source].connections = max(0, sources[source].connections - 1)
-        if sources[source].standing == .probing { sources[source].standing = .unproven }
+        if case .probe = assignment, sources[source].standing == .probing { sources[source].standing = .unproven }
     }
 
     /// Whether `source` was dropped.
