@@ -8,7 +8,7 @@
 # FUZZ_SWIFT_FLAGS adds swiftc flags; FUZZ_SWIFT_FLAGS="-D FUZZ_SKIP_KNOWN_BUGS" makes the targets
 # step over the open bugs listed in fuzz/README.md ("Findings"), to look for new ones while those are unfixed.
 #
-# Each target is compiled from Sources/HaulCore/*.swift (plus the sources its `// fuzz-sources:`
+# Each target is compiled from every Swift file under Sources/HaulCore (plus the sources its `// fuzz-sources:`
 # line names), fuzz/Support and its own file with
 # `swiftc -O -sanitize=fuzzer,address` into .build/fuzz/. The committed seeds in
 # fuzz/corpus/TARGET/ are read, never written; what libFuzzer finds goes to
@@ -72,12 +72,14 @@ extra_sources() {
     [[ -z "$globs" ]] || printf '%s\n' $globs
 }
 compile() {
-    local extra=()
+    local extra=() core=()
     mapfile -t extra < <(extra_sources "$1")
+    # HaulCore's sources live in folders by stage (HTTP/, Resume/, ...).
+    mapfile -t core < <(find Sources/HaulCore -name '*.swift' | sort)
     # shellcheck disable=SC2086 # FUZZ_SWIFT_FLAGS is a list of flags, split on purpose
     swiftc -O -sanitize=fuzzer,address -parse-as-library "${linker[@]}" ${FUZZ_SWIFT_FLAGS:-} \
         -module-name "$1" \
-        Sources/HaulCore/*.swift "${extra[@]}" fuzz/Support/*.swift "fuzz/Targets/$1.swift" \
+        "${core[@]}" "${extra[@]}" fuzz/Support/*.swift "fuzz/Targets/$1.swift" \
         -o "$build/$1"
 }
 jobs_max=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
