@@ -35,17 +35,17 @@ extension SavedHashState {
     /// functions built it. A record on disk can be damaged or edited, so before a saved context goes
     /// back to C, the fields that drive memory accesses (`num`) and those that must agree with the
     /// recorded byte count are checked against what `length` bytes of input would produce (which
-    /// fields those are is the platform's: `PlatformSeams.checkFields`). The chaining values and
+    /// fields those are is the platform's: `DigestSeams.checkFields`). The chaining values and
     /// buffered data can hold any bits, so they are not checked; a state that passes can at worst
     /// yield a wrong digest, which the comparison with the expected one catches.
     public func validate() throws(HashStateDefect) {
-        guard openSSLVersion == PlatformSeams.stateLayoutTag else { throw .otherOpenSSLBuild }
+        guard openSSLVersion == DigestSeams.stateLayoutTag else { throw .otherOpenSSLBuild }
         let expectedSize = haul_hash_ctx_size()
         guard context.count == expectedSize else { throw .wrongSize(actual: context.count, expected: expectedSize) }
         guard length >= 0 else { throw .negativeLength }
         var state = haul_hash_ctx()
         withUnsafeMutableBytes(of: &state) { $0.copyBytes(from: context) }
         guard state.kind == StreamingHash.kind(algorithm) else { throw .wrongAlgorithm }
-        try PlatformSeams.checkFields(of: state, algorithm, bytes: UInt64(length))
+        try DigestSeams.checkFields(of: state, algorithm, bytes: UInt64(length))
     }
 }

@@ -61,7 +61,7 @@ public final class StreamingHash {
     /// The state to store beside `length` bytes of data.
     public func save() -> SavedHashState {
         let bytes = [UInt8](UnsafeRawBufferPointer(start: UnsafeRawPointer(context), count: haul_hash_ctx_size()))
-        return SavedHashState(algorithm: algorithm, length: length, openSSLVersion: PlatformSeams.stateLayoutTag, context: bytes)
+        return SavedHashState(algorithm: algorithm, length: length, openSSLVersion: DigestSeams.stateLayoutTag, context: bytes)
     }
 
     /// The digest as lower-case hex. The state is consumed: the hash must not be updated after.
@@ -105,7 +105,7 @@ public struct SavedHashState: Sendable, Codable, Equatable {
     /// Bytes of the file the state covers.
     public let length: Int64
     /// The build the state's layout belongs to: OpenSSL's version number on Linux, a tag of the OS
-    /// build on Apple platforms (see `PlatformSeams.stateLayoutTag`). The name is what records store.
+    /// build on Apple platforms (see `DigestSeams.stateLayoutTag`). The name is what records store.
     public let openSSLVersion: UInt64
     /// The bytes of the C context (`haul_hash_ctx`), checked by `validate()` before any use.
     public let context: [UInt8]

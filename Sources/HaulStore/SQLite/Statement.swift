@@ -113,11 +113,6 @@ public final class Statement {
     /// Binds NULL to the parameter at `index` (1-based).
     public func bindNull(at index: Int) throws { try bind(.null, at: index) }
 
-    /// Sets every parameter back to NULL.
-    public func clearBindings() throws {
-        try check(sqlite3_clear_bindings(handle))
-    }
-
     // MARK: - Running
 
     /// Runs the statement to its next row: `true` when a row is available through the column getters,

@@ -15,7 +15,7 @@ import HaulCore
 /// differ, both here: which build a saved state belongs to (its layout is that build's), and which
 /// fields of a saved state the C code relies on, so that a damaged one is refused before it gets
 /// there. The CRCs are Swift everywhere (`CRC.swift`).
-enum PlatformSeams {
+enum DigestSeams {
     #if canImport(CCrypto)
         /// A state's layout belongs to one OpenSSL build: its version number.
         static var stateLayoutTag: UInt64 { UInt64(haul_openssl_version()) }
