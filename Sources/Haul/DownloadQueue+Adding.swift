@@ -34,8 +34,10 @@ extension DownloadQueue {
             var added = try store.add(news).makeIterator()
             wakeWorkers()
             return ids.compactMap { $0 ?? added.next() }
-        } catch  where error.kind == .conflict {
+        } catch where error.kind == .conflict {
             throw DownloadError(.destinationExists, error.message)
+        } catch where error.kind == .secretRefused {
+            throw DownloadError(.secretRefused, error.message)
         } catch {
             throw DownloadError(.io, error.message)
         }

@@ -20,7 +20,7 @@ struct BatchCommand {
         }
         let queue: DownloadQueue
         do throws(DownloadError) {
-            queue = try DownloadQueue(stateDirectory: store.stateDirectory, engine: engine)
+            queue = try DownloadQueue(store: store.location, engine: engine)
         } catch {
             presenter.error(error.message)
             return ExitCode(error)
