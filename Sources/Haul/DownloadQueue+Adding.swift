@@ -34,9 +34,9 @@ extension DownloadQueue {
             var added = try store.add(news).makeIterator()
             wakeWorkers()
             return ids.compactMap { $0 ?? added.next() }
-        } catch where error.kind == .conflict {
+        } catch  where error.kind == .conflict {
             throw DownloadError(.destinationExists, error.message)
-        } catch where error.kind == .secretRefused {
+        } catch  where error.kind == .secretRefused {
             throw DownloadError(.secretRefused, error.message)
         } catch {
             throw DownloadError(.io, error.message)

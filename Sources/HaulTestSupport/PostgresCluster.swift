@@ -80,10 +80,11 @@ public final class PostgresCluster: Sendable {
     /// Stops the server by its PID (SIGINT, PostgreSQL's fast shutdown: clients are disconnected),
     /// waiting for it to exit; SIGKILL after 10 s.
     public func stopServer() {
-        guard let running = pid.withLock({ value -> Int32? in
-            defer { value = nil }
-            return value
-        })
+        guard
+            let running = pid.withLock({ value -> Int32? in
+                defer { value = nil }
+                return value
+            })
         else { return }
         kill(running, SIGINT)
         let deadline = Date().addingTimeInterval(10)
@@ -124,7 +125,9 @@ public final class PostgresCluster: Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var child: pid_t = 0
         let cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
+        defer {
+            for argument in cArguments { free(argument) }
+        }
         let spawned = posix_spawn(&child, argv[0], &actions, nil, cArguments, environ)
         guard spawned == 0 else { throw TestSupportError.posix("cannot start \(argv[0])", errno: spawned) }
         var status: Int32 = 0

@@ -9,7 +9,9 @@ import Testing
 /// A fleet when things go wrong: a worker stopped past its lease, the database restarted mid-run.
 @Suite("CLI fleet faults on PostgreSQL", .serialized)
 struct CLIFleetFaultTests {
-    @Test("GIVEN a worker stopped (SIGSTOP) past its lease WHEN another rescues the item and the first is continued THEN the first writes nothing more and the item completes once, bit-exact")
+    @Test(
+        "GIVEN a worker stopped (SIGSTOP) past its lease WHEN another rescues the item and the first is continued THEN the first writes nothing more and the item completes once, bit-exact"
+    )
     func stoppedWorkerIsFenced() throws {
         let fleet = try FleetFixture(limitRate: "400k")
         defer { fleet.stop() }
@@ -62,7 +64,9 @@ struct CLIFleetFaultTests {
         #expect(try fleet.completedTwice() == 0)
     }
 
-    @Test("GIVEN --max-per-host 2 on two workers of four jobs each WHEN they drain one host's files THEN nginx never serves more than two at once, and does serve two")
+    @Test(
+        "GIVEN --max-per-host 2 on two workers of four jobs each WHEN they drain one host's files THEN nginx never serves more than two at once, and does serve two"
+    )
     func perHostLimitAcrossWorkers() throws {
         // nginx sends a second's worth at once (limit_rate), so each file is twice the rate: ~1 s.
         let fleet = try FleetFixture(limitRate: "150k")

@@ -19,7 +19,9 @@ struct CLIFleetStateTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
     }
 
-    @Test("GIVEN a shared store WHEN a download with a header or a password in its URL is added THEN exit 12 and nothing is stored; by reference (--netrc-file) it is added")
+    @Test(
+        "GIVEN a shared store WHEN a download with a header or a password in its URL is added THEN exit 12 and nothing is stored; by reference (--netrc-file) it is added"
+    )
     func secretsRefused() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }

@@ -9,7 +9,9 @@ import Testing
 /// Many workers drain one queue on PostgreSQL (issue 23): real processes, a real PostgreSQL, a real nginx.
 @Suite("CLI fleet on PostgreSQL", .serialized)
 struct CLIFleetTests {
-    @Test("GIVEN 200 queued files WHEN three workers with their own homes drain the queue THEN each file is bit-exact and each item was claimed and completed once")
+    @Test(
+        "GIVEN 200 queued files WHEN three workers with their own homes drain the queue THEN each file is bit-exact and each item was claimed and completed once"
+    )
     func threeWorkersDrain() throws {
         let fleet = try FleetFixture()
         defer { fleet.stop() }
@@ -30,7 +32,8 @@ struct CLIFleetTests {
         #expect(try fleet.completedTwice() == 0)
     }
 
-    @Test("GIVEN two workers on slow files WHEN one is killed with kill -9 mid-run THEN the other rescues its items after the lease and finishes them bit-exact")
+    @Test(
+        "GIVEN two workers on slow files WHEN one is killed with kill -9 mid-run THEN the other rescues its items after the lease and finishes them bit-exact")
     func killedWorkerRescued() throws {
         let fleet = try FleetFixture(limitRate: "400k")
         defer { fleet.stop() }

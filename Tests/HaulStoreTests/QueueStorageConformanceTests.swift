@@ -29,7 +29,9 @@ struct QueueStorageConformanceTests {
         #expect(try !store.hasPendingWork(among: [999]))
     }
 
-    @Test("GIVEN a claimed item whose lease expired WHEN another worker claims THEN it is rescued under epoch 2 and the first worker's writes are all refused", arguments: StoreKind.allCases)
+    @Test(
+        "GIVEN a claimed item whose lease expired WHEN another worker claims THEN it is rescued under epoch 2 and the first worker's writes are all refused",
+        arguments: StoreKind.allCases)
     func fencing(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { harness.stop() }
@@ -44,7 +46,8 @@ struct QueueStorageConformanceTests {
         #expect(rescued.leaseEpoch == stale.leaseEpoch + 1)
         #expect(rescued.attempts == 2)
         // The stale worker: progress, record and settlement all name epoch 1.
-        #expect(storeErrorKind { try first.updateProgress(id, bytes: 7, totalBytes: nil, bytesPerSecond: 1, finalPath: nil, epoch: stale.leaseEpoch) } == .conflict)
+        #expect(
+            storeErrorKind { try first.updateProgress(id, bytes: 7, totalBytes: nil, bytesPerSecond: 1, finalPath: nil, epoch: stale.leaseEpoch) } == .conflict)
         let record = ResumeRecord(originalURL: "http://127.0.0.1:1/a", finalURL: "http://127.0.0.1:1/a")
         #expect(storeErrorKind { try first.resumeRecord(for: stale).save(record) } == .conflict)
         let staleSettlement = QueueSettlement(id: id, input: .transferCompleted, finished: (7, "/nowhere"), epoch: stale.leaseEpoch)
@@ -62,7 +65,9 @@ struct QueueStorageConformanceTests {
         #expect(try second.item(id)?.bytes == 9)
     }
 
-    @Test("GIVEN a lease WHEN renewed THEN its items are reported; once rescued by another THEN the first owner's renewal no longer reports it", arguments: StoreKind.allCases)
+    @Test(
+        "GIVEN a lease WHEN renewed THEN its items are reported; once rescued by another THEN the first owner's renewal no longer reports it",
+        arguments: StoreKind.allCases)
     func renewals(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { harness.stop() }
@@ -78,7 +83,9 @@ struct QueueStorageConformanceTests {
         #expect(try store.item(id)?.state == .paused)
     }
 
-    @Test("GIVEN a limit of one per host WHEN claiming THEN one item of each host runs, and a host's next item only once its first settled", arguments: StoreKind.allCases)
+    @Test(
+        "GIVEN a limit of one per host WHEN claiming THEN one item of each host runs, and a host's next item only once its first settled",
+        arguments: StoreKind.allCases)
     func perHostLimit(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { harness.stop() }
@@ -134,7 +141,9 @@ struct QueueStorageConformanceTests {
         #expect(try harness.open().all().allSatisfy { $0.state == .completed })
     }
 
-    @Test("GIVEN a download with a header or a password WHEN added THEN a shared store refuses it (.secretRefused) and a local one keeps it", arguments: StoreKind.allCases)
+    @Test(
+        "GIVEN a download with a header or a password WHEN added THEN a shared store refuses it (.secretRefused) and a local one keeps it",
+        arguments: StoreKind.allCases)
     func secrets(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
         defer { harness.stop() }

@@ -33,7 +33,9 @@ final class PGConnection {
     @discardableResult
     func query(_ sql: String, _ parameters: [String?] = []) throws(PGError) -> PGResult {
         let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
-        defer { copies.forEach { free($0) } }
+        defer {
+            for copy in copies { free(copy) }
+        }
         let result = copies.withUnsafeBufferPointer { buffer -> OpaquePointer? in
             let values = buffer.map { UnsafePointer($0) }
             return values.withUnsafeBufferPointer { pointers in
