@@ -38,9 +38,21 @@ final class PGDatabase: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` outside a transaction (each statement commits on its own).
-    func autocommit<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        try withRetry(body)
+    /// Runs `body` in a transaction once, only if the connection is up and free right now; nil
+    /// when it is not (for writes worth nothing later, like progress: never waited for).
+    func transactionIfIdle<T>(_ body: (PGConnection) throws -> T) throws -> T? {
+        guard lock.try() else { return nil }
+        defer { lock.unlock() }
+        guard let connection, connection.isOK else { return nil }
+        try connection.execute("BEGIN")
+        do {
+            let result = try body(connection)
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            if connection.isOK { try? connection.execute("ROLLBACK") } else { self.connection = nil }
+            throw error
+        }
     }
 
     private func withRetry<T>(_ body: (PGConnection) throws -> T) throws -> T {

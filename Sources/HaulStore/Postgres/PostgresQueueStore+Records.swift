@@ -5,19 +5,29 @@ import HaulCore
 extension PostgresQueueStore: QueueStorage {
     public var isShared: Bool { true }
 
+    /// Progress is written only when the connection is up and free (a report is due every
+    /// second anyway): a transfer never waits for the database on its account.
     public func updateProgress(
         _ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?, epoch: Int64? = nil
     ) throws(StoreError) {
-        try transaction { db in
-            let result = try db.query(
-                """
-                UPDATE downloads SET bytes = $1, total_bytes = $2, speed = $3, final_path = COALESCE($4, final_path),
-                    updated_at = extract(epoch FROM clock_timestamp())
-                WHERE id = $5 AND ($6::bigint IS NULL OR lease_epoch = $6::bigint)
-                """,
-                [String(bytes), totalBytes.map(String.init), String(bytesPerSecond), finalPath, String(id), epoch.map(String.init)])
-            if epoch != nil, result.affected == 0 { throw QueueStore.leaseLost(id) }
+        do {
+            _ = try database.transactionIfIdle { db in try writeProgress(db, id, bytes, totalBytes, bytesPerSecond, finalPath, epoch) }
+        } catch {
+            throw storeError(error)
         }
+    }
+
+    private func writeProgress(
+        _ db: PGConnection, _ id: Int64, _ bytes: Int64, _ totalBytes: Int64?, _ bytesPerSecond: Double, _ finalPath: String?, _ epoch: Int64?
+    ) throws {
+        let result = try db.query(
+            """
+            UPDATE downloads SET bytes = $1, total_bytes = $2, speed = $3, final_path = COALESCE($4, final_path),
+                updated_at = extract(epoch FROM clock_timestamp())
+            WHERE id = $5 AND ($6::bigint IS NULL OR lease_epoch = $6::bigint)
+            """,
+            [String(bytes), totalBytes.map(String.init), String(bytesPerSecond), finalPath, String(id), epoch.map(String.init)])
+        if epoch != nil, result.affected == 0 { throw QueueStore.leaseLost(id) }
     }
 
     public func resumeRecord(_ id: Int64) -> any ResumeRecordStore {
