@@ -51,7 +51,7 @@ extension DownloadQueue {
     /// (a transfer whose process died is taken over), damaged ones included (the run fails them,
     /// though `items()` already shows them failed).
     public func pendingCount() throws(DownloadError) -> Int {
-        try storeCall { try $0.all() }.filter { $0.state == .queued || $0.state.hasTransfer }.count
+        try storeCall { try $0.pendingCount() }
     }
 
     /// One worker: claim, download, note the outcome, repeat. Each outcome reaches the store in
@@ -74,8 +74,10 @@ extension DownloadQueue {
                 if !pending.isEmpty { store.forgetRemovedSecretsSoon() }
                 pending = []
             } catch {
-                // A store locked by another process is tried again; anything else ends this worker.
-                if error.kind == .locked { continue }
+                // A store locked by another process, or a database server away for longer than its
+                // reconnection backoff (which waited already), is tried again; anything else ends
+                // this worker.
+                if error.kind == .locked || (error.kind == .unavailable && !draining) { continue }
                 return
             }
             guard let item = claimed else {

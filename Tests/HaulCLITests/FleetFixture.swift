@@ -58,6 +58,13 @@ final class FleetFixture {
             let result = try HaulBinary.run(["queue", "add", "--state", uri("adder"), "-d", output] + urls)
             try #require(result.status == 0, "queue add: \(result.stderr)")
         }
+        try installAudit()
+    }
+
+    /// Creates the schema (through `haul queue list`) if needed, and the audit trigger.
+    func installAudit() throws {
+        let list = try HaulBinary.run(["queue", "list", "--state", uri("adder")])
+        try #require(list.status == 0, "queue list: \(list.stderr)")
         try psql(Self.audit)
     }
 

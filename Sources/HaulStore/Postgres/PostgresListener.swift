@@ -38,29 +38,30 @@ final class PostgresListener: @unchecked Sendable {
     /// Runs for the life of the process (a detached thread blocked in `poll`).
     private func listen() {
         var delay = 0.1
-        while true {
-            do {
-                let connection = try PGConnection(conninfo)
-                try connection.execute("LISTEN haul_queue")
+        while lock.withLock({ started }) {
+            if let connection = try? PGConnection(conninfo), (try? connection.execute("LISTEN haul_queue")) != nil {
                 delay = 0.1
                 // Work may have appeared while no connection listened.
                 signal.wake()
-                try receive(on: connection)
-            } catch {
-                Thread.sleep(forTimeInterval: delay)
-                delay = min(delay * 2, 2)
+                receive(on: connection)
             }
+            Thread.sleep(forTimeInterval: delay)
+            delay = min(delay * 2, 2)
         }
     }
 
-    private func receive(on connection: PGConnection) throws(PGError) {
-        while true {
+    /// Wakes the waiters at each notification until the connection fails. Kept out of `listen`:
+    /// two nested loops in one function send the optimizer's loop-invariant code motion into a
+    /// search that does not end (a release build never finished).
+    @inline(never)
+    private func receive(on connection: PGConnection) {
+        while connection.isOK {
             var descriptor = pollfd(fd: connection.socket, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, 1000)
-            if ready < 0, errno != EINTR { throw PGError(message: "poll failed", connectionLost: true) }
+            if ready < 0, errno != EINTR { return }
             guard ready > 0 else { continue }
-            if try !connection.notifications().isEmpty { signal.wake() }
-            if !connection.isOK { throw PGError(message: "the listening connection closed", connectionLost: true) }
+            guard let channels = try? connection.notifications() else { return }
+            if !channels.isEmpty { signal.wake() }
         }
     }
 }

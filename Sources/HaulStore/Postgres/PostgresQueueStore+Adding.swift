@@ -40,6 +40,7 @@ extension PostgresQueueStore {
                     ]
                 ).rows.first
                 guard let id = row?.int64("id") else { throw StoreError(.io, "the queue database did not return the new item's id") }
+                try db.query("INSERT INTO host_slots (host) VALUES ($1) ON CONFLICT (host) DO NOTHING", [HostKey.of(new.url)])
                 ids.append(id)
             }
             return ids

@@ -77,30 +77,14 @@ extension PostgresQueueStore {
         CREATE INDEX downloads_transfers ON downloads (lease_expires) WHERE state IN ('running', 'pausing', 'cancelling');
         """
 
-    /// One row per host with how many of its items are in a transfer state, kept by a trigger
-    /// (whoever changes a state); a claim with a per-host limit locks the host's row with the item's.
+    /// One row per host: what a claim with a per-host limit locks with the item, so the claims of
+    /// one host take turns (and those of other hosts, or without a limit, never wait for it). A
+    /// count kept in the row would be one row every settlement of the host updates, which made
+    /// every transaction of a one-host fleet wait for the one before it (bench/fleet.sh).
     private static let hostSlots = """
-        CREATE TABLE host_slots (host TEXT PRIMARY KEY, busy INTEGER NOT NULL DEFAULT 0);
-        INSERT INTO host_slots (host, busy)
-            SELECT host, count(*) FILTER (WHERE state IN ('running', 'pausing', 'cancelling')) FROM downloads GROUP BY host;
-        CREATE FUNCTION haul_host_slots() RETURNS trigger LANGUAGE plpgsql AS $$
-        DECLARE
-            was_busy BOOLEAN := TG_OP <> 'INSERT' AND OLD.state IN ('running', 'pausing', 'cancelling');
-            is_busy BOOLEAN := TG_OP <> 'DELETE' AND NEW.state IN ('running', 'pausing', 'cancelling');
-        BEGIN
-            IF TG_OP <> 'DELETE' THEN
-                INSERT INTO host_slots (host) VALUES (NEW.host) ON CONFLICT (host) DO NOTHING;
-            END IF;
-            IF was_busy AND (NOT is_busy OR OLD.host <> NEW.host) THEN
-                UPDATE host_slots SET busy = busy - 1 WHERE host = OLD.host;
-            END IF;
-            IF is_busy AND (NOT was_busy OR OLD.host <> NEW.host) THEN
-                UPDATE host_slots SET busy = busy + 1 WHERE host = NEW.host;
-            END IF;
-            RETURN NULL;
-        END $$;
-        CREATE TRIGGER downloads_host_slots AFTER INSERT OR DELETE OR UPDATE OF state, host ON downloads
-            FOR EACH ROW EXECUTE FUNCTION haul_host_slots();
+        CREATE TABLE host_slots (host TEXT PRIMARY KEY);
+        INSERT INTO host_slots (host) SELECT DISTINCT host FROM downloads;
+        CREATE INDEX downloads_host_transfers ON downloads (host) WHERE state IN ('running', 'pausing', 'cancelling');
         """
 
     /// Idle workers wake when an item becomes queued (added, resumed, put back): `NOTIFY`, sent at commit.

@@ -42,6 +42,8 @@ public protocol QueueStorage: AnyObject, Sendable {
     /// Extends the leases `owner` holds and reports each leased item's state; an item `owner` runs
     /// that is missing from the answer is no longer its own (its lease was lost).
     func renewLeases(for owner: LeaseOwner) throws(StoreError) -> [Int64: DownloadState]
+    /// How many items a run would take on now: queued or in a transfer state, damaged ones included.
+    func pendingCount() throws(StoreError) -> Int
     /// Whether any item (among `ids`) is queued or in a transfer state, whoever holds it.
     func hasPendingWork(among ids: Set<Int64>?) throws(StoreError) -> Bool
     /// Applies a lifecycle input to an item (see `QueueStore.apply`).

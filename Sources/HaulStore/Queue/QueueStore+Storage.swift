@@ -6,6 +6,11 @@ extension QueueStore: QueueStorage {
     public var isShared: Bool { false }
     public var leaseSeconds: Double { Self.leaseSeconds }
 
+    /// Counted from the decoded rows: a row whose state cannot be read counts (a run fails it).
+    public func pendingCount() throws(StoreError) -> Int {
+        try all().filter { $0.state == .queued || $0.state.hasTransfer }.count
+    }
+
     public func resumeRecord(_ id: Int64) -> any ResumeRecordStore {
         recordSlot(id)
     }
