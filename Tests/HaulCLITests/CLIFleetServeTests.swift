@@ -12,9 +12,10 @@ struct CLIFleetServeTests {
         defer { fleet.stop() }
         let names = try fleet.makeFiles(6, size: 350_000...450_000)
         try fleet.installAudit()
-        let first = try ServeProcess(state: fleet.uri("serve1"), directory: fleet.output)
+        // One download at a time each: while one server is busy, the other takes the next.
+        let first = try ServeProcess(state: fleet.uri("serve1"), directory: fleet.output, extra: ["-j", "1"])
         defer { _ = try? first.stop() }
-        let second = try ServeProcess(state: fleet.uri("serve2"), directory: fleet.output)
+        let second = try ServeProcess(state: fleet.uri("serve2"), directory: fleet.output, extra: ["-j", "1"])
         defer { _ = try? second.stop() }
         let gids = try names.map { name in
             try #require(try first.result("aria2.addUri", [[fleet.nginx.baseURL + "/limited/" + name]]) as? String)
@@ -38,5 +39,26 @@ struct CLIFleetServeTests {
         #expect(try fleet.count("SELECT count(DISTINCT app) FROM audit WHERE new_epoch > old_epoch") == 2, "both servers ran downloads")
         #expect(try fleet.completedTwice() == 0)
         #expect(try fleet.foreignWrites() == 0)
+    }
+
+    @Test("GIVEN haul serve --max-per-host 1 -j 5 on a shared store WHEN three downloads of one host are added THEN nginx serves them one at a time")
+    func serveHonoursTheHostLimit() throws {
+        let fleet = try FleetFixture(limitRate: "150k")
+        defer { fleet.stop() }
+        let names = try fleet.makeFiles(3, size: 280_000...320_000)
+        let serve = try ServeProcess(state: fleet.uri("serve"), directory: fleet.output, extra: ["--max-per-host", "1", "-j", "5"])
+        defer { _ = try? serve.stop() }
+        let gids = try names.map { name in
+            try #require(try serve.result("aria2.addUri", [[fleet.nginx.baseURL + "/limited/" + name]]) as? String)
+        }
+        #expect(
+            eventually(60) {
+                gids.allSatisfy { gid in
+                    ((try? serve.result("aria2.tellStatus", [gid, ["status"]])) as? [String: Any])?["status"] as? String == "complete"
+                }
+            })
+        fleet.expectFilesExact()
+        #expect(fleet.nginx.requestIntervals().count == 3)
+        #expect(fleet.nginx.maxConcurrentRequests(matching: "/limited/") == 1)
     }
 }
