@@ -46,3 +46,36 @@ struct CLIFleetStateTests {
         #expect(try cluster.psql("SELECT count(*) FROM downloads WHERE options LIKE '%netrc%' AND options NOT LIKE '%hunter2%'") == "1")
     }
 }
+
+/// `--max-per-host` on a batch (one machine, the SQLite store): the same claim rule.
+@Suite("CLI batch --max-per-host")
+struct CLIBatchHostLimitTests {
+    @Test(
+        "GIVEN a batch of three files of one host with -j 3 --max-per-host 1 WHEN it runs THEN nginx serves them one at a time; one URL with the option is a usage error"
+    )
+    func batchHonoursTheHostLimit() throws {
+        let scratch = try TemporaryDirectory(prefix: "haul-batch-host")
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.file("www"), withIntermediateDirectories: true)
+        var files: [String: [UInt8]] = [:]
+        for index in 0..<3 {
+            let bytes = TestData.bytes(count: 300_000, seed: UInt64(index + 7))
+            try Data(bytes).write(to: URL(fileURLWithPath: scratch.file("www/b\(index).bin")))
+            files["b\(index).bin"] = bytes
+        }
+        let nginx = try NginxServer(documentRoot: scratch.file("www"), limitRate: "150k")
+        defer { nginx.stop() }
+        let urls = files.keys.sorted().map { nginx.baseURL + "/limited/" + $0 }
+        let result = try HaulBinary.run(
+            ["--state", scratch.file("state"), "-j", "3", "--max-per-host", "1", "-q", "-d", scratch.file("out")] + urls, timeout: 60)
+        #expect(result.status == 0, "\(result.stderr)")
+        for (name, bytes) in files {
+            #expect(FileManager.default.contents(atPath: scratch.file("out/" + name)).map { [UInt8]($0) } == bytes)
+        }
+        #expect(nginx.requestIntervals().count == 3)
+        #expect(nginx.maxConcurrentRequests(matching: "/limited/") == 1)
+        let single = try HaulBinary.run(["--max-per-host", "1", urls[0], "-o", scratch.file("single")])
+        #expect(single.status == 2)
+        #expect(single.stderr.contains("--max-per-host"))
+    }
+}
