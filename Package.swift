@@ -27,6 +27,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libpq, PostgreSQL's client library: the queue store a fleet of machines shares.
+        .systemLibrary(
+            name: "CPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         // OpenSSL's libcrypto: digests for --checksum, on Linux only (CommonCrypto on Apple platforms).
         .systemLibrary(
             name: "CCrypto",
@@ -49,7 +55,7 @@ let package = Package(
             ]
         ),
         // The durable resume record and its write ordering.
-        .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "HaulChecksum", "CHaulSystem"]),
+        .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "CPostgres", "HaulChecksum", "CHaulSystem"]),
         // The public API: one download, its event stream, the wiring.
         .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore", "HaulChecksum", "CHaulSystem"]),
         // JSON and the JSON-RPC envelope (parse, tokens, batches, parameters): pure, fuzzed.

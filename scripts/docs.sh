@@ -38,7 +38,7 @@ for map in "$bin"/*.build/module.modulemap; do
     if [[ -e "$map" ]]; then search+=(-Xcc "-fmodule-map-file=$map"); fi
 done
 if command -v pkg-config >/dev/null 2>&1; then
-    for flag in $(pkg-config --cflags-only-I libcurl sqlite3 libcrypto 2>/dev/null || true); do
+    for flag in $(pkg-config --cflags-only-I libcurl sqlite3 libcrypto libpq 2>/dev/null || true); do
         search+=(-Xcc "$flag")
     done
 fi

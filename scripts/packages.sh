@@ -7,7 +7,8 @@ build_packages=(
     libcurl4-openssl-dev # CCurl: libcurl, the transfer engine on Linux
     libsqlite3-dev       # CSQLite: SQLite, the durable store's database
     libssl-dev           # CCrypto: OpenSSL's libcrypto, the digests for --checksum
-    pkg-config           # how SwiftPM finds libcurl, sqlite3 and libcrypto
+    libpq-dev            # CPostgres: libpq, the client of the queue store a fleet shares (--state postgresql://)
+    pkg-config           # how SwiftPM finds libcurl, sqlite3, libcrypto and libpq
 )
 
 # To run the tests (swift test), on top of build_packages.
@@ -22,6 +23,7 @@ test_packages=(
     chromium        # the dashboard's headless browser test
     microsocks      # the real SOCKS5 proxy the proxy tests start on loopback
     tinyproxy       # the real HTTP proxy the proxy tests start on loopback
+    postgresql      # the fleet tests' private PostgreSQL cluster (initdb, pg_ctl, psql: PostgresCluster)
 )
 
 # To run the main job (scripts/demo.sh), on top of build_packages.

@@ -10,6 +10,8 @@ struct BatchCommand {
     let requests: [DownloadRequest]
     let problems: [String]
     let runOptions: QueueRunOptions
+    /// `--max-per-host`: at most this many of the batch's downloads of one host at once.
+    let maxPerHost: Int?
     let store: StoreOptions
     let engine: TransportEngine
     let presenter: Presenter
@@ -20,7 +22,7 @@ struct BatchCommand {
         }
         let queue: DownloadQueue
         do throws(DownloadError) {
-            queue = try DownloadQueue(stateDirectory: store.stateDirectory, engine: engine)
+            queue = try DownloadQueue(store: store.location, engine: engine)
         } catch {
             presenter.error(error.shown)
             return ExitCode(error)
@@ -40,8 +42,9 @@ struct BatchCommand {
         let signals = SignalWatcher { _ in queue.stopAll() }
         let runOptions = self.runOptions
         let ids = batch.ids
+        let maxPerHost = self.maxPerHost
         let summary = await QueueRunView(queue: queue, presenter: presenter, total: ids.count).run {
-            await queue.run(runOptions, only: Set(ids))
+            await queue.run(runOptions, only: Set(ids), maxPerHost: maxPerHost)
         }
         if let interrupted = signals.exitCode { return interrupted }
         if let first = summary.failed.first { return ExitCode(first.error) }

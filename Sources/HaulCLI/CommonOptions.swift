@@ -21,25 +21,49 @@ struct OutputOptions: ParsableOptions {
     }
 }
 
-/// `--state DIR`: where the queue's database lives. Every command that uses the queue takes it.
+/// `--state DIR|URI`: where the queue's database lives — a directory (SQLite), or a PostgreSQL
+/// database a fleet of machines shares (`postgresql://USER@HOST:PORT/DB`). Every command that uses
+/// the queue takes it.
 struct StoreOptions: ParsableOptions {
     static let specs = [
-        OptionSpec(short: nil, long: "state", value: "DIR", help: "queue database directory (default $XDG_DATA_HOME/haul)")
+        OptionSpec(
+            short: nil, long: "state", value: "DIR|URI",
+            help: "queue database directory (default $XDG_DATA_HOME/haul), or postgresql://USER@HOST:PORT/DB shared by a fleet")
     ]
 
+    /// The `--state` value as given (a directory or a URI), nil for the default directory.
     let stateDirectory: String?
 
     init(_ parsed: ParsedArguments) {
         stateDirectory = parsed.value("state")
     }
 
+    /// Where the store is.
+    var location: QueueStoreLocation {
+        QueueStoreLocation(stateDirectory ?? DownloadQueue.defaultStateDirectory)
+    }
+
     /// Opens (or creates) the store; only `run()` calls it, so a refused command line leaves no trace.
     func open(engine: TransportEngine = .platformDefault) throws(CommandError) -> DownloadQueue {
         do throws(DownloadError) {
-            return try DownloadQueue(stateDirectory: stateDirectory, engine: engine)
+            return try DownloadQueue(store: location, engine: engine)
         } catch {
             throw .download(error)
         }
+    }
+}
+
+/// `--max-per-host N`: at most N downloads of one host at once, across every worker of a shared
+/// store (the claim enforces it), within this run on a local one.
+struct HostLimitOptions: ParsableOptions {
+    static let specs = [
+        OptionSpec(short: nil, long: "max-per-host", value: "N", help: "at most N downloads of one host at once, fleet-wide on a shared --state")
+    ]
+
+    let maxPerHost: Int?
+
+    init(_ parsed: ParsedArguments) throws(UsageError) {
+        maxPerHost = parsed.value("max-per-host") == nil ? nil : try OptionValue.integer(parsed, "max-per-host", default: 1, range: 1...1000)
     }
 }
 

@@ -13,7 +13,8 @@ struct DownloadCommand: ParsableCommand {
     static let input = OptionSpec(short: "i", long: "input", value: "FILE", help: "read URLs from FILE ('-' for stdin): URL [NAME] per line")
 
     static var options: [OptionSpec] {
-        DestinationOptions.specs + [input] + StoreOptions.specs + ItemOptions.specs + RunSettings.specs + OutputOptions.specs
+        DestinationOptions.specs + [input] + StoreOptions.specs + ItemOptions.specs + RunSettings.specs + HostLimitOptions.specs
+            + OutputOptions.specs
     }
 
     static let overview = """
@@ -34,6 +35,7 @@ struct DownloadCommand: ParsableCommand {
     let item: ItemOptions
     let settings: RunSettings
     let output: OutputOptions
+    let hostLimit: HostLimitOptions
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         urls = try OptionValue.urls(parsed.positional)
@@ -43,6 +45,7 @@ struct DownloadCommand: ParsableCommand {
         item = try ItemOptions(parsed)
         settings = try RunSettings(parsed)
         output = OutputOptions(parsed)
+        hostLimit = try HostLimitOptions(parsed)
     }
 
     /// A list, even of one line, is a batch: its names and problems are reported as one.
@@ -55,6 +58,9 @@ struct DownloadCommand: ParsableCommand {
             throw UsageError(message: "no URL given")
         }
         try item.validate(downloads: downloads, destination: destination)
+        if downloads == .one, hostLimit.maxPerHost != nil {
+            throw UsageError(message: "--max-per-host limits a batch (several URLs or -i FILE); one download is one host at a time already")
+        }
         if downloads == .one, output.mode == .json, destination.writesToStandardOutput {
             throw UsageError(message: "--json writes events to standard output, so it cannot be used with -o -")
         }
@@ -76,7 +82,8 @@ struct DownloadCommand: ParsableCommand {
         do throws(UsageError) { try settings.check(requests) } catch { throw .usage(error) }
         let runOptions = item.proxy.applied(to: item.download.applied(to: settings.runOptions(connections: item.connections)))
         return await BatchCommand(
-            requests: requests, problems: problems, runOptions: runOptions, store: store, engine: settings.engine, presenter: presenter
+            requests: requests, problems: problems, runOptions: runOptions, maxPerHost: hostLimit.maxPerHost, store: store, engine: settings.engine,
+            presenter: presenter
         ).run()
     }
 

@@ -14,6 +14,7 @@ enum ExitCode: Int32 {
     case protocolViolation = 9
     case tooLarge = 10
     case engine = 11
+    case secretRefused = 12
     case interrupted = 130
     case terminated = 143
 
@@ -29,6 +30,7 @@ enum ExitCode: Int32 {
         case .checksum: self = .checksumMismatch
         case .tooLarge: self = .tooLarge
         case .engine: self = .engine
+        case .secretRefused: self = .secretRefused
         default: self = .failure
         }
     }
@@ -51,6 +53,8 @@ enum ExitCode: Int32 {
           10   the file is larger than --max-size (bytes received are kept)
           11   the engine cannot do what the download asks (a queued item's --cacert
                or --proxy on --engine urlsession, a libcurl too old); bytes are kept
+          12   a shared queue (--state postgresql://...) refused a secret (a header, a body, a
+               password): give credentials by reference (--netrc-file, --cookies, the environment)
           130  interrupted by SIGINT; 143 by SIGTERM (the next run resumes)
         """
 }

@@ -18,7 +18,7 @@ struct ServeCommand: ParsableCommand {
             OptionSpec(
                 short: nil, long: "notify-authenticated-only", value: nil,
                 help: "send notifications only to WebSockets that made a call with the token (default: every accepted socket, as aria2)"),
-        ] + RunSettings.specs + ConnectionsOptions.specs + StoreOptions.specs
+        ] + RunSettings.specs + ConnectionsOptions.specs + HostLimitOptions.specs + StoreOptions.specs
     }
 
     static let overview = """
@@ -45,6 +45,7 @@ struct ServeCommand: ParsableCommand {
     let settings: RunSettings
     let connections: ConnectionsOptions
     let store: StoreOptions
+    let hostLimit: HostLimitOptions
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         let listen = parsed.value("listen") ?? "127.0.0.1:6800"
@@ -71,6 +72,7 @@ struct ServeCommand: ParsableCommand {
         jobs = parsed.value("jobs") == nil ? 5 : settings.jobs
         connections = try ConnectionsOptions(parsed)
         store = StoreOptions(parsed)
+        hostLimit = try HostLimitOptions(parsed)
     }
 
     func validate() throws(UsageError) {
@@ -91,6 +93,7 @@ struct ServeCommand: ParsableCommand {
         configuration.allowedOrigins = allowedOrigins
         configuration.notifyUnauthenticated = notifyUnauthenticated
         configuration.runOptions = settings.runOptions(connections: connections)
+        configuration.maxPerHost = hostLimit.maxPerHost
         let session: ServeSession
         do throws(ServeError) {
             session = try ServeSession(queue: queue, configuration: configuration)

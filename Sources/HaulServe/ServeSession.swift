@@ -10,6 +10,7 @@ public final class ServeSession: Sendable {
     public let queue: DownloadQueue
     public let settings: ServeSettings
     private let runOptions: QueueRunOptions
+    private let maxPerHost: Int?
     private let server: LockedServer
 
     public struct Configuration: Sendable {
@@ -23,6 +24,8 @@ public final class ServeSession: Sendable {
         /// authenticated call.
         public var notifyUnauthenticated = true
         public var runOptions = QueueRunOptions()
+        /// At most this many downloads of one host at once (across the fleet on a shared store); nil for no limit.
+        public var maxPerHost: Int?
 
         public init(root: String) {
             self.root = root
@@ -42,6 +45,7 @@ public final class ServeSession: Sendable {
         options.concurrency = settings.concurrency
         options.rateLimiter = overall
         runOptions = options
+        maxPerHost = configuration.maxPerHost
         let server = LockedServer()
         self.server = server
         let service = RPCService(
@@ -67,7 +71,7 @@ public final class ServeSession: Sendable {
                 server.get()?.notify(method, gid: GID.string(event.id))
             }
         }
-        _ = await queue.run(runOptions)
+        _ = await queue.run(runOptions, maxPerHost: maxPerHost)
         pump.cancel()
         server.get()?.stop()
     }

@@ -20,6 +20,11 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case conflict
         /// No such item in the queue.
         case notFound
+        /// A shared store (PostgreSQL) refuses to keep a secret: its old row versions and its
+        /// write-ahead log would keep a copy no one can remove (see `SharedStoreRule`).
+        case secretRefused
+        /// The queue's database server cannot be reached (after retrying with backoff).
+        case unavailable
     }
 
     /// What kind of failure it is.

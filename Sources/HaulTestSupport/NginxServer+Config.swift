@@ -67,6 +67,8 @@ extension NginxServer {
                 default_type application/octet-stream;
                 log_format haul_test '$remote_addr $server_protocol $request_uri $status $body_bytes_sent $http_range';
                 access_log \(quoted(directory + "/access.log")) haul_test;
+                log_format haul_timing '$msec $request_time $request_uri';
+                access_log \(quoted(directory + "/timing.log")) haul_timing;
             \(tempPaths)
                 sendfile on;
                 tcp_nopush on;

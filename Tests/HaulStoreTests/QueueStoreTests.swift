@@ -84,9 +84,9 @@ extension QueueStoreTests {
             let db = try rawConnection(store)
             #expect(
                 try db.query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
-                    "v1-downloads", "v2-attempts", "v3-options",
+                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet",
                 ])
-            #expect(try db.query("PRAGMA user_version").first?[0] == .integer(3))
+            #expect(try db.query("PRAGMA user_version").first?[0] == .integer(4))
             let tables = Set(try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0.string("name") })
             #expect(tables.isSuperset(of: ["downloads", "schema_migrations"]))
             #expect(try store.all().isEmpty)
@@ -103,7 +103,7 @@ extension QueueStoreTests {
 
             #expect(try second.all().map(\.id) == ids)
             #expect(try rawConnection(second).query("SELECT name, applied_at FROM schema_migrations") == appliedBefore)
-            #expect(try rawConnection(second).query("PRAGMA user_version").first?[0] == .integer(3))
+            #expect(try rawConnection(second).query("PRAGMA user_version").first?[0] == .integer(4))
         }
 
         @Test("GIVEN an older database (schema_migrations only, no rows, no other table) WHEN the store opens THEN every migration is applied and it works")
@@ -118,7 +118,7 @@ extension QueueStoreTests {
 
             #expect(
                 try rawConnection(store).query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
-                    "v1-downloads", "v2-attempts", "v3-options",
+                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet",
                 ])
             let ids = try store.add([fileDownload(directory, "a")])
             #expect(try store.all().map(\.id) == ids)
@@ -184,7 +184,7 @@ extension QueueStoreTests {
             #expect(thrown?.message.contains("v9-from-the-future") == true)
             #expect(fileBytes(path) == before)
             let db = try SQLiteConnection(path: path)
-            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 4)
+            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 5)
             #expect(try db.query("SELECT count(*) AS n FROM downloads").first?.int64("n") == 1)
         }
 

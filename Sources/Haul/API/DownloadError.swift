@@ -35,6 +35,9 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
         public static let engine = Category("engine")
         /// The download was cancelled through the API.
         public static let cancelled = Category("cancelled")
+        /// A shared queue (PostgreSQL) refused to store a secret (a header, a body, a password):
+        /// give credentials by reference on the workers (netrc, cookie file, environment).
+        public static let secretRefused = Category("secret-refused")
 
         public var description: String { name }
     }

@@ -36,6 +36,8 @@ extension DownloadQueue {
             return ids.compactMap { $0 ?? added.next() }
         } catch  where error.kind == .conflict {
             throw DownloadError(.destinationExists, error)
+        } catch  where error.kind == .secretRefused {
+            throw DownloadError(.secretRefused, error)
         } catch {
             throw DownloadError(.io, error)
         }

@@ -150,7 +150,7 @@ extension DownloadQueue {
     /// so removing or cancelling one item never takes another item's data at the same path.
     /// Each check that cannot be made leaves the file where it is: deleting is never a guess.
     func deletePartial(of item: StoredDownload) {
-        let slot = store.recordSlot(item.id)
+        let slot = store.resumeRecord(item.id)
         defer { slot.remove() }
         // A damaged item whose URL and destination are sound (its options damaged, say) still
         // finds its partial; the record's inode check below is what vouches for the file.

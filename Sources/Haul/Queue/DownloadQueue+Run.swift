@@ -8,7 +8,12 @@ extension DownloadQueue {
     /// Runs queued downloads, `options.maxConcurrent` at a time, until none is left to claim
     /// (`only` limits the run to some ids, as a batch does). Downloads left behind by a process that
     /// died are taken over and resume from their records. Returns when every worker is done.
-    public func run(_ options: QueueRunOptions = QueueRunOptions(), only ids: Set<Int64>? = nil) async -> QueueRunSummary {
+    ///
+    /// `maxPerHost`: at most this many downloads of one host at once — across every worker of the
+    /// store when it is shared (the claim enforces it), and within this run otherwise. On a shared
+    /// store a run also waits for the items other workers hold, and takes over those whose lease
+    /// expires, before it ends: a fleet drains the queue.
+    public func run(_ options: QueueRunOptions = QueueRunOptions(), only ids: Set<Int64>? = nil, maxPerHost: Int? = nil) async -> QueueRunSummary {
         let pending = ids?.count ?? (try? pendingCount()) ?? 0
         live.withLock { state in
             state.draining = false
@@ -24,7 +29,7 @@ extension DownloadQueue {
             for index in 0..<workers {
                 group.addTask {
                     await Self.onThread(name: "haul-worker-\(index)") {
-                        self.work(index, options, ids, runState)
+                        self.work(index, options, ids, runState, ClaimRules(maxPerHost: maxPerHost))
                     }
                 }
             }
@@ -46,7 +51,7 @@ extension DownloadQueue {
     /// (a transfer whose process died is taken over), damaged ones included (the run fails them,
     /// though `items()` already shows them failed).
     public func pendingCount() throws(DownloadError) -> Int {
-        try storeCall { try $0.all() }.filter { $0.state == .queued || $0.state.hasTransfer }.count
+        try storeCall { try $0.pendingCount() }
     }
 
     /// One worker: claim, download, note the outcome, repeat. Each outcome reaches the store in
@@ -54,8 +59,8 @@ extension DownloadQueue {
     /// secrets out is followed by a truncation of the write-ahead log (at most one a second, none
     /// for downloads that had no secret), so their copies do not wait for the end of the run. In a long-running run
     /// (`options.concurrency`), a worker beyond the limit, or one that found nothing, waits.
-    private func work(_ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState) {
-        var pending: [QueueStore.Settlement] = []
+    private func work(_ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState, _ rules: ClaimRules) {
+        var pending: [QueueSettlement] = []
         while true {
             let draining = live.withLock { $0.draining }
             if let concurrency = options.concurrency, !draining, index >= concurrency.limit {
@@ -65,27 +70,37 @@ extension DownloadQueue {
             }
             let claimed: StoredDownload?
             do {
-                claimed = try store.claimNext(for: owner, among: draining ? [] : ids, settling: pending)
+                claimed = try store.claimNext(for: owner, among: draining ? [] : ids, settling: pending, rules: rules)
                 if !pending.isEmpty { store.forgetRemovedSecretsSoon() }
                 pending = []
             } catch {
-                // A store locked by another process is tried again; anything else ends this worker.
-                if error.kind == .locked { continue }
+                // A store locked by another process, or a database server away for longer than its
+                // reconnection backoff (which waited already), is tried again; anything else ends
+                // this worker.
+                if error.kind == .locked || (error.kind == .unavailable && !draining) { continue }
                 return
             }
             guard let item = claimed else {
-                guard let concurrency = options.concurrency, !draining else { return }
+                if draining { return }
+                if store.isShared {
+                    // Wake on a NOTIFY (an item queued anywhere), or in time to take over an expired lease.
+                    guard options.concurrency != nil || (try? store.hasPendingWork(among: ids)) != false else { return }
+                    store.waitForWork(seconds: min(2, store.leaseSeconds / 2))
+                    continue
+                }
+                guard let concurrency = options.concurrency else { return }
                 // Nothing to claim: wait for an item added here (a wake-up) or by another process.
                 concurrency.idle(seconds: 2)
                 continue
             }
+            live.withLock { $0.epochs[item.id] = item.leaseEpoch }
             let ending = runItem(item, options, run)
-            pending = [settle(ending, of: item.id, run)]
+            pending = [settle(ending, of: item, run)]
         }
     }
 
     /// Hands settlements to the store without claiming (a worker about to wait).
-    private func settleOnly(_ pending: inout [QueueStore.Settlement]) {
+    private func settleOnly(_ pending: inout [QueueSettlement]) {
         do {
             _ = try store.claimNext(for: owner, among: [], settling: pending)
             store.forgetRemovedSecretsSoon()
@@ -120,30 +135,43 @@ extension DownloadQueue {
         let store = self.store
         let runner = DownloadRunner(
             request: request, transport: transport, hub: hub, control: control,
-            records: { _ in store.recordSlot(for: item) },
+            records: { _ in store.resumeRecord(for: item) },
             deferDirectorySync: { directory in run.directories.withLock { _ = $0.insert(directory) } })
         return runner.run()
     }
 
     /// Counts the outcome at once; returns what the store must learn with the next claim.
-    private func settle(_ ending: DownloadRunner.Ending, of id: Int64, _ run: RunState) -> QueueStore.Settlement {
-        let draining = live.withLock { $0.draining }
-        let settlement: QueueStore.Settlement
+    private func settle(_ ending: DownloadRunner.Ending, of item: StoredDownload, _ run: RunState) -> QueueSettlement {
+        let id = item.id
+        let (draining, lost) = live.withLock { state in
+            (state.draining, state.lostLeases.remove(id) != nil)
+        }
+        let epoch = item.leaseEpoch
+        let settlement: QueueSettlement
+        if lost {
+            // Someone else's now: nothing of this transfer counts, and its settlement is refused.
+            live.withLock { $0.active(remove: id) }
+            return QueueSettlement(id: id, input: .transferPaused, epoch: epoch)
+        }
         switch ending {
         case .completed(let completion):
-            settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path))
+            settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path), epoch: epoch)
             run.summary.withLock { $0.completed.append(id) }
             live.withLock { $0.aggregate.filesCompleted += 1 }
+        case .failed(let error) where store.isShared && isHeldElsewhere(error, item):
+            // A worker that lost this item's lease still holds its destination (it was stopped
+            // past its lease): back to the queue, to be claimed again once that worker let go.
+            settlement = .init(id: id, input: .ownerLost, epoch: epoch, retryAfter: min(5, store.leaseSeconds))
         case .failed(let error):
-            settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message(naming: run.settingNames)))
+            settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message(naming: run.settingNames)), epoch: epoch)
             run.summary.withLock { $0.failed.append((id, error)) }
             live.withLock { $0.aggregate.filesFailed += 1 }
         case .cancelled:
-            settlement = .init(id: id, input: .transferCancelled)
+            settlement = .init(id: id, input: .transferCancelled, epoch: epoch)
             run.summary.withLock { $0.cancelled.append(id) }
         case .paused:
             // Stopping the whole run hands the item back to the queue; a pause request parks it.
-            settlement = .init(id: id, input: draining ? .ownerLost : .transferPaused)
+            settlement = .init(id: id, input: draining ? .ownerLost : .transferPaused, epoch: epoch)
             run.summary.withLock { $0.paused.append(id) }
         }
         live.withLock { $0.active(remove: id) }
@@ -163,17 +191,17 @@ extension DownloadQueue {
             // store shows while the download is paused, and they must not move until it runs again.
             var isPause = false
             if case .paused = event { isPause = true }
-            let persist = live.withLock { state -> (due: Bool, destination: String?) in
+            let persist = live.withLock { state -> (due: Bool, destination: String?, epoch: Int64?) in
                 state.progress[id] = progress
                 let now = ContinuousClock.now
-                guard isPause || now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return (false, nil) }
+                guard isPause || now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return (false, nil, nil) }
                 state.persistedAt[id] = now
-                return (true, state.destinations[id])
+                return (!state.lostLeases.contains(id), state.destinations[id], state.epochs[id])
             }
             if persist.due {
                 _ = try? store.updateProgress(
                     id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: isPause ? 0 : progress.bytesPerSecond,
-                    finalPath: persist.destination)
+                    finalPath: persist.destination, epoch: persist.epoch)
             }
             publishAggregate(force: false)
         case .response(let info):
@@ -238,6 +266,7 @@ extension DownloadQueue.LiveState {
         }
         persistedAt.removeValue(forKey: id)
         destinations.removeValue(forKey: id)
+        epochs.removeValue(forKey: id)
     }
 }
 
@@ -253,52 +282,18 @@ final class RunState: Sendable {
     }
 }
 
-/// Renews this process's leases every few seconds, relays pause/cancel requests that other
-/// processes wrote to the store to the running transfers, and truncates the write-ahead log when
-/// secrets removed since are still due to be forgotten.
-final class LeaseKeeper: Sendable {
-    private let queue: DownloadQueue
-    private let stopped = Atomic<Bool>(false)
-    private let wake = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
-
-    init(queue: DownloadQueue) {
-        self.queue = queue
+extension DownloadQueue {
+    /// The lease of `id` was lost (another worker holds the item now): this process writes nothing
+    /// more for it, and its transfer is stopped.
+    func leaseLost(_ id: Int64) {
+        _ = live.withLock { $0.lostLeases.insert(id) }
     }
 
-    func start() {
-        let thread = Thread { [self] in
-            while !stopped.load(ordering: .acquiring) {
-                _ = wake.wait(timeout: .now() + 2)
-                guard !stopped.load(ordering: .acquiring) else { break }
-                // Controls first: each was registered after its claim committed, so its lease is in
-                // the store unless another process took it over.
-                let running = queue.liveControls()
-                guard let states = try? queue.store.renewLeases(for: queue.owner) else { continue }
-                for (id, state) in states {
-                    switch state {
-                    case .pausing: queue.control(id)?.request(.pause)
-                    case .cancelling: queue.control(id)?.request(.cancel)
-                    default: break
-                    }
-                }
-                // A transfer whose lease another process took over (this one hung past the lease)
-                // must stop: the item is someone else's now, and its settlement will be refused.
-                for (id, control) in running where states[id] == nil {
-                    control.request(.pause)
-                }
-                // Secrets a settlement removed within a second of the previous truncation.
-                queue.store.forgetRemovedSecretsSoon()
-            }
-            done.signal()
-        }
-        thread.name = "haul-leases"
-        thread.start()
-    }
-
-    func stop() {
-        stopped.store(true, ordering: .releasing)
-        wake.signal()
-        done.wait()
+    /// Whether `error` says the destination's lock is held by another process.
+    func isHeldElsewhere(_ error: DownloadError, _ item: StoredDownload) -> Bool {
+        guard error.category == .destinationExists, let request = try? Self.request(for: item, QueueRunOptions()),
+            let layout = OutputLayout.of(request.destination, existingFile: request.existingFile, url: request.url)
+        else { return false }
+        return error.message.contains(layout.lockPath)
     }
 }

@@ -4,16 +4,17 @@ import HaulEngine
 import HaulStore
 import Synchronization
 
-/// Many downloads, remembered in a SQLite store: add them, run them with a concurrency limit,
+/// Many downloads, remembered in a store (SQLite in a state directory, or PostgreSQL shared by a
+/// fleet of machines, see `QueueStoreLocation`): add them, run them with a concurrency limit,
 /// pause, resume, cancel, remove, and observe them one by one or in aggregate. A paused or
 /// interrupted download continues from the store, in this process or after a restart.
 ///
 /// Several processes may share one store: each running item is leased to its process, and an item
 /// whose owner died (even by `kill -9`) goes back to the queue and resumes from its record.
 public final class DownloadQueue: Sendable {
-    /// Where the store lives.
+    /// Where the store lives: the state directory, or the PostgreSQL URI without its password.
     public let stateDirectory: String
-    let store: QueueStore
+    let store: any QueueStorage
     let transport: any HTTPTransport
     let owner = LeaseOwner()
     let live = Mutex(LiveState())
@@ -40,6 +41,10 @@ public final class DownloadQueue: Sendable {
         var concurrency: QueueConcurrency?
         /// The speed limiter of each download a long-running run runs now.
         var limiters: [Int64: RateLimiter] = [:]
+        /// The lease epoch of each running download: the fencing token of its writes.
+        var epochs: [Int64: Int64] = [:]
+        /// Running downloads whose lease was lost: nothing more of theirs is written.
+        var lostLeases: Set<Int64> = []
     }
 
     /// `$XDG_DATA_HOME/haul`, else `~/.local/share/haul`.
@@ -60,15 +65,22 @@ public final class DownloadQueue: Sendable {
 
     /// Opens the queue in `stateDirectory` (default: `defaultStateDirectory`) with downloads on
     /// `transport` (tests use fakes).
-    public init(stateDirectory: String? = nil, transport: any HTTPTransport) throws(DownloadError) {
-        let directory = stateDirectory ?? Self.defaultStateDirectory
-        self.stateDirectory = directory
+    /// `transport` (tests use fakes). A `postgresql://` URI in place of the directory opens the
+    /// shared store there (see `QueueStoreLocation`).
+    public convenience init(stateDirectory: String? = nil, transport: any HTTPTransport) throws(DownloadError) {
+        try self.init(store: QueueStoreLocation(stateDirectory ?? Self.defaultStateDirectory), transport: transport)
+    }
+
+    /// Opens the queue in `store`; its downloads run on `engine`.
+    public convenience init(store: QueueStoreLocation, engine: TransportEngine = .platformDefault) throws(DownloadError) {
+        try self.init(store: store, transport: try engine.transportOrError())
+    }
+
+    /// Opens the queue in `store` with downloads on `transport`.
+    public init(store location: QueueStoreLocation, transport: any HTTPTransport) throws(DownloadError) {
         self.transport = transport
-        do {
-            store = try QueueStore(directory: directory)
-        } catch {
-            throw DownloadError(.io, error)
-        }
+        stateDirectory = location.description
+        store = try location.open()
     }
 
     // MARK: control
@@ -97,7 +109,7 @@ public final class DownloadQueue: Sendable {
         guard deletingPartial else { return }
         if action == .stopTransfer {
             // Another process runs it: wait for its transfer to stop before deleting under it.
-            let deadline = ContinuousClock.now + .seconds(Int64(QueueStore.leaseSeconds) + 5)
+            let deadline = ContinuousClock.now + .seconds(Int64(store.leaseSeconds) + 5)
             while ContinuousClock.now < deadline, let current = try? store.item(id), current.state == .cancelling {
                 Thread.sleep(forTimeInterval: 0.1)
             }
@@ -136,6 +148,7 @@ public final class DownloadQueue: Sendable {
     /// Idle workers of a long-running run look for work again.
     func wakeWorkers() {
         live.withLock { $0.concurrency }?.wake()
+        store.wakeWaiters()
     }
 
     // MARK: observing
@@ -186,7 +199,7 @@ public final class DownloadQueue: Sendable {
     // MARK: internals shared with the runner
 
     @discardableResult
-    func storeCall<T>(_ body: (QueueStore) throws -> T) throws(DownloadError) -> T {
+    func storeCall<T>(_ body: (any QueueStorage) throws -> T) throws(DownloadError) -> T {
         do {
             return try body(store)
         } catch {
@@ -194,6 +207,7 @@ public final class DownloadQueue: Sendable {
             switch error.kind {
             case .notFound: throw DownloadError(.usage, error)
             case .conflict: throw DownloadError(.usage, error)
+            case .secretRefused: throw DownloadError(.secretRefused, error)
             default: throw DownloadError(.io, error)
             }
         }

@@ -142,7 +142,8 @@ public enum ResponseVerdict: Sendable, Equatable {
             return .restart(RestartReason(.noUsableContentRange, "the server's partial response has no usable Content-Range: restarting from byte 0"))
         }
         if head.contentEncoding != nil {
-            return .restart(RestartReason(
+            return .restart(
+                RestartReason(
                     .compressedPartial,
                     "the server sent a compressed (\(head.contentEncoding ?? "")) partial response, which cannot be spliced: restarting from byte 0"))
         }
@@ -157,7 +158,8 @@ public enum ResponseVerdict: Sendable, Equatable {
         if let wantedLast = plan.requestedLast {
             let expectedLast = total.map { min(wantedLast, $0 - 1) } ?? wantedLast
             if last != expectedLast {
-                return .restart(RestartReason(.unexpectedRange, "the server sent bytes up to \(last) where \(expectedLast) was asked for: restarting from byte 0"))
+                return .restart(
+                    RestartReason(.unexpectedRange, "the server sent bytes up to \(last) where \(expectedLast) was asked for: restarting from byte 0"))
             }
         } else if plan.isResume || plan.requestedFirst != nil, let total, last != total - 1 {
             return .restart(RestartReason(.unexpectedRange, "the server sent bytes up to \(last) of \(total) for an open range: restarting from byte 0"))
@@ -178,18 +180,21 @@ public enum ResponseVerdict: Sendable, Equatable {
         }
         if let known = partial.totalLength {
             guard let total, total == known else {
-                return .restart(RestartReason(
+                return .restart(
+                    RestartReason(
                         .lengthChanged,
                         "the file's length on the server changed from \(known) to \(total.map(String.init) ?? "unknown"): restarting from byte 0"))
             }
         }
         if partial.validators.conflicts(with: head.validators) {
-            return .restart(RestartReason(.resourceChanged, "the file changed on the server since the partial download (new validator): restarting from byte 0"))
+            return .restart(
+                RestartReason(.resourceChanged, "the file changed on the server since the partial download (new validator): restarting from byte 0"))
         }
         if plan.ifRange != nil, plan.overlap == 0, !partial.validators.isShown(by: head.validators) {
             // Only the validator If-Range named proves the server checked it; without it (and no
             // overlap to compare) these bytes may belong to another version.
-            return .restart(RestartReason(
+            return .restart(
+                RestartReason(
                     .validatorMissing,
                     "the server's partial response does not show the validator the resume was guarded by, so it cannot be proven to be the same file: restarting from byte 0"
                 ))
@@ -223,13 +228,15 @@ public enum ResponseVerdict: Sendable, Equatable {
         }
         let next = partial.resourceStart + partial.bytesOnDisk
         guard let total = head.contentRange?.completeLength else {
-            return .restart(RestartReason(.rangeNotSatisfiable, "the server refused the resume range (416) without saying the file's length: restarting from byte 0"))
+            return .restart(
+                RestartReason(.rangeNotSatisfiable, "the server refused the resume range (416) without saying the file's length: restarting from byte 0"))
         }
         if let longer = adoptedFileIsLonger(plan, serverLength: total) { return longer }
         let lengthAgrees = partial.totalLength.map { $0 == total } ?? true
         if plan.overlap == 0, next == total, lengthAgrees, plan.requestedLast == nil {
             return .complete
         }
-        return .restart(RestartReason(.rangeNotSatisfiable, "the server's file is \(total) bytes, which does not fit the \(next) bytes on disk: restarting from byte 0"))
+        return .restart(
+            RestartReason(.rangeNotSatisfiable, "the server's file is \(total) bytes, which does not fit the \(next) bytes on disk: restarting from byte 0"))
     }
 }

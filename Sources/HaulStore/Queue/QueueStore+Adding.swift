@@ -24,15 +24,15 @@ extension QueueStore {
                 try db.execute(
                     """
                     INSERT INTO downloads (url, method, headers, body, destination_kind, destination, range_spec,
-                        existing_policy, priority, state, created_at, updated_at, options)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        existing_policy, priority, state, created_at, updated_at, options, host)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                     [
                         .text(new.url), .text(new.method), .text(Self.encodeHeaders(new.headers)),
                         new.body.map(SQLiteValue.blob) ?? .null, .text(new.destinationKind.rawValue), .text(new.destination),
                         new.range.map(SQLiteValue.text) ?? .null, .text(new.existingPolicy), .integer(Int64(new.priority)),
                         .text((new.paused ? DownloadState.paused : .queued).rawValue), .real(now), .real(now),
-                        options.map(SQLiteValue.text) ?? .null,
+                        options.map(SQLiteValue.text) ?? .null, .text(HostKey.of(new.url)),
                     ])
                 ids.append(db.lastInsertRowID)
             }

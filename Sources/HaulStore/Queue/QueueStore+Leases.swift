@@ -8,7 +8,10 @@ extension QueueStore {
     /// `recoveryInterval` per store, and on the first claim), then claims the best queued item for
     /// `owner` — all in one transaction. `among` limits the choice to some items (a batch runs only
     /// its own). A settlement this owner may no longer make (its lease was taken over) is skipped.
-    public func claimNext(for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [Settlement] = []) throws(StoreError) -> StoredDownload? {
+    /// `rules`: a claim skips items of a host that already has `maxPerHost` items in a transfer state.
+    public func claimNext(
+        for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [Settlement] = [], rules: ClaimRules = ClaimRules()
+    ) throws(StoreError) -> StoredDownload? {
         let now = Date().timeIntervalSince1970
         let recover = lastRecovery.withLock { last -> Bool in
             guard now - last >= Self.recoveryInterval else { return false }
@@ -27,28 +30,42 @@ extension QueueStore {
             if recover { removedSecrets = try Self.recoverAbandoned(db) || removedSecrets }
             // Settling only (a draining or waiting worker): nothing to look for.
             if let ids, ids.isEmpty { return (nil, removedSecrets) }
-            return (try Self.claimBest(db, for: owner, among: ids), removedSecrets)
+            return (try Self.claimBest(db, for: owner, among: ids, rules: rules), removedSecrets)
         }
         if removedSecrets { noteSecretsRemoved() }
         return claimed
     }
 
     /// Claims the best queued item (among `ids`, if given) for `owner`.
-    private static func claimBest(_ db: SQLiteConnection, for owner: LeaseOwner, among ids: Set<Int64>?) throws -> StoredDownload? {
+    private static func claimBest(_ db: SQLiteConnection, for owner: LeaseOwner, among ids: Set<Int64>?, rules: ClaimRules) throws -> StoredDownload? {
         // Page through the queued items best first; a batch (`among`) usually finds its own on the first page.
         var offset: Int64 = 0
+        var fullHosts: Set<String> = []
+        let now = Date().timeIntervalSince1970
         while true {
             let page = try db.query(
-                "SELECT id FROM downloads WHERE state = 'queued' ORDER BY priority DESC, id LIMIT 64 OFFSET ?", [.integer(offset)])
+                """
+                SELECT id, host FROM downloads WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
+                ORDER BY priority DESC, id LIMIT 64 OFFSET ?
+                """, [.real(now), .integer(offset)])
             if page.isEmpty { break }
             offset += Int64(page.count)
             for row in page {
                 guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
-                let now = Date().timeIntervalSince1970
+                if let limit = rules.maxPerHost {
+                    let host = row.string("host") ?? ""
+                    if fullHosts.contains(host) { continue }
+                    let busy = try db.query(
+                        "SELECT count(*) FROM downloads WHERE host = ? AND state IN ('running', 'pausing', 'cancelling')", [.text(host)])
+                    if (busy.first?[0].int64 ?? 0) >= Int64(limit) {
+                        fullHosts.insert(host)
+                        continue
+                    }
+                }
                 try db.execute(
                     """
                     UPDATE downloads SET state = 'running', lease_owner = ?, lease_expires = ?, updated_at = ?,
-                        last_error = NULL, error_category = NULL, attempts = attempts + 1
+                        last_error = NULL, error_category = NULL, attempts = attempts + 1, lease_epoch = lease_epoch + 1, not_before = NULL
                     WHERE id = ? AND state = 'queued'
                     """, [.text(owner.encoded), .real(now + leaseSeconds), .real(now), .integer(id)])
                 guard db.changes == 1 else { continue }

@@ -25,19 +25,7 @@ extension QueueStore {
     }
 
     /// The end of one transfer, applied together with the next claim (see `claimNext`).
-    public struct Settlement: Sendable {
-        public let id: Int64
-        public let input: LifecycleInput
-        public let error: (category: String, message: String)?
-        public let finished: (bytes: Int64, path: String)?
-
-        public init(id: Int64, input: LifecycleInput, error: (category: String, message: String)? = nil, finished: (bytes: Int64, path: String)? = nil) {
-            self.id = id
-            self.input = input
-            self.error = error
-            self.finished = finished
-        }
-    }
+    public typealias Settlement = QueueSettlement
 
     /// Applies `change` in `db`'s transaction; `removedSecrets`: the item settled for good and
     /// held something its scrub took out.
@@ -53,6 +41,9 @@ extension QueueStore {
         }
         if let owner, try leaseOwner(db, id) != owner.encoded {
             throw StoreError(.conflict, "download \(id) is no longer leased to this process")
+        }
+        if let epoch = change.epoch, try leaseEpoch(db, id) != epoch {
+            throw StoreError(.conflict, "download \(id) was leased again since this transfer claimed it (epoch \(epoch))")
         }
         let (next, action): (DownloadState, LifecycleAction)
         switch DownloadLifecycle.apply(change.input, to: item.state) {
@@ -72,12 +63,13 @@ extension QueueStore {
             """
             UPDATE downloads SET state = ?, last_error = ?, error_category = ?, updated_at = ?,
                 lease_owner = CASE WHEN ? THEN NULL ELSE lease_owner END,
-                lease_expires = CASE WHEN ? THEN NULL ELSE lease_expires END
+                lease_expires = CASE WHEN ? THEN NULL ELSE lease_expires END, not_before = ?
             WHERE id = ?
             """,
             [
                 .text(next.rawValue), item.lastError.map(SQLiteValue.text) ?? .null, item.errorCategory.map(SQLiteValue.text) ?? .null,
-                .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease), .integer(id),
+                .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease),
+                change.retryAfter.map { .real(Date().timeIntervalSince1970 + $0) } ?? .null, .integer(id),
             ])
         let removedSecrets = next == .completed || next == .cancelled ? try scrubSecrets(db, item) : false
         if let finished = change.finished {
@@ -107,6 +99,10 @@ extension QueueStore {
 
     private static func leaseOwner(_ db: SQLiteConnection, _ id: Int64) throws -> String? {
         try db.query("SELECT lease_owner FROM downloads WHERE id = ?", [.integer(id)]).first?.string("lease_owner")
+    }
+
+    private static func leaseEpoch(_ db: SQLiteConnection, _ id: Int64) throws -> Int64? {
+        try db.query("SELECT lease_epoch FROM downloads WHERE id = ?", [.integer(id)]).first?.int64("lease_epoch")
     }
 
     /// Removes a settled item (and its record). A running item must be cancelled first.

@@ -3,18 +3,28 @@ import HaulCore
 
 // Progress figures and the resume record, both kept in the item's row.
 extension QueueStore {
-    public func updateProgress(_ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?) throws(StoreError) {
+    /// Records progress; with `epoch`, only while the item is still leased under that epoch.
+    public func updateProgress(
+        _ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?, epoch: Int64? = nil
+    ) throws(StoreError) {
         try write { db in
             try db.execute(
                 """
                 UPDATE downloads SET bytes = ?, total_bytes = ?, speed = ?, final_path = COALESCE(?, final_path), updated_at = ?
-                WHERE id = ?
+                WHERE id = ? AND (? IS NULL OR lease_epoch = ?)
                 """,
                 [
                     .integer(bytes), totalBytes.map(SQLiteValue.integer) ?? .null, .real(bytesPerSecond),
                     finalPath.map(SQLiteValue.text) ?? .null, .real(Date().timeIntervalSince1970), .integer(id),
+                    epoch.map(SQLiteValue.integer) ?? .null, epoch.map(SQLiteValue.integer) ?? .null,
                 ])
+            if epoch != nil, db.changes == 0 { throw Self.leaseLost(id) }
         }
+    }
+
+    /// A write of a transfer whose lease was lost (the item was leased again, or removed).
+    static func leaseLost(_ id: Int64) -> StoreError {
+        StoreError(.conflict, "download \(id) is no longer leased to this transfer: it writes nothing more")
     }
 
     /// The resume record of an item, kept in its row.
@@ -31,7 +41,7 @@ extension QueueStore {
     /// whose file is in place but no longer recognised as its own, and the next run would
     /// download it again only to refuse to replace it.
     public func recordSlot(for item: StoredDownload) -> QueueRecordSlot {
-        QueueRecordSlot(store: self, id: item.id, claimed: item.recordText, keepsFinishedRecord: true)
+        QueueRecordSlot(store: self, id: item.id, claimed: item.recordText, keepsFinishedRecord: true, epoch: item.leaseEpoch)
     }
 
     func loadRecord(_ id: Int64) throws(StoreError) -> ResumeRecord? {
@@ -60,10 +70,12 @@ extension QueueStore {
         return string
     }
 
-    func saveRecord(_ id: Int64, _ record: ResumeRecord?) throws(StoreError) {
+    func saveRecord(_ id: Int64, _ record: ResumeRecord?, epoch: Int64? = nil) throws(StoreError) {
         let text = try record.map { record throws(StoreError) in SQLiteValue.text(try Self.encodeRecord(record, id: id)) } ?? .null
+        let fence = epoch.map(SQLiteValue.integer) ?? .null
         try write { db in
-            try db.execute("UPDATE downloads SET record = ? WHERE id = ?", [text, .integer(id)])
+            try db.execute("UPDATE downloads SET record = ? WHERE id = ? AND (? IS NULL OR lease_epoch = ?)", [text, .integer(id), fence, fence])
+            if epoch != nil, db.changes == 0 { throw Self.leaseLost(id) }
         }
     }
 }
@@ -76,12 +88,15 @@ public struct QueueRecordSlot: ResumeRecordStore {
     var claimed: String??
     /// A finished record outlives `remove` until the item's completed settlement clears it.
     let keepsFinishedRecord: Bool
+    /// The lease epoch of the claim: a save after the item was leased again is refused.
+    let epoch: Int64?
 
-    init(store: QueueStore, id: Int64, claimed: String?? = .none, keepsFinishedRecord: Bool = false) {
+    init(store: QueueStore, id: Int64, claimed: String?? = .none, keepsFinishedRecord: Bool = false, epoch: Int64? = nil) {
         self.store = store
         self.id = id
         self.claimed = claimed
         self.keepsFinishedRecord = keepsFinishedRecord
+        self.epoch = epoch
     }
 
     public func load() throws(StoreError) -> ResumeRecord? {
@@ -92,7 +107,7 @@ public struct QueueRecordSlot: ResumeRecordStore {
     }
 
     public func save(_ record: ResumeRecord) throws(StoreError) {
-        try store.saveRecord(id, record)
+        try store.saveRecord(id, record, epoch: epoch)
     }
 
     public var settlesFinishedRecord: Bool { keepsFinishedRecord }
@@ -102,7 +117,7 @@ public struct QueueRecordSlot: ResumeRecordStore {
         // vouches only for a file with the identity it saved, and the completing commit clears it.
         do throws(StoreError) {
             if keepsFinishedRecord, try store.loadRecord(id)?.finishedLength != nil { return }
-            try store.saveRecord(id, nil)
+            try store.saveRecord(id, nil, epoch: epoch)
         } catch {
             return
         }

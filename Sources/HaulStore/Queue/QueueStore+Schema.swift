@@ -1,3 +1,5 @@
+import HaulCore
+
 // Schema changes are ordered named migrations, never a rewrite of the table.
 extension QueueStore {
     /// The schema, as ordered named migrations.
@@ -43,6 +45,21 @@ extension QueueStore {
             // The rest of a download's request, typed (JSON of `StoredOptions`); NULL for rows
             // added before, which keep running with the run's settings.
             try db.execute("ALTER TABLE downloads ADD COLUMN options TEXT")
+        }
+        migrator.registerMigration("v4-fleet") { db in
+            // The lease's epoch (the fencing token every write of a transfer names), the host of
+            // each item (the per-host limit of a claim) and when a put-back item may run again.
+            try db.execute(
+                """
+                ALTER TABLE downloads ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE downloads ADD COLUMN host TEXT NOT NULL DEFAULT '';
+                ALTER TABLE downloads ADD COLUMN not_before REAL;
+                CREATE INDEX downloads_host ON downloads(host, state);
+                """)
+            for row in try db.query("SELECT id, url FROM downloads") {
+                guard let id = row.int64("id"), let url = row.string("url") else { continue }
+                try db.execute("UPDATE downloads SET host = ? WHERE id = ?", [.text(HostKey.of(url)), .integer(id)])
+            }
         }
         return migrator
     }()

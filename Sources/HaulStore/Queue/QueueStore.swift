@@ -11,7 +11,8 @@ public final class QueueStore: Sendable {
     /// The database file inside the state directory.
     public static let fileName = "haul.sqlite"
     /// Seconds a lease lasts without renewal; an owner that stops renewing is presumed dead.
-    public static let leaseSeconds: Double = 20
+    /// `HAUL_LEASE_SECONDS` sets it (tests shorten it; at least 1).
+    public static let leaseSeconds: Double = LeaseDuration.fromEnvironment
 
     public let path: String
     private let database: DatabaseQueue
@@ -20,6 +21,8 @@ public final class QueueStore: Sendable {
     static let recoveryInterval: Double = 2
     /// Whether removed secrets may still have copies in the write-ahead log (see `forgetRemovedSecretsSoon`).
     let secretsToForget = Mutex(SecretsToForget())
+    /// Ends the waits of idle workers (see `waitForWork`).
+    let workSignal = WorkSignal()
 
     /// Opens (creating if needed) the store in `directory`. A file that is not a Haul store is
     /// reported, never overwritten.

@@ -37,7 +37,8 @@ extension StoredDownload {
             options: reader.options(),
             createdAt: Date(timeIntervalSince1970: reader.required("created_at", "creation time", placeholder: 0) { $0.double }),
             updatedAt: Date(timeIntervalSince1970: reader.required("updated_at", "update time", placeholder: 0) { $0.double }),
-            damage: reader.damage)
+            damage: reader.damage,
+            leaseEpoch: row.int64("lease_epoch") ?? 0)
     }
 
     /// The `headers` column: JSON pairs `[[name, value], ...]`, as `QueueStore.encodeHeaders` writes.

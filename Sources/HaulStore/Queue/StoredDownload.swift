@@ -42,6 +42,10 @@ public struct StoredDownload: Sendable, Equatable {
     /// What of the row could not be read back, nil for a sound row. A damaged item never runs:
     /// a run fails it with the reason (see `RowDamage`).
     public var damage: RowDamage? = nil
+    /// The epoch of the item's latest lease: every claim takes a new one, and each write of the
+    /// transfer it started names it (a fencing token), so a transfer whose lease was lost can
+    /// change nothing.
+    public var leaseEpoch: Int64 = 0
 
     /// Whether the columns that say where the download's files are (URL, destination, existing-file
     /// policy) were read back: what removing its partial needs.

@@ -1,0 +1,83 @@
+import Foundation
+
+/// The one serial owner of a ``PGConnection``, which reconnects when the server went away.
+///
+/// A transaction that fails because the connection broke (the server restarted, the network
+/// failed), because of a serialization failure or a deadlock, runs again as a whole on a fresh
+/// connection, after a backoff that doubles from 0.1 s to 2 s, until `reconnectSeconds` have
+/// passed without success. A transaction whose COMMIT was sent but not acknowledged may thus run
+/// twice: every write here is guarded (a claim takes only a queued row, a settlement only its own
+/// lease's row), so the second run finds nothing to do or refuses, and an item claimed by a lost
+/// reply is rescued when its lease expires.
+///
+/// `@unchecked Sendable`: the connection (not `Sendable`) is only touched while `lock` is held.
+final class PGDatabase: @unchecked Sendable {
+    let conninfo: String
+    let reconnectSeconds: Double
+    private let lock = NSLock()
+    private var connection: PGConnection?
+
+    init(conninfo: String, reconnectSeconds: Double) throws(PGError) {
+        self.conninfo = conninfo
+        self.reconnectSeconds = reconnectSeconds
+        connection = try PGConnection(conninfo)
+    }
+
+    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
+    func transaction<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        try withRetry { connection in
+            try connection.execute("BEGIN")
+            do {
+                let result = try body(connection)
+                try connection.execute("COMMIT")
+                return result
+            } catch {
+                if connection.isOK { try? connection.execute("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` in a transaction once, only if the connection is up and free right now; nil
+    /// when it is not (for writes worth nothing later, like progress: never waited for).
+    func transactionIfIdle<T>(_ body: (PGConnection) throws -> T) throws -> T? {
+        guard lock.try() else { return nil }
+        defer { lock.unlock() }
+        guard let connection, connection.isOK else { return nil }
+        try connection.execute("BEGIN")
+        do {
+            let result = try body(connection)
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            if connection.isOK { try? connection.execute("ROLLBACK") } else { self.connection = nil }
+            throw error
+        }
+    }
+
+    private func withRetry<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        try lock.withLock {
+            let deadline = Date().addingTimeInterval(reconnectSeconds)
+            var delay = 0.1
+            while true {
+                do {
+                    let connection = try connected()
+                    return try body(connection)
+                } catch let error as PGError where error.isRetryable || error.isServerUnavailable {
+                    if error.isServerUnavailable || !(connection?.isOK ?? false) { connection = nil }
+                    guard Date() < deadline else { throw error }
+                    Thread.sleep(forTimeInterval: delay)
+                    delay = min(delay * 2, 2)
+                }
+            }
+        }
+    }
+
+    private func connected() throws(PGError) -> PGConnection {
+        if let connection, connection.isOK { return connection }
+        connection = nil
+        let fresh = try PGConnection(conninfo)
+        connection = fresh
+        return fresh
+    }
+}

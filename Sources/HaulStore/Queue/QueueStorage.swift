@@ -1,0 +1,131 @@
+import Foundation
+import HaulCore
+
+/// The queue's operations, as both stores implement them: ``QueueStore`` (SQLite, one machine)
+/// and ``PostgresQueueStore`` (PostgreSQL, a fleet of machines). `DownloadQueue` runs on either,
+/// and one conformance suite checks both.
+///
+/// The rules are the same on both: every change of state goes through `DownloadLifecycle` in one
+/// transaction; a claim takes the best queued item (priority, then order) and leases it to one
+/// owner under a new epoch; every later write for the item (progress, record, settlement) names
+/// that epoch and is refused once the item was leased again; an item whose lease expired goes
+/// back to where it meant to go.
+public protocol QueueStorage: AnyObject, Sendable {
+    /// Where the store is, for messages: a database file, or a PostgreSQL URI without password.
+    var location: String { get }
+    /// Whether machines other than this one use the store. A shared store refuses to keep secrets
+    /// (see ``SharedStoreRule``), and a run waits for items other workers hold, to take them over
+    /// if their leases expire.
+    var isShared: Bool { get }
+    /// Seconds a lease lasts without renewal.
+    var leaseSeconds: Double { get }
+
+    /// Adds downloads in one transaction: all or none (see `QueueStore.add`).
+    func add(_ downloads: [NewDownload]) throws(StoreError) -> [Int64]
+    /// The unfinished item that would write where `new` would, if any.
+    func activeItem(for new: NewDownload) throws(StoreError) -> StoredDownload?
+    /// The newest completed item of the same URL that wrote where `new` would, if any.
+    func completedItem(for new: NewDownload) throws(StoreError) -> StoredDownload?
+    /// One item, nil when there is none.
+    func item(_ id: Int64) throws(StoreError) -> StoredDownload?
+    /// Every item, oldest first.
+    func all() throws(StoreError) -> [StoredDownload]
+    /// Replaces the per-download options of an item.
+    func updateOptions(_ id: Int64, _ options: StoredOptions) throws(StoreError)
+    /// Sets the priorities of several items in one transaction.
+    func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError)
+
+    /// Settles `settlements`, returns expired items to the queue, then claims the best queued
+    /// item (among `ids`, if given) that `rules` allow, for `owner`: one transaction.
+    func claimNext(for owner: LeaseOwner, among ids: Set<Int64>?, settling: [QueueSettlement], rules: ClaimRules) throws(StoreError)
+        -> StoredDownload?
+    /// Extends the leases `owner` holds and reports each leased item's state; an item `owner` runs
+    /// that is missing from the answer is no longer its own (its lease was lost).
+    func renewLeases(for owner: LeaseOwner) throws(StoreError) -> [Int64: DownloadState]
+    /// How many items a run would take on now: queued or in a transfer state, damaged ones included.
+    func pendingCount() throws(StoreError) -> Int
+    /// Whether any item (among `ids`) is queued or in a transfer state, whoever holds it.
+    func hasPendingWork(among ids: Set<Int64>?) throws(StoreError) -> Bool
+    /// Applies a lifecycle input to an item (see `QueueStore.apply`).
+    func apply(_ input: LifecycleInput, to id: Int64, error: (category: String, message: String)?, finished: (bytes: Int64, path: String)?, owner: LeaseOwner?)
+        throws(StoreError) -> (StoredDownload, LifecycleAction)
+    /// Removes a settled item.
+    func remove(_ id: Int64) throws(StoreError)
+    /// Records progress of a running item; refused (`.conflict`) when `epoch` is no longer its lease's.
+    func updateProgress(_ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?, epoch: Int64?) throws(StoreError)
+    /// The resume record of an item, outside any lease (removing a partial).
+    func resumeRecord(_ id: Int64) -> any ResumeRecordStore
+    /// The resume record of an item just claimed, fenced by its lease's epoch.
+    func resumeRecord(for item: StoredDownload) -> any ResumeRecordStore
+
+    /// Makes sure no earlier copy of a removed secret stays in the store's files, now.
+    func forgetRemovedSecrets()
+    /// The same, at most about once a second.
+    func forgetRemovedSecretsSoon()
+    /// Blocks until work may have appeared (an item added or resumed anywhere), `seconds` at most.
+    func waitForWork(seconds: Double)
+    /// Ends every `waitForWork` of this process now.
+    func wakeWaiters()
+}
+
+/// What a claim may take beyond "the best queued item".
+public struct ClaimRules: Sendable, Equatable {
+    /// At most this many items of one host in a transfer state at once, across every worker of
+    /// the store; nil for no limit.
+    public var maxPerHost: Int?
+
+    /// Rules with these limits; none by default.
+    public init(maxPerHost: Int? = nil) {
+        self.maxPerHost = maxPerHost
+    }
+}
+
+/// The end of one transfer, applied by its owner (with the next claim, see `claimNext`).
+public struct QueueSettlement: Sendable {
+    /// The item.
+    public let id: Int64
+    /// What happened to its transfer.
+    public let input: LifecycleInput
+    /// The failure's category and message.
+    public let error: (category: String, message: String)?
+    /// A completed download's length and path.
+    public let finished: (bytes: Int64, path: String)?
+    /// The lease epoch the transfer ran under: a settlement of an item leased again since is refused.
+    public let epoch: Int64?
+    /// Seconds before the item may be claimed again (it goes back to the queue), nil for at once.
+    public let retryAfter: Double?
+
+    /// A settlement of `id` with these outcomes.
+    public init(
+        id: Int64, input: LifecycleInput, error: (category: String, message: String)? = nil, finished: (bytes: Int64, path: String)? = nil,
+        epoch: Int64? = nil, retryAfter: Double? = nil
+    ) {
+        self.id = id
+        self.input = input
+        self.error = error
+        self.finished = finished
+        self.epoch = epoch
+        self.retryAfter = retryAfter
+    }
+}
+
+/// A host key for the per-host limit: the URL's host, lowercased ("" when it has none).
+public enum HostKey {
+    /// The host of `url`.
+    public static func of(_ url: String) -> String {
+        URLComponents(string: url)?.host?.lowercased() ?? ""
+    }
+}
+
+extension QueueStorage {
+    /// Applies a lifecycle input to an item, with no outcome and no owner to check (a command's request).
+    @discardableResult
+    public func apply(_ input: LifecycleInput, to id: Int64) throws(StoreError) -> (StoredDownload, LifecycleAction) {
+        try apply(input, to: id, error: nil, finished: nil, owner: nil)
+    }
+
+    /// Settles and claims with no rules beyond "the best queued item".
+    public func claimNext(for owner: LeaseOwner, among ids: Set<Int64>?, settling: [QueueSettlement]) throws(StoreError) -> StoredDownload? {
+        try claimNext(for: owner, among: ids, settling: settling, rules: ClaimRules())
+    }
+}

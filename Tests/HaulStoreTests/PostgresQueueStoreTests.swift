@@ -1,0 +1,78 @@
+import Foundation
+import HaulCore
+import HaulStore
+import HaulTestSupport
+import Testing
+
+/// What only the PostgreSQL store has: migrations under an advisory lock, reconnection with
+/// backoff, wake-ups by LISTEN/NOTIFY. Each test starts a private cluster.
+@Suite("PostgreSQL queue store", .serialized)
+struct PostgresQueueStoreTests {
+    @Test("GIVEN an empty database WHEN four workers open it at once THEN each migration is applied once, in order, and reopening changes nothing")
+    func migrationsOnceUnderALock() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let opened = ClaimLog()
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            if (try? PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)) != nil { opened.append(Int64(index)) }
+        }
+        #expect(opened.sorted() == [0, 1, 2, 3])
+        let names = try cluster.psql("SELECT string_agg(name, ',' ORDER BY applied_at) FROM schema_migrations")
+        #expect(names == "v1-downloads,v2-host-slots,v3-notify-queued")
+        _ = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)
+        #expect(try cluster.psql("SELECT count(*) FROM schema_migrations") == "3")
+    }
+
+    @Test("GIVEN a database with a migration this build does not know WHEN opened THEN .corruptStore naming it, and nothing changes")
+    func newerDatabaseRefused() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        _ = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)
+        try cluster.psql("INSERT INTO schema_migrations VALUES ('v9-from-the-future', 0)")
+        #expect(storeErrorKind { _ = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5) } == .corruptStore)
+        #expect(try cluster.psql("SELECT count(*) FROM schema_migrations") == "4")
+    }
+
+    @Test(
+        "GIVEN an open store WHEN the server restarts THEN the next operation reconnects with backoff and succeeds; with the server gone for good THEN .unavailable"
+    )
+    func reconnects() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let store = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 4)
+        let id = try #require(try store.add([NewDownload(url: "http://127.0.0.1:1/a", destinationKind: .file, destination: "/tmp/haul-pg-a")]).first)
+        cluster.stopServer()
+        let restart = Thread {
+            Thread.sleep(forTimeInterval: 1)
+            try? cluster.start()
+        }
+        restart.start()
+        let started = Date()
+        #expect(try store.item(id)?.state == .queued)
+        #expect(Date().timeIntervalSince(started) >= 0.9, "it waited for the server")
+        cluster.stopServer()
+        let impatient = try? PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 1)
+        #expect(impatient == nil)
+        #expect(storeErrorKind { _ = try store.all() } == .unavailable)
+    }
+
+    @Test("GIVEN an idle worker waiting for work WHEN another process adds an item THEN it wakes at once by NOTIFY, long before its deadline")
+    func notifyWakesIdleWorkers() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let waiting = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)
+        let adding = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)
+        // The listener connects at the first wait.
+        waiting.waitForWork(seconds: 0.3)
+        let adder = Thread {
+            Thread.sleep(forTimeInterval: 0.3)
+            _ = try? adding.add([NewDownload(url: "http://127.0.0.1:1/a", destinationKind: .file, destination: "/tmp/haul-pg-notify")])
+        }
+        adder.start()
+        let started = Date()
+        waiting.waitForWork(seconds: 10)
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited < 3, "woke after \(waited) s")
+        #expect(try waiting.claimNext(for: LeaseOwner(), among: nil, settling: []) != nil)
+    }
+}
