@@ -68,7 +68,7 @@ struct BatchCommand {
         var fresh: [DownloadRequest] = []
         var seen: Set<String> = []
         for request in requests {
-            let key = Self.destinationKey(request)
+            let key = DownloadQueue.destinationKey(of: request)
             guard seen.insert(key).inserted else {
                 presenter.error("\(Redaction.url(request.url)): the same destination appears twice in the batch (skipped)")
                 result.duplicates += 1
@@ -90,14 +90,6 @@ struct BatchCommand {
         }
         result.ids += try queue.add(fresh)
         return result
-    }
-
-    static func destinationKey(_ request: DownloadRequest) -> String {
-        switch request.destination {
-        case .file(let path): return "file:" + AbsolutePath.of(path)
-        case .directory(let path): return "dir:" + AbsolutePath.of(path) + "|" + request.url.absoluteString
-        case .standardOutput: return "-"
-        }
     }
 }
 

@@ -6,6 +6,17 @@ import HaulStore
 /// A request as the queue stores it, and back: every field is kept typed, and what cannot be
 /// stored is refused when the download is added, never dropped.
 extension DownloadQueue {
+    /// The key under which the queue tells destinations apart: one file, or one URL into one
+    /// directory (paths made absolute as the queue stores them); "-" for standard output.
+    public static func destinationKey(of request: DownloadRequest) -> String {
+        switch request.destination {
+        case .file(let file): return NewDownload.destinationKey(kind: .file, destination: absolute(file), url: request.url.absoluteString)
+        case .directory(let directory):
+            return NewDownload.destinationKey(kind: .directory, destination: absolute(directory), url: request.url.absoluteString)
+        case .standardOutput: return "-"
+        }
+    }
+
     static func newDownload(_ request: DownloadRequest, priority: Int, paused: Bool) throws(DownloadError) -> NewDownload {
         let kind: StoredDownload.DestinationKind
         let path: String

@@ -21,16 +21,7 @@ public struct RecordFile: Sendable {
         } catch {
             throw StoreError(.io, "cannot read the resume record \(path): \(error.localizedDescription)")
         }
-        let record: ResumeRecord
-        do {
-            record = try JSONDecoder().decode(ResumeRecord.self, from: data)
-        } catch {
-            throw StoreError(.corruptRecord, "the resume record \(path) is damaged")
-        }
-        guard record.version == ResumeRecord.currentVersion else {
-            throw StoreError(.corruptRecord, "the resume record \(path) has an unknown version \(record.version)")
-        }
-        return record
+        return try ResumeRecordCodec.decode(data, "the resume record \(path)")
     }
 
     /// Replaces the record atomically and durably.
@@ -44,14 +35,7 @@ public struct RecordFile: Sendable {
     }
 
     private func write(_ record: ResumeRecord, durably: Bool) throws(StoreError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data: Data
-        do {
-            data = try encoder.encode(record)
-        } catch {
-            throw StoreError(.io, "cannot encode the resume record: \(error)")
-        }
+        let data = try ResumeRecordCodec.encode(record, "the resume record \(path)")
         try FileIO.replace(path, with: data, temporary: path + ".tmp", durably: durably)
     }
 

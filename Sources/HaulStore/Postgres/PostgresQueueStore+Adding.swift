@@ -16,7 +16,7 @@ extension PostgresQueueStore {
             var ids: [Int64] = []
             var claimed: Set<String> = []
             for new in downloads {
-                let key = Self.destinationKey(new)
+                let key = new.destinationKey
                 if claimed.contains(key) {
                     throw StoreError(.conflict, "\(Self.describe(new)) is used by two downloads in this batch")
                 }
@@ -88,10 +88,6 @@ extension PostgresQueueStore {
                 try db.query("UPDATE downloads SET priority = $1 WHERE id = $2", [String(priority), String(id)])
             }
         }
-    }
-
-    private static func destinationKey(_ new: NewDownload) -> String {
-        new.destinationKind == .file ? "file:" + new.destination : "dir:" + new.destination + "|" + new.url
     }
 
     private static func describe(_ new: NewDownload) -> String {

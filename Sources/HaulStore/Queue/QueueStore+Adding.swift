@@ -11,7 +11,7 @@ extension QueueStore {
             var ids: [Int64] = []
             var claimed: Set<String> = []
             for new in downloads {
-                let key = Self.destinationKey(new)
+                let key = new.destinationKey
                 if claimed.contains(key) {
                     throw StoreError(.conflict, "\(Self.describe(new)) is used by two downloads in this batch")
                 }
@@ -70,10 +70,6 @@ extension QueueStore {
     /// Every item, oldest first.
     public func all() throws(StoreError) -> [StoredDownload] {
         try read { db in try db.query("SELECT * FROM downloads ORDER BY id").map(Self.decode) }
-    }
-
-    private static func destinationKey(_ new: NewDownload) -> String {
-        new.destinationKind == .file ? "file:" + new.destination : "dir:" + new.destination + "|" + new.url
     }
 
     private static func describe(_ new: NewDownload) -> String {

@@ -53,20 +53,13 @@ extension QueueStore {
 
     static func decodeRecord(_ text: String?, id: Int64) throws(StoreError) -> ResumeRecord? {
         guard let text else { return nil }
-        do {
-            return try JSONDecoder().decode(ResumeRecord.self, from: Data(text.utf8))
-        } catch {
-            throw StoreError(.corruptRecord, "the resume record of download \(id) is damaged")
-        }
+        return try ResumeRecordCodec.decode(Data(text.utf8), "the resume record of download \(id)")
     }
 
     /// The record column's JSON.
     static func encodeRecord(_ record: ResumeRecord, id: Int64) throws(StoreError) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(record), let string = String(data: data, encoding: .utf8) else {
-            throw StoreError(.io, "cannot encode the resume record of download \(id)")
-        }
+        let data = try ResumeRecordCodec.encode(record, "the resume record of download \(id)")
+        guard let string = String(data: data, encoding: .utf8) else { throw StoreError(.io, "cannot encode the resume record of download \(id) as UTF-8") }
         return string
     }
 

@@ -95,6 +95,16 @@ public struct NewDownload: Sendable, Equatable {
         self.paused = paused
         self.options = options
     }
+
+    /// The key under which the queue tells destinations apart: one file, or one URL into one directory.
+    public var destinationKey: String {
+        Self.destinationKey(kind: destinationKind, destination: destination, url: url)
+    }
+
+    /// The key of a download of `url` to `destination` (an absolute path) of `kind`.
+    public static func destinationKey(kind: StoredDownload.DestinationKind, destination: String, url: String) -> String {
+        kind == .file ? "file:" + destination : "dir:" + destination + "|" + url
+    }
 }
 
 /// Who runs an item: a process of this boot, identified so others can tell when it died.

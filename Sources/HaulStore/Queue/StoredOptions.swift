@@ -55,9 +55,13 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     public func encoded() throws(StoreError) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(self), let text = String(data: data, encoding: .utf8) else {
-            throw StoreError(.io, "cannot encode a download's options")
+        let data: Data
+        do {
+            data = try encoder.encode(self)
+        } catch {
+            throw StoreError(.io, "cannot encode a download's options: \(error)")
         }
+        guard let text = String(data: data, encoding: .utf8) else { throw StoreError(.io, "cannot encode a download's options as UTF-8") }
         return text
     }
 

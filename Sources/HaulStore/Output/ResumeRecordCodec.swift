@@ -1,0 +1,31 @@
+import Foundation
+
+/// The one codec of the resume record, for the record file beside a partial and the queue's
+/// record column alike: JSON with sorted keys, and a record of an unknown version is damaged
+/// (treated as no record: its bytes are not trusted).
+enum ResumeRecordCodec {
+    /// `record` as JSON; `what` names it in an error ("the resume record of download 3").
+    static func encode(_ record: ResumeRecord, _ what: String) throws(StoreError) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do {
+            return try encoder.encode(record)
+        } catch {
+            throw StoreError(.io, "cannot encode \(what): \(error)")
+        }
+    }
+
+    /// The record in `data`; `.corruptRecord` when it cannot be read or has an unknown version.
+    static func decode(_ data: Data, _ what: String) throws(StoreError) -> ResumeRecord {
+        let record: ResumeRecord
+        do {
+            record = try JSONDecoder().decode(ResumeRecord.self, from: data)
+        } catch {
+            throw StoreError(.corruptRecord, "\(what) is damaged")
+        }
+        guard record.version == ResumeRecord.currentVersion else {
+            throw StoreError(.corruptRecord, "\(what) has an unknown version \(record.version)")
+        }
+        return record
+    }
+}
