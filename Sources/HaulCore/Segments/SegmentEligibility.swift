@@ -10,8 +10,9 @@ public struct SegmentEligibility: Sendable, Equatable {
 
     /// The accepted response's body plan.
     public var body: BodyPlan
-    /// The response's status and whether it advertises byte ranges (`Accept-Ranges: bytes`).
+    /// The response's status (a 206 shows the server serves ranges).
     public var status: Int
+    /// The response advertises byte ranges (`Accept-Ranges: bytes`).
     public var acceptsByteRanges: Bool
     /// The download asks for the whole resource (not a byte range of it).
     public var wholeResource: Bool
