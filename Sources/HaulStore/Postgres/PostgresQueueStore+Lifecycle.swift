@@ -23,30 +23,12 @@ extension PostgresQueueStore {
         guard var item = try load(db, id: id, locking: true) else {
             throw StoreError(.notFound, "no download \(id) in the queue")
         }
-        if change.input == .start {
-            throw StoreError(.conflict, "download \(id): downloads are started by claiming them, which takes a lease")
-        }
-        let lease = try db.query("SELECT lease_owner FROM downloads WHERE id = $1", [String(id)]).rows.first?.string("lease_owner")
-        if let owner, lease != owner.encoded {
-            throw StoreError(.conflict, "download \(id) is no longer leased to this process")
-        }
-        if let epoch = change.epoch, item.leaseEpoch != epoch {
-            throw StoreError(.conflict, "download \(id) was leased again since this transfer claimed it (epoch \(epoch))")
-        }
-        let (next, action): (DownloadState, LifecycleAction)
-        switch DownloadLifecycle.apply(change.input, to: item.state) {
-        case .success(let result): (next, action) = result
-        case .failure(let illegal): throw StoreError(.conflict, "download \(id): \(illegal.description)")
-        }
-        item.state = next
-        if let error = change.error {
-            item.errorCategory = error.category
-            item.lastError = error.message
-        } else if next == .queued || next == .running || next == .completed {
-            item.errorCategory = nil
-            item.lastError = nil
-        }
-        let releasesLease = next.isSettled || next == .queued
+        let epoch = item.leaseEpoch
+        let (action, releasesLease) = try change.settle(
+            &item, owner: owner,
+            leaseOwner: { try db.query("SELECT lease_owner FROM downloads WHERE id = $1", [String(id)]).rows.first?.string("lease_owner") },
+            leaseEpoch: { epoch })
+        let next = item.state
         try db.query(
             """
             UPDATE downloads SET state = $1, last_error = $2, error_category = $3, updated_at = extract(epoch FROM clock_timestamp()),

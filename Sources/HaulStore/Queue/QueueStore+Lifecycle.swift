@@ -36,29 +36,9 @@ extension QueueStore {
         guard var item = try load(db, id: id) else {
             throw StoreError(.notFound, "no download \(id) in the queue")
         }
-        if change.input == .start {
-            throw StoreError(.conflict, "download \(id): downloads are started by claiming them, which takes a lease")
-        }
-        if let owner, try leaseOwner(db, id) != owner.encoded {
-            throw StoreError(.conflict, "download \(id) is no longer leased to this process")
-        }
-        if let epoch = change.epoch, try leaseEpoch(db, id) != epoch {
-            throw StoreError(.conflict, "download \(id) was leased again since this transfer claimed it (epoch \(epoch))")
-        }
-        let (next, action): (DownloadState, LifecycleAction)
-        switch DownloadLifecycle.apply(change.input, to: item.state) {
-        case .success(let result): (next, action) = result
-        case .failure(let illegal): throw StoreError(.conflict, "download \(id): \(illegal.description)")
-        }
-        item.state = next
-        if let error = change.error {
-            item.errorCategory = error.category
-            item.lastError = error.message
-        } else if next == .queued || next == .running || next == .completed {
-            item.errorCategory = nil
-            item.lastError = nil
-        }
-        let releasesLease = next.isSettled || next == .queued
+        let (action, releasesLease) = try change.settle(
+            &item, owner: owner, leaseOwner: { try leaseOwner(db, id) }, leaseEpoch: { try leaseEpoch(db, id) })
+        let next = item.state
         try db.execute(
             """
             UPDATE downloads SET state = ?, last_error = ?, error_category = ?, updated_at = ?,

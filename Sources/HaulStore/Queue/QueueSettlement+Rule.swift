@@ -1,0 +1,37 @@
+import HaulCore
+
+extension QueueSettlement {
+    /// The rule both stores settle a transfer's end by, on `item` as loaded in the transaction:
+    /// a start is never a settlement (it takes a lease), only the lease's owner (`owner`, when
+    /// given) and only with the lease's epoch (`epoch`, when given) may settle, the lifecycle
+    /// decides the next state, and the error fields follow it. `leaseOwner` and `leaseEpoch`
+    /// read the row's, only when the check needs them. Returns the action and whether the lease
+    /// is released.
+    func settle(
+        _ item: inout StoredDownload, owner: LeaseOwner?, leaseOwner: () throws -> String?, leaseEpoch: () throws -> Int64?
+    ) throws -> (action: LifecycleAction, releasesLease: Bool) {
+        if input == .start {
+            throw StoreError(.conflict, "download \(id): downloads are started by claiming them, which takes a lease")
+        }
+        if let owner, try leaseOwner() != owner.encoded {
+            throw StoreError(.conflict, "download \(id) is no longer leased to this process")
+        }
+        if let epoch, try leaseEpoch() != epoch {
+            throw StoreError(.conflict, "download \(id) was leased again since this transfer claimed it (epoch \(epoch))")
+        }
+        let (next, action): (DownloadState, LifecycleAction)
+        switch DownloadLifecycle.apply(input, to: item.state) {
+        case .success(let result): (next, action) = result
+        case .failure(let illegal): throw StoreError(.conflict, "download \(id): \(illegal.description)")
+        }
+        item.state = next
+        if let error {
+            item.errorCategory = error.category
+            item.lastError = error.message
+        } else if next == .queued || next == .running || next == .completed {
+            item.errorCategory = nil
+            item.lastError = nil
+        }
+        return (action, next.isSettled || next == .queued)
+    }
+}
