@@ -75,21 +75,62 @@ struct DownloadMachineTests {
     @Test func aRestartInsideAResponseCountsAndItsBytesRenewNoRetries() {
         var machine = DownloadMachine(limits: Self.limits)
         let ignored = RestartReason(.serverIgnoredRange, "200")
-        // GIVEN attempts that each restart in place (a 200 to a Range), write, and drop
+        // GIVEN attempts whose response replaces the partial (a 200 to a Range), writes, and drops
         for _ in 0..<Self.limits.maxRestarts {
-            let action = machine.attemptEnded(.failed(Self.dropped, wroteBytes: true), restartedInPlace: ignored, canRefresh: false)
+            guard case .send = machine.next(target: .whole, partial: nil) else {
+                Issue.record("expected a request")
+                return
+            }
+            machine.responseReplacesPartial(ignored)
+            let action = machine.attemptEnded(.failed(Self.dropped, wroteBytes: true), canRefresh: false)
             guard case .retry = action else {
                 Issue.record("expected a retry, got \(action)")
                 return
             }
         }
         // THEN the next one is past the restart budget, whatever bytes it wrote
-        #expect(
-            machine.attemptEnded(.failed(Self.dropped, wroteBytes: true), restartedInPlace: ignored, canRefresh: false)
-                == .giveUp(.tooManyRestarts(ignored)))
+        machine.responseReplacesPartial(ignored)
+        #expect(machine.attemptEnded(.failed(Self.dropped, wroteBytes: true), canRefresh: false) == .giveUp(.tooManyRestarts(ignored)))
+        #expect(machine.state == .gaveUp)
         // AND a response that restarted in place and then finished the file is finished
         var finishing = DownloadMachine(limits: DownloadMachine.Limits(retry: Self.limits.retry, maxRestarts: 0))
-        #expect(finishing.attemptEnded(.bodyFinished(segmentsRunning: false), restartedInPlace: ignored, canRefresh: false) == .finish)
+        finishing.responseReplacesPartial(ignored)
+        #expect(finishing.attemptEnded(.bodyFinished(segmentsRunning: false), canRefresh: false) == .finish)
+    }
+
+    @Test func restartsInsideAResponseAndBetweenAttemptsShareOneBudget() {
+        var machine = DownloadMachine(limits: Self.limits)
+        let ignored = RestartReason(.serverIgnoredRange, "200")
+        let changed = RestartReason(.resourceChanged, "changed")
+        // GIVEN one restart inside a response and one between attempts (limit 2)
+        machine.responseReplacesPartial(ignored)
+        #expect(machine.attemptEnded(.restart(changed), canRefresh: false) == .restartFromZero(changed))
+        // THEN the third, of either kind, gives up
+        #expect(machine.attemptEnded(.restart(changed), canRefresh: false) == .giveUp(.tooManyRestarts(changed)))
+    }
+
+    @Test func theStateFollowsEveryAction() {
+        var machine = DownloadMachine(limits: Self.limits)
+        #expect(machine.state == .planning)
+        _ = machine.next(target: .whole, partial: nil)
+        #expect(machine.state == .sending)
+        _ = machine.attemptEnded(.failed(Self.dropped, wroteBytes: false), canRefresh: false)
+        #expect(machine.state == .waitingToRetry)
+        _ = machine.next(target: .whole, partial: nil)
+        _ = machine.attemptEnded(.bodyFinished(segmentsRunning: true), canRefresh: false)
+        #expect(machine.state == .joining)
+        #expect(machine.segmentsJoined(.incomplete) == nil)
+        #expect(machine.state == .planning)
+        let forbidden = DownloadMachine.Failure(retryable: false, httpStatus: 403, message: "403")
+        _ = machine.attemptEnded(.failed(forbidden, wroteBytes: false), canRefresh: true)
+        #expect(machine.state == .refreshing)
+        #expect(machine.refreshed(true) == nil)
+        #expect(machine.state == .planning)
+        _ = machine.attemptEnded(.complete, canRefresh: false)
+        #expect(machine.state == .finishing)
+        machine.requestStop(.pause)
+        _ = machine.next(target: .whole, partial: nil)
+        #expect(machine.state == .stopping)
     }
 
     @Test func expiredURLIsRefreshedOnceThenTheFailureStands() {
@@ -121,6 +162,30 @@ struct DownloadMachineTests {
         var machine = DownloadMachine(limits: Self.limits)
         let partial = LocalPartial(bytesOnDisk: 100, resourceStart: 100, validators: Self.etag, totalLength: 1000)
         #expect(machine.next(target: .range(.closed(first: 100, last: 199)), partial: partial) == .finish)
+    }
+}
+
+@Suite("RetryBudget")
+struct RetryBudgetTests {
+    static let policy = RetryPolicy(maxRetries: 2, baseDelay: 1, maxDelay: 60)
+
+    @Test func retriesDoubleTheirWaitUntilSpentAndProgressRenewsThem() {
+        var budget = RetryBudget(Self.policy)
+        #expect(budget.spend(retryable: true, progressed: false) == .init(attempt: 1, of: 2, delay: 1))
+        #expect(budget.spend(retryable: true, progressed: false) == .init(attempt: 2, of: 2, delay: 2))
+        #expect(budget.spend(retryable: true, progressed: false) == nil)
+        // bytes reached the disk since: the budget starts again
+        #expect(budget.spend(retryable: true, progressed: true) == .init(attempt: 1, of: 2, delay: 1))
+        budget.renew()
+        #expect(budget.used == 0)
+    }
+
+    @Test func aFailureThatCannotHelpIsNotRetriedAndWaitsHonourTheCapAndRetryAfter() {
+        var budget = RetryBudget(Self.policy)
+        #expect(budget.spend(retryable: false, progressed: false) == nil)
+        #expect(budget.used == 0)
+        #expect(budget.spend(retryable: true, progressed: false, retryAfter: 30)?.delay == 30)
+        #expect(budget.spend(retryable: true, progressed: false, retryAfter: 30, maxDelay: 2)?.delay == 2)
     }
 }
 

@@ -5,8 +5,9 @@ import HaulStore
 
 /// What a body writer reports to the download it writes for, and asks of it.
 protocol BodyWriterHost: AnyObject {
-    /// The response replaces the bytes on disk (a 200 to a request for the rest): give them up.
-    func discardBytes(_ reason: RestartReason) throws(DownloadError)
+    /// The response replaces the bytes on disk (a 200 to a request for the rest): the machine
+    /// counts the restart, and the bytes are given up.
+    func replacePartial(_ reason: RestartReason) throws(DownloadError)
     /// An event for the download's stream.
     func publish(_ event: DownloadEvent)
     /// The body of a response from `url` starts: its first report's speed is measured from here.
@@ -91,7 +92,7 @@ final class BodyWriter: RedirectStopping {
             if body.writeOffset == 0 && output.sink.length > 0 && body.overlap == 0 {
                 let reason =
                     body.restartReason ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0")
-                try host.discardBytes(reason)
+                try host.replacePartial(reason)
                 restartedInPlace = reason
             } else if let reason = body.restartReason {
                 host.publish(.restarted(reason))

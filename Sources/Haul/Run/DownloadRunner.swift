@@ -25,6 +25,8 @@ final class DownloadRunner {
     /// The URL requests start from (the request's, until `urlRefresher` replaces an expired one),
     /// and the one that answered last, after redirects.
     private var urls: (current: URL, final: URL)
+    /// What the run decides: the next action, and every second chance counted.
+    private var machine: DownloadMachine
 
     init(
         request: DownloadRequest, transport: any HTTPTransport, hub: EventHub, control: RunControl,
@@ -41,6 +43,8 @@ final class DownloadRunner {
         }
         figures = RunFigures(request)
         urls = (request.url, request.url)
+        machine = DownloadMachine(
+            limits: DownloadMachine.Limits(retry: request.retry, maxRestarts: Self.maxRestarts, maxRefreshes: Self.maxRefreshes))
     }
 
     private var request: DownloadRequest { setup.request }
@@ -100,10 +104,8 @@ final class DownloadRunner {
     /// Makes attempts until the download completes, stops or fails for good: carries out what the
     /// `DownloadMachine` decides, and tells it what happened.
     private func attemptLoop(_ output: PartialDownload) throws(DownloadError) -> Ending {
-        var machine = DownloadMachine(
-            limits: DownloadMachine.Limits(retry: request.retry, maxRestarts: Self.maxRestarts, maxRefreshes: Self.maxRefreshes))
         var lastError: DownloadError?
-        var action = nextAction(&machine, output)
+        var action = nextAction(output)
         while true {
             switch action {
             case .send(let plan):
@@ -113,15 +115,15 @@ final class DownloadRunner {
                     // Said with the failure: every retry of such a server starts from byte 0 again.
                     lastError = error.retold("\(error.text) (\(reason.message))")
                 }
-                noteStopRequest(&machine)
-                action = machine.attemptEnded(attempt.end, restartedInPlace: attempt.restartedInPlace, canRefresh: canRefresh(output))
+                noteStopRequest()
+                action = machine.attemptEnded(attempt.end, canRefresh: canRefresh(output))
                 continue
             case .joinSegments:
                 let joined = try segments.join(output) { reach throws(DownloadError) in
                     try digest.catchUp(from: output, upTo: reach)
                     try checkpointOrFail()
                 }
-                noteStopRequest(&machine)
+                noteStopRequest()
                 if let then = machine.segmentsJoined(joined) {
                     action = then
                     continue
@@ -152,7 +154,7 @@ final class DownloadRunner {
             case .giveUp(.tooManyRestarts(let reason)):
                 throw DownloadError(.protocolViolation, "gave up after \(Self.maxRestarts) restarts: \(reason.message)")
             }
-            action = nextAction(&machine, output)
+            action = nextAction(output)
         }
     }
 
@@ -168,13 +170,13 @@ final class DownloadRunner {
     }
 
     /// The machine's decision before an attempt, from the bytes on disk and their record.
-    private func nextAction(_ machine: inout DownloadMachine, _ output: PartialDownload) -> DownloadMachine.Action {
-        noteStopRequest(&machine)
+    private func nextAction(_ output: PartialDownload) -> DownloadMachine.Action {
+        noteStopRequest()
         return machine.next(target: request.target, partial: output.localPartial(for: request.url))
     }
 
     /// Passes a pause or cancel on to the machine.
-    private func noteStopRequest(_ machine: inout DownloadMachine) {
+    private func noteStopRequest() {
         if let stop = setup.control.stopRequest { machine.requestStop(stop) }
     }
 
@@ -229,7 +231,7 @@ final class DownloadRunner {
 
     /// Gives up the bytes on disk for a new version: the segments end, the file keeper truncates
     /// (or puts an adopted file back), and the digest starts over.
-    func discardBytes(_ reason: RestartReason) throws(DownloadError) {
+    private func discardBytes(_ reason: RestartReason) throws(DownloadError) {
         segments.stop()
         segments.retire()
         do {
@@ -270,6 +272,12 @@ final class DownloadRunner {
 }
 
 extension DownloadRunner: BodyWriterHost {
+    func replacePartial(_ reason: RestartReason) throws(DownloadError) {
+        // Counted where every restart is: the machine.
+        machine.responseReplacesPartial(reason)
+        try discardBytes(reason)
+    }
+
     func publish(_ event: DownloadEvent) {
         setup.hub.publish(event)
     }

@@ -71,7 +71,9 @@ extension SegmentCoordinator {
 
     /// Fetches one segment from `source` to its end, with that source's `validators` in `If-Range`.
     func fetch(_ index: Int, from source: Int, validators: Validators) -> FetchEnd {
-        var retries = 0
+        // The same rule as the first connection's retries (`DownloadMachine`), waits capped at
+        // 2 s: the other connections carry on meanwhile.
+        var retries = RetryBudget(setup.retry)
         let role: SegmentSource = source == SegmentSources.primary ? .primary : .mirror
         while !abandons(index, from: source) {
             guard
@@ -114,14 +116,14 @@ extension SegmentCoordinator {
                 mirrorFailed(source, reason: "its transfers failed (\(error.message)) \(Self.failuresSaid)")
                 return .reassign
             }
-            if fetcher.wroteBytes == 0 {
-                retries += 1
-                guard retries <= setup.retry.maxRetries else { return .end }
-                // The same interruptible wait as the runner's retries: a pause ends it at once.
-                control.sleep(seconds: min(2, setup.retry.delay(forRetry: retries)))
-            } else {
-                retries = 0
+            if fetcher.wroteBytes > 0 {
+                // A connection that made progress goes on at once, its budget renewed.
+                retries.renew()
+                continue
             }
+            guard let retry = retries.spend(retryable: true, progressed: false, maxDelay: 2) else { return .end }
+            // The same interruptible wait as the runner's retries: a pause ends it at once.
+            control.sleep(seconds: retry.delay)
         }
         return state.withLock { $0.sources.isDropped(source) } ? .reassign : .end
     }

@@ -4,7 +4,10 @@
 /// carries out the action returned. No I/O, no clock: every decision is tested without a network.
 ///
 /// What happens inside one response (which body bytes are compared, written or refused) is
-/// `BodyCursor`'s; what a response head means is `ResponseVerdict`'s.
+/// `BodyCursor`'s; what a response head means is `ResponseVerdict`'s. The one decision taken
+/// inside a response is the machine's: whether a response that replaces the bytes on disk (a 200
+/// to a request for the rest) may do so (`responseReplacesPartial`), so every restart of a run is
+/// counted here, whether it is carried out between attempts or inside one.
 public struct DownloadMachine: Sendable {
     /// How many times each kind of second chance may be taken in one run.
     public struct Limits: Sendable, Equatable {
@@ -115,18 +118,45 @@ public struct DownloadMachine: Sendable {
         case giveUp(GiveUp)
     }
 
+    /// Where the run is: what the last action asked the runner to do.
+    public enum State: Sendable, Equatable {
+        /// Deciding the next request from the bytes on disk (`next`).
+        case planning
+        /// An attempt is out; `attemptEnded` reports how it ended.
+        case sending
+        /// Waiting for the other connections (`segmentsJoined`).
+        case joining
+        /// Waiting before a retry; then `next`.
+        case waitingToRetry
+        /// The bytes on disk are given up; then `next`.
+        case restarting
+        /// Waiting for the URL refresher (`refreshed`).
+        case refreshing
+        /// Putting the file in place: the run is done.
+        case finishing
+        /// Pausing or cancelling, as asked: the run is done.
+        case stopping
+        /// The run failed for good.
+        case gaveUp
+    }
+
     /// The budgets of this run.
     public let limits: Limits
-    private var retries = 0
+    /// Where the run is.
+    public private(set) var state = State.planning
+    private var retries: RetryBudget
     private var restarts = 0
     private var refreshes = 0
     private var stopRequested: Stop?
     /// The failure waiting for the refresher's answer.
     private var refreshing: Failure?
+    /// The restart the current attempt made inside its response.
+    private var inResponse: RestartReason?
 
     /// A machine at the start of a run, no second chance taken yet.
     public init(limits: Limits) {
         self.limits = limits
+        retries = RetryBudget(limits.retry)
     }
 
     /// A pause or cancel arrived; a cancel overrides a pause, never the other way round.
@@ -136,43 +166,50 @@ public struct DownloadMachine: Sendable {
 
     /// Before each attempt: what to send for the bytes on disk, or whether nothing is left to do.
     public mutating func next(target: DownloadTarget, partial: LocalPartial?) -> Action {
-        if let stopRequested { return .stop(stopRequested) }
+        if let stopRequested { return enter(.stop(stopRequested)) }
         switch ResumePlanner.plan(target: target, partial: partial) {
-        case .alreadyComplete: return .finish
+        case .alreadyComplete: return enter(.finish)
         case .discardPartial(let reason): return restart(reason)
-        case .send(let plan): return .send(plan)
+        case .send(let plan):
+            inResponse = nil
+            return enter(.send(plan))
         }
     }
 
+    /// Inside an attempt: the response's head says it replaces the bytes on disk (a 200 with the
+    /// whole file to a request for the rest), and the runner gives them up. Counted as a restart
+    /// against the same budget as every other. Past the budget the response may still finish the
+    /// file (it holds the whole of it), but its failure is not retried.
+    public mutating func responseReplacesPartial(_ reason: RestartReason) {
+        restarts += 1
+        inResponse = reason
+    }
+
     /// After an attempt.
-    /// - Parameters:
-    ///   - restartedInPlace: the attempt gave up the bytes on disk itself, inside its response (a
-    ///     200 with the whole file to a request for the rest): a restart like any other, counted
-    ///     against the same budget, and the bytes it wrote after it replaced what was there, so they
-    ///     do not renew the retry budget.
-    ///   - canRefresh: a URL refresher exists and the download has something to continue.
-    public mutating func attemptEnded(_ end: AttemptEnd, restartedInPlace: RestartReason? = nil, canRefresh: Bool) -> Action {
-        if let reason = restartedInPlace {
-            restarts += 1
-            if restarts > limits.maxRestarts, !end.isFinished { return .giveUp(.tooManyRestarts(reason)) }
-        }
+    /// - Parameter canRefresh: a URL refresher exists and the download has something to continue.
+    ///
+    /// Bytes written after the response replaced the partial (`responseReplacesPartial`) replaced
+    /// what was there, so they do not renew the retry budget.
+    public mutating func attemptEnded(_ end: AttemptEnd, canRefresh: Bool) -> Action {
+        let replaced = inResponse
+        inResponse = nil
+        if let replaced, restarts > limits.maxRestarts, !end.isFinished { return enter(.giveUp(.tooManyRestarts(replaced))) }
         switch end {
         case .bodyFinished(segmentsRunning: true):
-            return .joinSegments
+            return enter(.joinSegments)
         case .bodyFinished, .complete:
-            return .finish
+            return enter(.finish)
         case .restart(let reason):
             return restart(reason)
         case .stopped:
-            return .stop(stopRequested ?? .pause)
+            return enter(.stop(stopRequested ?? .pause))
         case .failed(let failure, let wroteBytes):
-            if wroteBytes, restartedInPlace == nil { retries = 0 }
             if canRefresh, let status = failure.httpStatus, [401, 403, 410].contains(status), refreshes < limits.maxRefreshes {
                 refreshes += 1
                 refreshing = failure
-                return .refreshURL(status: status, attempt: refreshes, of: limits.maxRefreshes)
+                return enter(.refreshURL(status: status, attempt: refreshes, of: limits.maxRefreshes))
             }
-            return retryOrGiveUp(failure)
+            return retryOrGiveUp(failure, progressed: wroteBytes && replaced == nil)
         }
     }
 
@@ -180,30 +217,51 @@ public struct DownloadMachine: Sendable {
     public mutating func refreshed(_ gotURL: Bool) -> Action? {
         guard let failure = refreshing else { return nil }
         refreshing = nil
-        return gotURL ? nil : retryOrGiveUp(failure)
+        if gotURL {
+            state = .planning
+            return nil
+        }
+        return retryOrGiveUp(failure, progressed: false)
     }
 
     /// After the other connections of a segmented download joined. Nil: ask `next` again (the
     /// runner has cut the file back to its contiguous prefix and goes on over one connection).
     public mutating func segmentsJoined(_ end: SegmentsEnd) -> Action? {
-        if let stopRequested { return .stop(stopRequested) }
+        if let stopRequested { return enter(.stop(stopRequested)) }
         switch end {
-        case .complete: return .finish
+        case .complete: return enter(.finish)
         case .restart(let reason): return restart(reason)
-        case .incomplete: return nil
+        case .incomplete:
+            state = .planning
+            return nil
         }
     }
 
     private mutating func restart(_ reason: RestartReason) -> Action {
         restarts += 1
-        guard restarts <= limits.maxRestarts else { return .giveUp(.tooManyRestarts(reason)) }
-        return .restartFromZero(reason)
+        guard restarts <= limits.maxRestarts else { return enter(.giveUp(.tooManyRestarts(reason))) }
+        return enter(.restartFromZero(reason))
     }
 
-    private mutating func retryOrGiveUp(_ failure: Failure) -> Action {
-        guard failure.retryable, retries < limits.retry.maxRetries else { return .giveUp(.lastFailure) }
-        retries += 1
-        let delay = limits.retry.delay(forRetry: retries, retryAfter: failure.retryAfter)
-        return .retry(attempt: retries, of: limits.retry.maxRetries, delay: delay)
+    private mutating func retryOrGiveUp(_ failure: Failure, progressed: Bool) -> Action {
+        guard let retry = retries.spend(retryable: failure.retryable, progressed: progressed, retryAfter: failure.retryAfter) else {
+            return enter(.giveUp(.lastFailure))
+        }
+        return enter(.retry(attempt: retry.attempt, of: retry.of, delay: retry.delay))
+    }
+
+    /// Moves to the state an action puts the run in, and returns the action.
+    private mutating func enter(_ action: Action) -> Action {
+        switch action {
+        case .send: state = .sending
+        case .joinSegments: state = .joining
+        case .finish: state = .finishing
+        case .restartFromZero: state = .restarting
+        case .retry: state = .waitingToRetry
+        case .refreshURL: state = .refreshing
+        case .stop: state = .stopping
+        case .giveUp: state = .gaveUp
+        }
+        return action
     }
 }
