@@ -781,3 +781,44 @@ extension SQLiteTests {
         }
     }
 }
+
+extension SQLiteTests {
+    @Suite("SQLite statement cache")
+    struct StatementCache {
+        @Test(
+            "GIVEN one statement text run again and again WHEN its parameters change, a run fails, or a transaction rolls back THEN every run sees only its own parameters and the database"
+        )
+        func aCachedStatementRunsAgainCleanly() throws {
+            let (directory, path) = try freshDatabasePath()
+            defer { withExtendedLifetime(directory) {} }
+            let db = try SQLiteConnection(path: path)
+            try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+            for id in 1...100 {
+                try db.execute("INSERT INTO t(id, name) VALUES (?, ?)", [.integer(Int64(id)), .text("n\(id)")])
+            }
+            // The same query text with other parameters reads other rows.
+            for id in [7, 42, 99] {
+                let rows = try db.query("SELECT name FROM t WHERE id = ?", [.integer(Int64(id))])
+                #expect(rows.map { $0.string("name") } == ["n\(id)"])
+            }
+            // A failed run (a duplicate key) leaves the statement usable for the next.
+            #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO t(id, name) VALUES (?, ?)", [.integer(1), .text("again")]) }
+            try db.execute("INSERT INTO t(id, name) VALUES (?, ?)", [.integer(101), .text("n101")])
+            // A rolled-back transaction of cached statements leaves nothing, and the next commits.
+            #expect(throws: Boom.self) {
+                try db.transaction {
+                    try db.execute("INSERT INTO t(id, name) VALUES (?, ?)", [.integer(102), .text("gone")])
+                    throw Boom()
+                }
+            }
+            try db.transaction { try db.execute("INSERT INTO t(id, name) VALUES (?, ?)", [.integer(103), .text("n103")]) }
+            #expect(try count(db, "t") == 102)
+            #expect(try db.query("SELECT name FROM t WHERE id = ?", [.integer(102)]).isEmpty)
+            // A second connection sees every commit: no cached statement holds a read snapshot open.
+            let other = try SQLiteConnection(path: path)
+            #expect(try count(other, "t") == 102)
+            try db.execute("INSERT INTO t(id, name) VALUES (?, ?)", [.integer(104), .text("n104")])
+            #expect(try count(other, "t") == 103)
+        }
+    }
+}

@@ -26,9 +26,10 @@ public struct OutputLayout: Sendable, Equatable {
     public var rejectedPath: String {
         String(partialPath.dropLast(Self.partialSuffix.count)) + ".haul-rejected"
     }
-    /// The lock that gives one run at a time the right to write the partial.
+    /// The directory's lock file, in which one byte per destination gives one run at a time the
+    /// right to write the partial (see `DestinationLock`).
     public var lockPath: String {
-        String(partialPath.dropLast(Self.partialSuffix.count)) + Self.lockSuffix
+        directory + "/" + Self.lockSuffix
     }
 
     /// The one rule for where a download's files live, for the runner and the queue alike; nil for

@@ -176,7 +176,7 @@ extension PartialDownload {
     /// Removes the partial a cancelled queue item left, if it is still the file its record names
     /// (`owned`) and no run holds its lock.
     public static func deleteOwnedPartial(_ layout: OutputLayout, owned: FileIdentity) {
-        guard let lock = try? DestinationLock(path: layout.lockPath) else { return }
+        guard let lock = try? DestinationLock(path: layout.lockPath, key: layout.partialPath) else { return }
         defer { lock.release() }
         guard let current = FileIdentity.of(layout.partialPath), current.device == owned.device, current.inode == owned.inode else { return }
         unlink(layout.partialPath)

@@ -55,7 +55,7 @@ extension PartialDownload {
         try createDirectory(layout.directory)
         let lock: DestinationLock
         do {
-            lock = try DestinationLock(path: layout.lockPath)
+            lock = try DestinationLock(path: layout.lockPath, key: layout.partialPath)
         } catch {
             throw OutputError(error.kind == .conflict ? .destinationExists : .io, SettingText(error.message), path: layout.finalPath, systemError: error.code)
         }

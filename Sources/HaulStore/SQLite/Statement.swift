@@ -1,20 +1,25 @@
 import CSQLite
 import Foundation
 
-/// A prepared SQL statement, finalized when the object goes away.
+/// A prepared SQL statement, finalized when the object goes away (a statement of the
+/// connection's cache goes with its connection).
 ///
 /// Belongs to the connection that prepared it and, like it, must stay on one thread at a time.
 /// Parameter indexes are 1-based (as in SQL); column indexes are 0-based (as in SQLite's C API).
 public final class Statement {
     /// The SQL this statement was prepared from.
     public let sql: String
-    /// Kept so the connection outlives its statements: `sqlite3_close_v2` would otherwise leave a zombie.
-    private let connection: SQLiteConnection
+    /// Kept so the connection outlives its statements: `sqlite3_close_v2` would otherwise leave a
+    /// zombie. Nil for a statement of the connection's own cache, which it finalizes itself.
+    private let owner: SQLiteConnection?
+    /// The connection, for its error messages.
+    private unowned let connection: SQLiteConnection
     private let handle: OpaquePointer
     /// Whether the latest `step()` failed, so the next `sqlite3_reset` repeats that failure.
     private var lastStepFailed = false
 
-    init(connection: SQLiteConnection, handle: OpaquePointer, sql: String) {
+    init(connection: SQLiteConnection, handle: OpaquePointer, sql: String, cached: Bool = false) {
+        self.owner = cached ? nil : connection
         self.connection = connection
         self.handle = handle
         self.sql = sql
