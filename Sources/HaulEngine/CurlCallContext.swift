@@ -3,9 +3,10 @@
     import Foundation
     import HaulCore
 
-    /// Per-transfer state shared by libcurl's callbacks; lives on the stack of `CurlTransport.perform`.
+    /// Per-transfer state shared by libcurl's callbacks; lives as long as its transfer.
     ///
-    /// All callbacks run on the thread inside `curl_easy_perform`, so no locking is needed.
+    /// All callbacks run on one thread, the one inside `curl_easy_perform` or the event loop's
+    /// (`CurlMultiLoop`), while the caller waits, so no locking is needed.
     final class CurlCallContext {
         /// A response head larger than this is refused: no legitimate download needs more.
         static let maxHeaderBytes = 64 * 1024
@@ -106,6 +107,13 @@
                 stoppedByHandler = true
                 return false
             }
+            return true
+        }
+
+        /// Whether the handler asks to end the transfer (looked at by the event loop when it wakes).
+        func abortIfAsked() -> Bool {
+            guard handler.transferShouldAbort() else { return false }
+            stoppedByHandler = true
             return true
         }
 

@@ -51,13 +51,14 @@
         static let netrcFile = CurlOption(CURLOPT_NETRC_FILE, "CURLOPT_NETRC_FILE")
         static let suppressConnectHeaders = CurlOption(CURLOPT_SUPPRESS_CONNECT_HEADERS, "CURLOPT_SUPPRESS_CONNECT_HEADERS")
         static let httpVersion = CurlOption(CURLOPT_HTTP_VERSION, "CURLOPT_HTTP_VERSION")
+        static let share = CurlOption(CURLOPT_SHARE, "CURLOPT_SHARE")
 
         /// Every option Haul sets; a test checks each name against libcurl's own.
         static let all: [CurlOption] = [
             errorBuffer, url, protocols, noSignal, followLocation, bufferSize, tcpKeepAlive, httpGet, noBody,
             customRequest, postFieldSize, copyPostFields, httpHeader, connectTimeout, verifyPeer, verifyHost,
             caInfo, headerFunction, headerData, writeFunction, writeData, xferInfoFunction, xferInfoData,
-            noProgress, proxy, noProxy, proxyCAInfo, proxyVerifyPeer, proxyVerifyHost, netrc, netrcFile,
+            noProgress, proxy, noProxy, proxyCAInfo, proxyVerifyPeer, proxyVerifyHost, netrc, netrcFile, share,
             suppressConnectHeaders, httpVersion,
         ]
     }

@@ -37,6 +37,38 @@
             return outcome(code, handle: handle, context: context, request: request, options: options)
         }
 
+        /// The transfer on the process's event loop (`CurlMultiLoop`): no thread waits for it. A
+        /// handler that may block runs on a thread of its own instead, so its waits hold up no other
+        /// transfer.
+        public func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async
+            -> TransferOutcome
+        {
+            guard !handlerMayBlock, let loop = CurlMultiLoop.shared else {
+                return await performOnThread(request, options: options, handler: handler)
+            }
+            guard let handle = takeHandle() else {
+                return .failed(TransportError(.other, "libcurl could not create a transfer handle"))
+            }
+            let context = CurlCallContext(handler: handler, stallTimeout: options.stallTimeout)
+            let headerList: CurlHeaderList
+            do {
+                headerList = try configure(handle, request, options, context)
+            } catch {
+                giveBack(handle)
+                return Self.outcome(refused: error)
+            }
+            let code = await withCheckedContinuation { (continuation: CheckedContinuation<CURLcode, Never>) in
+                loop.add(CurlMultiLoop.Transfer(handle: handle, context: context, keepAlive: headerList) { continuation.resume(returning: $0) })
+            }
+            let result = outcome(code, handle: handle, context: context, request: request, options: options)
+            giveBack(handle)
+            return result
+        }
+
+        public func wake() {
+            CurlMultiLoop.shared?.wake()
+        }
+
         /// A refused option ends the transfer before anything is sent; retrying with the same libcurl
         /// would be refused the same way.
         static func outcome(refused error: CurlOptionError) -> TransferOutcome {
@@ -77,6 +109,9 @@
             // Checked like every option: a libcurl that ignored it would let a URL reach file://, ftp://...
             try handle.set(.protocols, "http,https")
             try handle.set(.noSignal, 1)
+            if let share = CurlShare.handle {
+                try handle.set(.share, pointer: share)
+            }
             try handle.set(.followLocation, 0)
             try handle.set(.bufferSize, bufferSize)
             try handle.set(.tcpKeepAlive, 1)

@@ -1,9 +1,12 @@
+import Foundation
 import HaulCore
 
 /// The seam between download logic and the network: one request, one response, no redirects followed.
 ///
-/// `perform` blocks the calling thread until the response ends; Haul runs it on a thread of its own,
-/// never on the Swift concurrency pool. The handler sees the final response head once, then the
+/// `perform` blocks the calling thread until the response ends; `transfer` suspends the calling
+/// task instead (the libcurl engine runs every such transfer of a process on one event loop,
+/// `CurlMultiLoop`; other transports run `perform` on a thread of their own by default). The
+/// handler sees the final response head once, then the
 /// body in chunks: one call at a time, never after `perform` returned (libcurl calls it on the
 /// thread of `perform`, URLSession on its delegate queue). Writing each chunk before returning is
 /// what gives backpressure where the transport has it (`hasBackpressure`): it reads no more from
@@ -13,14 +16,55 @@ public protocol HTTPTransport: Sendable {
     /// followed), and returns when the response has ended, failed, or the handler stopped it.
     func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome
 
+    /// `perform` without blocking a thread: the task is suspended until the response has ended.
+    /// The handler's calls come one at a time on the transport's own thread, never after this
+    /// returns. A handler that may block (a speed limit's waits) is given `handlerMayBlock`, and
+    /// then has a thread of its own rather than holding up other transfers.
+    func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async -> TransferOutcome
+
     /// Whether the transport reads no more from the network while the handler is busy with a
     /// chunk: what keeps memory constant on a slow disk, and what a speed limit works through.
     var hasBackpressure: Bool { get }
+
+    /// A stop was requested: a transport that waits for its handler's answer on its own schedule
+    /// looks now.
+    func wake()
 }
 
 extension HTTPTransport {
     /// Transports wait for their handler unless they say otherwise.
     public var hasBackpressure: Bool { true }
+
+    /// By default `perform` on a thread of its own.
+    public func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async
+        -> TransferOutcome
+    {
+        await performOnThread(request, options: options, handler: handler)
+    }
+
+    /// `perform` on a new thread, the task suspended meanwhile.
+    public func performOnThread(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) async -> TransferOutcome {
+        let work = UncheckedTransfer(transport: self, request: request, options: options, handler: handler)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<TransferOutcome, Never>) in
+            let thread = Thread {
+                continuation.resume(returning: work.transport.perform(work.request, options: work.options, handler: work.handler))
+            }
+            thread.name = "haul-transfer"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Nothing to wake by default: `transferShouldAbort` is asked as the transfer goes.
+    public func wake() {}
+}
+
+/// A transfer handed to another thread: the handler is used there alone while its caller waits.
+private struct UncheckedTransfer: @unchecked Sendable {
+    let transport: any HTTPTransport
+    let request: TransferRequest
+    let options: TransferOptions
+    let handler: any TransferHandler
 }
 
 /// Receives one response: one call at a time, none after `perform` returned.

@@ -85,9 +85,10 @@ public final class Download: Sendable {
 
     private func launch() {
         control.clearPause()
-        let thread = Thread { [self] in
+        // A task, not a thread: the transfer waits on the transport's event loop.
+        Task { [self] in
             while true {
-                let ending = DownloadRunner(request: request, transport: transport, hub: hub, control: control).run()
+                let ending = await DownloadRunner(request: request, transport: transport, hub: hub, control: control).run()
                 let again = runner.withLock { state -> Bool in
                     if ending == .paused && state.resumeRequested {
                         state.resumeRequested = false
@@ -101,9 +102,6 @@ public final class Download: Sendable {
                 control.clearPause()
             }
         }
-        thread.name = "haul-download"
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 }
 

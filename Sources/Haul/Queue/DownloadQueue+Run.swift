@@ -27,10 +27,10 @@ extension DownloadQueue {
         leases.start()
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<workers {
+                // A task each, not a thread: transfers wait on the transport's event loop, store
+                // calls and syncs on `BlockingWork`'s pool.
                 group.addTask {
-                    await Self.onThread(name: "haul-worker-\(index)") {
-                        self.work(index, options, ids, runState, ClaimRules(maxPerHost: maxPerHost))
-                    }
+                    await self.work(index, options, ids, runState, ClaimRules(maxPerHost: maxPerHost))
                 }
             }
         }
@@ -59,19 +59,24 @@ extension DownloadQueue {
     /// secrets out is followed by a truncation of the write-ahead log (at most one a second, none
     /// for downloads that had no secret), so their copies do not wait for the end of the run. In a long-running run
     /// (`options.concurrency`), a worker beyond the limit, or one that found nothing, waits.
-    private func work(_ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState, _ rules: ClaimRules) {
+    private func work(_ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState, _ rules: ClaimRules) async {
         var pending: [QueueSettlement] = []
         while true {
             let draining = live.withLock { $0.draining }
+            let wakeUps = options.concurrency?.wakeUps
             if let concurrency = options.concurrency, !draining, index >= concurrency.limit {
-                if !pending.isEmpty { settleOnly(&pending) }
-                concurrency.idle(seconds: 2)
+                if !pending.isEmpty { pending = await BlockingWork.run { [pending] in settleOnly(pending) } }
+                await concurrency.idle(seconds: 2)
                 continue
             }
             let claimed: StoredDownload?
             do {
-                claimed = try store.claimNext(for: owner, among: draining ? [] : ids, settling: pending, rules: rules)
-                if !pending.isEmpty { store.forgetRemovedSecretsSoon() }
+                let settling = pending
+                claimed = try await BlockingWork.run { () throws(StoreError) -> StoredDownload? in
+                    let next = try store.claimNext(for: owner, among: draining ? [] : ids, settling: settling, rules: rules)
+                    if !settling.isEmpty { store.forgetRemovedSecretsSoon() }
+                    return next
+                }
                 pending = []
             } catch {
                 // A store locked by another process, or a database server away for longer than its
@@ -84,33 +89,40 @@ extension DownloadQueue {
                 if draining { return }
                 if store.isShared {
                     // Wake on a NOTIFY (an item queued anywhere), or in time to take over an expired lease.
-                    guard options.concurrency != nil || (try? store.hasPendingWork(among: ids)) != false else { return }
-                    store.waitForWork(seconds: min(2, store.leaseSeconds / 2))
+                    let store = self.store
+                    let keepsWaiting = await BlockingWork.onThread(name: "haul-wait-for-work") { () -> Bool in
+                        guard options.concurrency != nil || (try? store.hasPendingWork(among: ids)) != false else { return false }
+                        store.waitForWork(seconds: min(2, store.leaseSeconds / 2))
+                        return true
+                    }
+                    if !keepsWaiting { return }
                     continue
                 }
                 guard let concurrency = options.concurrency else { return }
                 // Nothing to claim: wait for an item added here (a wake-up) or by another process.
-                concurrency.idle(seconds: 2)
+                await concurrency.idle(seconds: 2, since: wakeUps)
                 continue
             }
             live.withLock { $0.epochs[item.id] = item.leaseEpoch }
-            let ending = runItem(item, options, run)
+            let ending = await runItem(item, options, run)
             pending = [settle(ending, of: item, run)]
         }
     }
 
-    /// Hands settlements to the store without claiming (a worker about to wait).
-    private func settleOnly(_ pending: inout [QueueSettlement]) {
+    /// Hands settlements to the store without claiming (a worker about to wait); returns those
+    /// still to hand over.
+    private func settleOnly(_ pending: [QueueSettlement]) -> [QueueSettlement] {
         do {
             _ = try store.claimNext(for: owner, among: [], settling: pending)
             store.forgetRemovedSecretsSoon()
-            pending = []
+            return []
         } catch {
             // Kept for the next claim.
+            return pending
         }
     }
 
-    private func runItem(_ item: StoredDownload, _ options: QueueRunOptions, _ run: RunState) -> DownloadRunner.Ending {
+    private func runItem(_ item: StoredDownload, _ options: QueueRunOptions, _ run: RunState) async -> DownloadRunner.Ending {
         let control = RunControl()
         let hub = hub(for: item.id, fresh: true)
         live.withLock { state in
@@ -137,7 +149,7 @@ extension DownloadQueue {
             request: request, transport: transport, hub: hub, control: control,
             records: { _ in store.resumeRecord(for: item) },
             deferDirectorySync: { directory in run.directories.withLock { _ = $0.insert(directory) } })
-        return runner.run()
+        return await runner.run()
     }
 
     /// Counts the outcome at once; returns what the store must learn with the next claim.
@@ -242,19 +254,6 @@ extension DownloadQueue {
         }
         guard let snapshot else { return }
         for subscriber in subscribers { subscriber.yield(snapshot) }
-    }
-
-    /// Runs blocking work on a thread of its own, never on the cooperative pool.
-    static func onThread(name: String, _ body: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
-                body()
-                continuation.resume()
-            }
-            thread.name = name
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
     }
 }
 

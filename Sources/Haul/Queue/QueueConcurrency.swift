@@ -10,7 +10,7 @@ public final class QueueConcurrency: Sendable {
     /// Workers a run starts; at most this many downloads run at once, whatever `limit` says.
     public let maximum: Int
     private let current: Atomic<Int>
-    private let condition = NSConditionBox()
+    private let signal = AsyncSignal()
 
     /// `limit` downloads at once (at least 1), never more than `maximum` workers.
     public init(limit: Int, maximum: Int = 16) {
@@ -29,33 +29,14 @@ public final class QueueConcurrency: Sendable {
 
     /// Wakes every idle worker (an item was added or resumed, the limit changed, the run stops).
     public func wake() {
-        condition.broadcast()
+        signal.notify()
     }
 
-    /// Waits for a wake-up or `seconds`, whichever comes first.
-    func idle(seconds: Double) {
-        condition.wait(seconds: seconds)
-    }
-}
+    /// Counts wake-ups: read before looking for work, passed to `idle`, so a wake-up in between is not lost.
+    var wakeUps: Int { signal.generation }
 
-/// NSCondition with its generation counter, so a wake-up between a worker's check and its wait is
-/// not lost. `@unchecked Sendable`: every field is used under the condition's own lock.
-final class NSConditionBox: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var generation = 0
-
-    func broadcast() {
-        condition.lock()
-        generation += 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func wait(seconds: Double) {
-        condition.lock()
-        let seen = generation
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while generation == seen, condition.wait(until: deadline) {}
-        condition.unlock()
+    /// Waits for a wake-up (since `seen`) or `seconds`, whichever comes first, holding no thread.
+    func idle(seconds: Double, since seen: Int? = nil) async {
+        await signal.wait(seconds: seconds, since: seen)
     }
 }

@@ -50,13 +50,15 @@ struct AttemptResult {
     /// Sends `first`, follows its redirects by `policy` on `transport`, and has the writer
     /// `writer` makes for the final hop judge and write the response.
     static func run(
-        _ first: TransferRequest, policy: RedirectPolicy, transport: any HTTPTransport, options: TransferOptions,
+        _ first: TransferRequest, policy: RedirectPolicy, transport: any HTTPTransport, options: TransferOptions, handlerMayBlock: Bool,
         writer: (TransferRequest) -> BodyWriter
-    ) -> AttemptResult {
+    ) async -> AttemptResult {
         // The request that reaches the server is the final hop of the chain: every further
         // connection (segments) is derived from it, so it carries what the policy left of the
         // user's headers, method and body, never the originals.
-        switch RedirectFollower.follow(first, policy: policy, transport: transport, options: options, handler: writer) {
+        let followed = await RedirectFollower.follow(
+            first, policy: policy, transport: transport, options: options, handlerMayBlock: handlerMayBlock, handler: writer)
+        switch followed {
         case .answered(let outcome, let handler, _):
             return AttemptResult(
                 outcome: handler.finalOutcome(outcome), wroteBytes: handler.bodyBytesWritten > 0, segmentsRunning: handler.segmentsRunning,

@@ -3,11 +3,13 @@ import HaulCore
 import HaulEngine
 import HaulStore
 
-/// Runs one download to its end on a thread of its own: a loop over what the `DownloadMachine`
-/// decides, carried out by the parts that own each kind of state: the file keeper
-/// (`PartialDownload`), the digest (`DigestCheck`), the extra connections (`SegmentDriver`), the
-/// credential files and their transport (`RunCredentials`), the figures (`RunFigures`). Confined
-/// to that thread: the outside world talks to it through `RunControl`, hears it through `EventHub`.
+/// Runs one download to its end as a task: a loop over what the `DownloadMachine` decides, carried
+/// out by the parts that own each kind of state: the file keeper (`PartialDownload`), the digest
+/// (`DigestCheck`), the extra connections (`SegmentDriver`), the credential files and their
+/// transport (`RunCredentials`), the figures (`RunFigures`). No thread is its own: its transfers
+/// go through the transport's event loop (`transfer`), its blocking steps (opening, syncing,
+/// committing) to `BlockingWork`'s small pool, and it is confined to its task (one step at a
+/// time). The outside world talks to it through `RunControl`, hears it through `EventHub`.
 final class DownloadRunner {
     /// Restarts from byte 0 allowed in one run before the resource is declared too unstable.
     static let maxRestarts = 3
@@ -50,32 +52,42 @@ final class DownloadRunner {
     private var request: DownloadRequest { setup.request }
 
     @discardableResult
-    func run() -> Ending {
+    func run() async -> Ending {
         // The lock is released before the terminal event, so whoever hears it can start another
         // run on the destination; this is the safety net for the other ways out.
         defer { output?.release() }
+        // A pause or cancel wakes the transport, so a transfer waiting for bytes ends at once.
+        let transport = credentials.transport
+        let wake = setup.control.observe { transport.wake() }
+        defer { setup.control.stopObserving(wake) }
         do throws(DownloadError) {
             if request.rateLimiter?.isLimiting == true, !credentials.transport.hasBackpressure {
                 // The limiter slows the handler, not the network: such a transport would queue the file in memory.
                 throw DownloadError(.engine, "this engine cannot keep a speed limit: it reads on while a chunk is written (use \(setting: .curlEngine))")
             }
-            try credentials.open()
-            let output: PartialDownload
-            do {
-                // The file keeper decides what to do with what an earlier run left.
-                output = try PartialDownload.open(request.outputRequest, records: setup.records)
-            } catch {
-                throw DownloadError(error)
-            }
+            let output = try await BlockingWork.run { () throws(DownloadError) in try open() }
             self.output = output
-            try digest.start(output)
+            // The digest starts from what is on disk (reading it back when a partial is resumed).
+            try await BlockingWork.run { () throws(DownloadError) in try digest.start(output) }
             // A segmented partial holds segments past its sequential prefix too.
             figures.resumedFrom = output.bytesOnDisk
             setup.hub.publish(.started(setup.started(output)))
-            if output.alreadyInPlace { return .completed(try finish(output)) }
-            return try attemptLoop(output)
+            if output.alreadyInPlace { return .completed(try await finish(output)) }
+            return try await attemptLoop(output)
         } catch {
-            return failed(error)
+            let failure = error
+            return await BlockingWork.run { failed(failure) }
+        }
+    }
+
+    /// Opens the credential files and the output: the file keeper decides what to do with what
+    /// an earlier run left.
+    private func open() throws(DownloadError) -> PartialDownload {
+        try credentials.open()
+        do {
+            return try PartialDownload.open(request.outputRequest, records: setup.records)
+        } catch {
+            throw DownloadError(error)
         }
     }
 
@@ -103,13 +115,13 @@ final class DownloadRunner {
 
     /// Makes attempts until the download completes, stops or fails for good: carries out what the
     /// `DownloadMachine` decides, and tells it what happened.
-    private func attemptLoop(_ output: PartialDownload) throws(DownloadError) -> Ending {
+    private func attemptLoop(_ output: PartialDownload) async throws(DownloadError) -> Ending {
         var lastError: DownloadError?
         var action = nextAction(output)
         while true {
             switch action {
             case .send(let plan):
-                let attempt = send(plan, output)
+                let attempt = await send(plan, output)
                 lastError = attempt.error.map { setup.redaction.redacted($0, currentURL: urls.current) }
                 if let reason = attempt.restartedInPlace, let error = lastError {
                     // Said with the failure: every retry of such a server starts from byte 0 again.
@@ -119,25 +131,24 @@ final class DownloadRunner {
                 action = machine.attemptEnded(attempt.end, canRefresh: canRefresh(output))
                 continue
             case .joinSegments:
-                let joined = try segments.join(output) { reach throws(DownloadError) in
-                    try digest.catchUp(from: output, upTo: reach)
-                    try checkpointOrFail()
-                }
+                // A wait that lasts as long as the other connections run: a thread of its own.
+                let joined = try await BlockingWork.onThread(name: "haul-join") { joinSegments(output) }.get()
                 noteStopRequest()
                 if let then = machine.segmentsJoined(joined) {
                     action = then
                     continue
                 }
             case .finish:
-                return .completed(try finish(output))
+                return .completed(try await finish(output))
             case .restartFromZero(let reason):
-                try discardBytes(reason)
+                try await BlockingWork.run { () throws(DownloadError) in try discardBytes(reason) }
             case .retry(let attempt, let maxRetries, let delay):
-                try checkpointOrFail()
+                try await BlockingWork.run { () throws(DownloadError) in try checkpointOrFail() }
                 setup.hub.publish(.retrying(RetryInfo(attempt: attempt, maxRetries: maxRetries, delay: delay, reason: lastError?.message ?? "retrying")))
-                setup.control.sleep(seconds: delay)
+                await setup.control.pause(seconds: delay)
             case .refreshURL(let status, let attempt, let maxRefreshes):
-                let fresh = request.urlRefresher.flatMap { [current = urls.current] refresh in Self.awaited { await refresh(current, status) } }
+                var fresh: URL?
+                if let refresh = request.urlRefresher { fresh = await refresh(urls.current, status) }
                 if let fresh {
                     urls.current = fresh
                     let reason = "\(lastError?.message ?? "HTTP \(status)"); continuing from a fresh URL"
@@ -148,7 +159,7 @@ final class DownloadRunner {
                     continue
                 }
             case .stop(let stop):
-                return try self.stop(output, stop)
+                return try await BlockingWork.run { () throws(DownloadError) in try self.stop(output, stop) }
             case .giveUp(.lastFailure):
                 throw lastError ?? DownloadError(.network, "the download failed")
             case .giveUp(.tooManyRestarts(let reason)):
@@ -158,11 +169,25 @@ final class DownloadRunner {
         }
     }
 
+    /// Waits for the other connections, catching the digest up and checkpointing as they go.
+    private func joinSegments(_ output: PartialDownload) -> Result<DownloadMachine.SegmentsEnd, DownloadError> {
+        do throws(DownloadError) {
+            return .success(
+                try segments.join(output) { reach throws(DownloadError) in
+                    try digest.catchUp(from: output, upTo: reach)
+                    try checkpointOrFail()
+                })
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// One attempt: the planned request, its redirects, and a body writer for its response.
-    private func send(_ plan: RequestPlan, _ output: PartialDownload) -> AttemptResult {
-        AttemptResult.run(
+    private func send(_ plan: RequestPlan, _ output: PartialDownload) async -> AttemptResult {
+        // A speed limit waits inside the handler: such a transfer gets a thread of its own.
+        await AttemptResult.run(
             request.transferRequest(to: urls.current).asking(for: plan), policy: setup.redirects, transport: credentials.transport,
-            options: request.transfer
+            options: request.transfer, handlerMayBlock: request.rateLimiter?.isLimiting == true
         ) { sent in
             BodyWriter(
                 host: self, request: request, digest: digest, segments: segments, control: setup.control, plan: plan, output: output, sent: sent)
@@ -207,7 +232,11 @@ final class DownloadRunner {
 
     /// Verifies the digest, has the file keeper put the file in place in the durability order,
     /// and reports the completion.
-    private func finish(_ output: PartialDownload) throws(DownloadError) -> DownloadCompletion {
+    private func finish(_ output: PartialDownload) async throws(DownloadError) -> DownloadCompletion {
+        try await BlockingWork.run { () throws(DownloadError) in try finishNow(output) }
+    }
+
+    private func finishNow(_ output: PartialDownload) throws(DownloadError) -> DownloadCompletion {
         // Before the file is put in place: a jar that cannot be written fails the download with
         // its bytes kept, and the next run finishes it.
         try credentials.saveJar()

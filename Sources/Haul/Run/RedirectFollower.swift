@@ -22,17 +22,19 @@ enum RedirectFollower {
         case stopped
     }
 
-    /// Sends `first` on `transport` and follows its redirects; `handler` makes the handler of each hop.
+    /// Sends `first` on `transport` and follows its redirects; `handler` makes the handler of each
+    /// hop (`handlerMayBlock`: its handlers may wait, e.g. for a speed limit, so the transport
+    /// gives them a thread of their own).
     static func follow<Handler: RedirectStopping>(
-        _ first: TransferRequest, policy: RedirectPolicy, transport: any HTTPTransport, options: TransferOptions,
+        _ first: TransferRequest, policy: RedirectPolicy, transport: any HTTPTransport, options: TransferOptions, handlerMayBlock: Bool,
         goesOn: () -> Bool = { true }, handler: (TransferRequest) -> Handler
-    ) -> Ending<Handler> {
+    ) async -> Ending<Handler> {
         var request = first
         let originalOrigin = request.origin
         var visited = [request.url]
         while goesOn() {
             let hop = handler(request)
-            let outcome = transport.perform(request, options: options, handler: hop)
+            let outcome = await transport.transfer(request, options: options, handler: hop, handlerMayBlock: handlerMayBlock)
             guard let redirect = hop.redirectHead else { return .answered(outcome, hop, request) }
             do throws(RedirectError) {
                 request = try policy.nextRequest(after: request, head: redirect, originalOrigin: originalOrigin, visited: visited)

@@ -14,6 +14,8 @@ final class RunControl: Sendable {
 
     private let value = Atomic<Int>(0)
     private let wakeUp = DispatchSemaphore(value: 0)
+    /// Ends a task's wait before a retry at once when a request arrives.
+    private let signal = AsyncSignal()
     /// Told of every request (a segmented download's waits end at once).
     private let observers = Mutex<(next: Int, all: [Int: @Sendable () -> Void])>((0, [:]))
 
@@ -26,6 +28,7 @@ final class RunControl: Sendable {
             current = original
         }
         wakeUp.signal()
+        signal.notify()
         for observer in observers.withLock({ Array($0.all.values) }) { observer() }
     }
 
@@ -61,6 +64,11 @@ final class RunControl: Sendable {
         case .cancel: return .cancel
         case .cancelAndDelete: return .cancelAndDelete
         }
+    }
+
+    /// Waits up to `seconds` without holding a thread, ending early when a request arrives.
+    func pause(seconds: Double) async {
+        await signal.wait(seconds: seconds) { [self] in shouldStop }
     }
 
     /// Sleeps up to `seconds`, returning early when a request arrives.

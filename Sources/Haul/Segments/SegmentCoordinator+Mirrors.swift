@@ -26,8 +26,12 @@ extension SegmentCoordinator {
         let checker = { [self] (_: TransferRequest) in
             MirrorProbeChecker(file: file, plan: plan, wholeFile: setup.wholeFileDigest) { [self] in shouldStop }
         }
-        let followed = RedirectFollower.follow(
-            first, policy: setup.redirects, transport: transport, options: setup.transfer, goesOn: { !shouldStop }, handler: checker)
+        // On this connection's own thread; the probe itself goes through the transport's event loop.
+        let followed = BlockingWork.waitFor {
+            await RedirectFollower.follow(
+                first, policy: setup.redirects, transport: transport, options: setup.transfer, handlerMayBlock: false, goesOn: { !shouldStop },
+                handler: checker)
+        }
         switch followed {
         case .stopped:
             return nil

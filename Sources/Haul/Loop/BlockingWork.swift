@@ -1,0 +1,106 @@
+import Foundation
+import Synchronization
+
+/// Where a download's blocking steps run (opening and syncing files, committing to the store):
+/// a small fixed pool of threads, so that no thread of Swift's cooperative pool (one per core)
+/// waits for a disk or a database, and no download needs a thread of its own. Work that waits for
+/// a long time (a segmented download joining its connections) gets a thread of its own instead
+/// (`onThread`), so it never holds a pool thread.
+enum BlockingWork {
+    /// Threads in the pool: enough for the syncs of a batch's finishing files to overlap.
+    static let width = 4
+
+    /// Runs `body` on a pool thread; the task is suspended until it returns. `body` may touch
+    /// state of the calling task: that task does nothing else meanwhile.
+    static func run<T, E: Error>(_ body: () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withoutActuallyEscaping(body) { escaping in
+            let work = Unchecked(escaping)
+            return await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
+                let done = Unchecked(continuation)
+                pool.submit {
+                    let outcome: Result<T, E>
+                    do throws(E) {
+                        outcome = .success(try work.value())
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    done.value.resume(returning: outcome)
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` on a thread of its own (a wait that may last, which must not hold a pool thread).
+    static func onThread<T>(name: String, _ body: () -> T) async -> T {
+        await withoutActuallyEscaping(body) { escaping in
+            let work = Unchecked(escaping)
+            return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+                let done = Unchecked(continuation)
+                let thread = Thread {
+                    done.value.resume(returning: work.value())
+                }
+                thread.name = name
+                thread.stackSize = 1 << 20
+                thread.start()
+            }
+        }
+    }
+
+    /// Waits on this thread (one of the download's own, never the cooperative pool's) for async
+    /// work: a segment connection's mirror probe, which goes through the event loop.
+    static func waitFor<T>(_ body: () async -> T) -> T {
+        withoutActuallyEscaping(body) { escaping in
+            let work = Unchecked(escaping)
+            let result = ResultBox<T>()
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                result.value = await work.value()
+                done.signal()
+            }
+            done.wait()
+            // Set before the signal, read after it.
+            guard let value = result.value else { preconditionFailure("the awaited work ended without a result") }
+            return value
+        }
+    }
+
+    private static let pool = WorkerPool(width: width)
+}
+
+/// The result of work another thread did, read once the semaphore said it is there.
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}
+
+/// A value handed to another thread while its owner waits for that thread to finish with it.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// Fixed threads taking jobs from one queue, started on first use.
+private final class WorkerPool: Sendable {
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let ready = DispatchSemaphore(value: 0)
+
+    init(width: Int) {
+        for index in 0..<width {
+            let thread = Thread { [self] in
+                while true {
+                    ready.wait()
+                    let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+                    job?()
+                }
+            }
+            thread.name = "haul-blocking-\(index)"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.append(job) }
+        ready.signal()
+    }
+}
