@@ -63,7 +63,7 @@ let package = Package(
         // `haul serve`: aria2's JSON-RPC over HTTP and WebSocket, and the dashboard, on the queue.
         .target(
             name: "HaulServe",
-            dependencies: ["Haul", "HaulCore", "HaulStore", "HaulRPC", "HaulChecksum", "CHaulSystem"],
+            dependencies: ["Haul", "HaulCore", "HaulRPC", "HaulChecksum", "CHaulSystem"],
             resources: [
                 .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/dashboard.css"),
             ]
