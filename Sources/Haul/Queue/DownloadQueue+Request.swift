@@ -33,15 +33,9 @@ extension DownloadQueue {
         if request.urlRefresher != nil {
             throw DownloadError(.usage, "a URL refresher is code, which the queue cannot store; run such a download with Downloader instead")
         }
-        let policy: String
-        switch request.existingFile {
-        case .refuse: policy = "refuse"
-        case .overwrite: policy = "overwrite"
-        case .continueIt: policy = "continue"
-        }
         return NewDownload(
             url: request.url.absoluteString, method: request.method, headers: request.headers.fields, body: request.body,
-            destinationKind: kind, destination: path, range: request.targetDescription, existingPolicy: policy,
+            destinationKind: kind, destination: path, range: request.targetDescription, existingPolicy: request.existingFile,
             priority: priority, paused: paused, options: storedOptions(request))
     }
 
@@ -102,12 +96,7 @@ extension DownloadQueue {
                 throw DownloadError(.usage, "download \(item.id) has a damaged stored range \"\(range)\" (\(error.message)); remove it and add it again")
             }
         }
-        switch item.existingPolicy {
-        case "refuse": request.existingFile = .refuse
-        case "overwrite": request.existingFile = .overwrite
-        case "continue": request.existingFile = .continueIt
-        default: throw DownloadError(.usage, "download \(item.id) has a damaged existing-file policy \"\(item.existingPolicy)\"")
-        }
+        request.existingFile = item.existingPolicy
         request.retry = run.retry
         request.transfer = run.transfer
         request.maxRedirects = run.maxRedirects
