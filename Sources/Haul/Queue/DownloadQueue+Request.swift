@@ -42,9 +42,7 @@ extension DownloadQueue {
     /// Everything else the request carries, typed.
     static func storedOptions(_ request: DownloadRequest) -> StoredOptions {
         var options = StoredOptions()
-        options.checksum = request.checksum.map { checksum in
-            checksum.algorithm.rawValue + (checksum.expectedHex.map { "=" + $0 } ?? "")
-        }
+        options.checksum = request.checksum
         options.minFreeSpace = request.minFreeSpace
         options.maxSize = request.maxSize
         options.serverDigest = request.verifiesServerDigest ? nil : false
@@ -113,13 +111,7 @@ extension DownloadQueue {
     }
 
     private static func apply(_ stored: StoredOptions, to request: inout DownloadRequest, id: Int64) throws(DownloadError) {
-        if let text = stored.checksum {
-            do throws(ChecksumError) {
-                request.checksum = try Checksum(parsing: text)
-            } catch {
-                throw DownloadError(.usage, "download \(id) has a damaged stored checksum (\(error.message))")
-            }
-        }
+        if let checksum = stored.checksum { request.checksum = checksum }
         if let value = stored.minFreeSpace { request.minFreeSpace = value }
         request.verifiesServerDigest = stored.serverDigest ?? true
         request.asksS3Checksum = stored.s3Checksums ?? false
