@@ -63,13 +63,17 @@ let package = Package(
         // `haul serve`: aria2's JSON-RPC over HTTP and WebSocket, and the dashboard, on the queue.
         .target(
             name: "HaulServe",
-            dependencies: ["Haul", "HaulCore", "HaulStore", "HaulRPC", "HaulChecksum", "CHaulSystem"],
+            dependencies: ["Haul", "HaulCore", "HaulRPC", "HaulChecksum", "CHaulSystem"],
             resources: [
                 .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/dashboard.css"),
             ]
         ),
+        // The command line's text: the `-i FILE` download list and the escaping of untrusted text
+        // for a terminal. A library of its own so that its tests can import it (and a fuzz target
+        // compile it); only HaulCLI uses it.
+        .target(name: "HaulCLIText", dependencies: ["HaulCore"]),
         // The `haul` command line tool.
-        .executableTarget(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulEngine", "HaulServe"]),
+        .executableTarget(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulEngine", "HaulServe", "HaulCLIText"]),
         // Loopback servers for tests: a fault-injecting HTTP server and an nginx launcher.
         .target(name: "HaulTestSupport", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
@@ -77,6 +81,7 @@ let package = Package(
         .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulTestSupport", "HaulChecksum"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulEngine", "HaulStore", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore", "HaulChecksum"]),
+        .testTarget(name: "HaulCLITextTests", dependencies: ["HaulCLIText"]),
         .testTarget(name: "HaulRPCTests", dependencies: ["HaulRPC"]),
         .testTarget(name: "HaulServeTests", dependencies: ["HaulServe", "HaulRPC", "Haul", "HaulCore", "HaulTestSupport"]),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCLIText
 import HaulCore
 import HaulEngine
 

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCLIText
 import HaulCore
 
 /// `--mirror URL` (repeatable): other servers of the same file, for one download. The file's

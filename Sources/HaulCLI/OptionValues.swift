@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCLIText
 import HaulCore
 
 /// Turning one option's text into a typed value, with the message a person can act on.

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCLIText
 import HaulCore
 
 /// Shows a download's events: a one-line progress bar on a terminal, plain lines otherwise,

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCLIText
 import HaulCore
 
 /// `haul queue list [--json]`: every download with its state, progress, speed and last error.

@@ -18,7 +18,7 @@ extension RPCService {
             options["split"] = .string(String(connections))
             options["max-connection-per-server"] = .string(String(connections))
         }
-        if let checksum = stored?.checksum { options["checksum"] = .string(checksum) }
+        if let checksum = stored?.checksum { options["checksum"] = .string(checksum.description) }
         return .object(options)
     }
 

@@ -227,7 +227,7 @@ extension QueueStoreTests {
             let new = NewDownload(
                 url: "https://example.com/a%20b?q=1#frag", method: "POST", headers: headers, body: body,
                 destinationKind: .directory, destination: directory.file("downloads"), range: "bytes=100-199",
-                existingPolicy: "continue", priority: -7, paused: true)
+                existingPolicy: .continueIt, priority: -7, paused: true)
             let before = Date()
 
             let ids = try store.add([new])
@@ -243,7 +243,7 @@ extension QueueStoreTests {
             #expect(item.destinationKind == .directory)
             #expect(item.destination == new.destination)
             #expect(item.range == "bytes=100-199")
-            #expect(item.existingPolicy == "continue")
+            #expect(item.existingPolicy == .continueIt)
             #expect(item.priority == -7)
             #expect(item.state == .paused)
             #expect(item.bytes == 0)
@@ -272,7 +272,7 @@ extension QueueStoreTests {
             #expect(items[0].headers.isEmpty)
             #expect(items[0].body == nil)
             #expect(items[0].range == nil)
-            #expect(items[0].existingPolicy == "refuse")
+            #expect(items[0].existingPolicy == .refuse)
             #expect(items[1].body == [])
         }
 

@@ -68,4 +68,21 @@ struct SecretScrubTests {
         #expect(scrub.url == nil)
         #expect(scrub.record == nil)
     }
+
+    @Test(
+        "GIVEN a record of a version this Haul does not know, with a password in its URL WHEN scrubbed THEN it is unreadable as every load finds it, and it goes"
+    )
+    func recordOfAnUnknownVersionGoes() throws {
+        var record = ResumeRecord(originalURL: "http://alice:hunter2@example.com/a.bin", finalURL: "http://alice:hunter2@example.com/a.bin")
+        record.version = ResumeRecord.currentVersion + 1
+        let item = try StoredDownload(
+            row: downloadRow([
+                "url": "http://example.com/a.bin", "headers": "[]", "options": .null, "record": .text(try QueueStore.encodeRecord(record, id: 7)),
+            ]))
+
+        let scrub = SecretScrub(item)
+
+        #expect(scrub.removesSomething)
+        #expect(scrub.record == nil)
+    }
 }

@@ -78,4 +78,27 @@ struct StoredDownloadRowTests {
     func rowWithoutIDIsRefused() {
         #expect(throws: StoreError(.corruptStore, "a queue row has no id")) { try StoredDownload(row: downloadRow(["id": .null])) }
     }
+
+    @Test("GIVEN the existing-file policies as rows already hold them WHEN read THEN each is its policy, and each policy is stored as that same text")
+    func existingPoliciesKeepTheirStoredText() throws {
+        let stored: [(String, ExistingFilePolicy)] = [("refuse", .refuse), ("overwrite", .overwrite), ("continue", .continueIt)]
+        for (text, policy) in stored {
+            let item = try StoredDownload(row: downloadRow(["existing_policy": .text(text)]))
+
+            #expect(item.damage == nil)
+            #expect(item.existingPolicy == policy)
+            #expect(policy.rawValue == text)
+        }
+    }
+
+    @Test(
+        "GIVEN an existing-file policy Haul does not know WHEN the row is read THEN it is named damaged, the placement unreadable (its partial is not looked for)"
+    )
+    func unknownExistingPolicyIsDamage() throws {
+        let item = try StoredDownload(row: downloadRow(["existing_policy": "replace"]))
+
+        #expect(item.damage?.columns.map(\.name) == ["existing_policy"])
+        #expect(item.damage?.reason == "its stored existing-file policy is damaged: it holds a text value Haul cannot read")
+        #expect(!item.placementIsReadable)
+    }
 }

@@ -1,6 +1,7 @@
 // Server-chosen file names: Content-Disposition parsing, then FileNameSanitizer, and the names
 // of a download list. Checks that whatever comes out can only ever name a plain file inside the
 // target directory.
+// fuzz-sources: Sources/HaulCLIText/DownloadList.swift
 
 import Foundation
 

@@ -33,24 +33,16 @@ extension DownloadQueue {
         if request.urlRefresher != nil {
             throw DownloadError(.usage, "a URL refresher is code, which the queue cannot store; run such a download with Downloader instead")
         }
-        let policy: String
-        switch request.existingFile {
-        case .refuse: policy = "refuse"
-        case .overwrite: policy = "overwrite"
-        case .continueIt: policy = "continue"
-        }
         return NewDownload(
             url: request.url.absoluteString, method: request.method, headers: request.headers.fields, body: request.body,
-            destinationKind: kind, destination: path, range: request.targetDescription, existingPolicy: policy,
+            destinationKind: kind, destination: path, range: request.targetDescription, existingPolicy: request.existingFile,
             priority: priority, paused: paused, options: storedOptions(request))
     }
 
     /// Everything else the request carries, typed.
     static func storedOptions(_ request: DownloadRequest) -> StoredOptions {
         var options = StoredOptions()
-        options.checksum = request.checksum.map { checksum in
-            checksum.algorithm.rawValue + (checksum.expectedHex.map { "=" + $0 } ?? "")
-        }
+        options.checksum = request.checksum
         options.minFreeSpace = request.minFreeSpace
         options.maxSize = request.maxSize
         options.serverDigest = request.verifiesServerDigest ? nil : false
@@ -102,12 +94,7 @@ extension DownloadQueue {
                 throw DownloadError(.usage, "download \(item.id) has a damaged stored range \"\(range)\" (\(error.message)); remove it and add it again")
             }
         }
-        switch item.existingPolicy {
-        case "refuse": request.existingFile = .refuse
-        case "overwrite": request.existingFile = .overwrite
-        case "continue": request.existingFile = .continueIt
-        default: throw DownloadError(.usage, "download \(item.id) has a damaged existing-file policy \"\(item.existingPolicy)\"")
-        }
+        request.existingFile = item.existingPolicy
         request.retry = run.retry
         request.transfer = run.transfer
         request.maxRedirects = run.maxRedirects
@@ -124,13 +111,7 @@ extension DownloadQueue {
     }
 
     private static func apply(_ stored: StoredOptions, to request: inout DownloadRequest, id: Int64) throws(DownloadError) {
-        if let text = stored.checksum {
-            do throws(ChecksumError) {
-                request.checksum = try Checksum(parsing: text)
-            } catch {
-                throw DownloadError(.usage, "download \(id) has a damaged stored checksum (\(error.message))")
-            }
-        }
+        if let checksum = stored.checksum { request.checksum = checksum }
         if let value = stored.minFreeSpace { request.minFreeSpace = value }
         request.verifiesServerDigest = stored.serverDigest ?? true
         request.asksS3Checksum = stored.s3Checksums ?? false

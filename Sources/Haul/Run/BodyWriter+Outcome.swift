@@ -27,9 +27,9 @@ extension BodyWriter {
                 return .failed(DownloadError(.protocolViolation, "the response ended without a body to write"), retryable: true, retryAfter: nil)
             }
             if cursor?.overlapDone == false { return overlapMismatch() }
-            if let finalLength = body.finalLength, output.sink.length != finalLength {
+            if let finalLength = body.finalLength, output.sink.prefixLength != finalLength {
                 return .failed(
-                    DownloadError(.network, "the connection ended after \(output.sink.length) of \(finalLength) bytes"),
+                    DownloadError(.network, "the connection ended after \(output.sink.prefixLength) of \(finalLength) bytes"),
                     retryable: true, retryAfter: nil)
             }
             return .bodyFinished

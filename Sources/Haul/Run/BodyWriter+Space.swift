@@ -17,7 +17,7 @@ extension BodyWriter {
         else { return }
         let kept = body.writeOffset + body.overlap
         // Bytes a restart truncates away come back as free space.
-        let available = free + max(0, output.sink.length - kept)
+        let available = free + max(0, output.sink.prefixLength - kept)
         let margin = request.minFreeSpace
         let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept, available: available, margin: margin)
         guard case .tooSmall(let needed, let available) = verdict else { return }
@@ -52,7 +52,7 @@ extension BodyWriter {
         failure.path = output.sink.path
         if error.kind == .noSpace, let total = output.record.finalLength, let layout = output.layout {
             let free = FreeSpace.available(at: layout.directory) ?? 0
-            failure.space = DownloadError.Space(needed: max(0, total - output.sink.length), available: free)
+            failure.space = DownloadError.Space(needed: max(0, total - output.sink.prefixLength), available: free)
         }
         return failure
     }
@@ -60,13 +60,13 @@ extension BodyWriter {
     private func ioMessage(_ error: StoreError) -> String {
         if output.layout == nil {
             // A direct output (a device, a pipe) is never resumed: promise nothing.
-            return "\(error.message); \(output.sink.length) bytes were written to \(output.sink.path), which cannot be resumed"
+            return "\(error.message); \(output.sink.prefixLength) bytes were written to \(output.sink.path), which cannot be resumed"
         }
         if error.kind == .noSpace, let total = output.record.finalLength {
-            let needed = max(0, total - output.sink.length)
+            let needed = max(0, total - output.sink.prefixLength)
             let kept =
-                output.sink.length > 0
-                ? "The \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
+                output.sink.prefixLength > 0
+                ? "The \(output.sink.prefixLength) bytes downloaded so far are kept and the next run resumes"
                 : "Nothing was downloaded"
             return "\(error.message); \(needed) more bytes are needed. \(kept)"
         }
@@ -82,10 +82,10 @@ extension BodyWriter {
         guard let free = FreeSpace.available(at: layout.directory), free < request.minFreeSpace else { return }
         var error = DownloadError(
             .io,
-            "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(request.minFreeSpace)) of \(setting: .minFreeSpace); the \(output.sink.length) bytes downloaded so far are kept and the next run resumes"
+            "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(request.minFreeSpace)) of \(setting: .minFreeSpace); the \(output.sink.prefixLength) bytes downloaded so far are kept and the next run resumes"
         )
         error.path = layout.directory
-        let remaining = output.record.finalLength.map { max(0, $0 - output.sink.length) } ?? 0
+        let remaining = output.record.finalLength.map { max(0, $0 - output.sink.prefixLength) } ?? 0
         error.space = DownloadError.Space(needed: remaining + request.minFreeSpace, available: free)
         decided = .failed(error, retryable: false, retryAfter: nil)
     }

@@ -89,7 +89,7 @@ final class BodyWriter: RedirectStopping {
     private func accept(_ body: BodyPlan, head: ResponseHead) -> TransferControl {
         do throws(DownloadError) {
             try checkFreeSpace(body)
-            if body.writeOffset == 0 && output.sink.length > 0 && body.overlap == 0 {
+            if body.writeOffset == 0 && output.sink.prefixLength > 0 && body.overlap == 0 {
                 let reason =
                     body.restartReason ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0")
                 try host.replacePartial(reason)
@@ -97,7 +97,7 @@ final class BodyWriter: RedirectStopping {
             } else if let reason = body.restartReason {
                 host.publish(.restarted(reason))
             }
-            guard body.writeOffset + body.overlap == output.sink.length else {
+            guard body.writeOffset + body.overlap == output.sink.prefixLength else {
                 throw DownloadError(.protocolViolation, "internal: the response does not start where the file ends")
             }
             do {
@@ -118,7 +118,7 @@ final class BodyWriter: RedirectStopping {
             return .stop
         }
         self.body = body
-        cursor = BodyCursor(plan: body, fileLength: output.sink.length, maxSize: request.maxSize)
+        cursor = BodyCursor(plan: body, fileLength: output.sink.prefixLength, maxSize: request.maxSize)
         // Where this response's bytes start: the first report's speed is measured from here.
         host.bodyStarts(from: url)
         host.publish(
@@ -195,7 +195,7 @@ final class BodyWriter: RedirectStopping {
         case nil:
             break
         }
-        segments.coordinator?.mainAdvanced(to: output.sink.length)
+        segments.coordinator?.mainAdvanced(to: output.sink.prefixLength)
         watchFreeSpace()
         tick()
         return decided == nil && !reachedSegments ? .proceed : .stop

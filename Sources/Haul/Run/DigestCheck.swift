@@ -44,11 +44,11 @@ final class DigestCheck {
 
     private func start(_ output: PartialDownload, algorithm: ChecksumAlgorithm) throws(DownloadError) {
         var restored: StreamingHash?
-        if let saved = output.record.hashState, saved.algorithm == algorithm, saved.length <= output.sink.length {
+        if let saved = output.record.hashState, saved.algorithm == algorithm, saved.length <= output.sink.prefixLength {
             restored = StreamingHash(restoring: saved)
         }
         let hash = restored ?? StreamingHash(algorithm)
-        try feed(hash, from: output, upTo: output.sink.length)
+        try feed(hash, from: output, upTo: output.sink.prefixLength)
         self.hash = hash
     }
 
@@ -112,7 +112,7 @@ final class DigestCheck {
     func verify(_ output: PartialDownload, checkpointOnExit: () -> StoreError?) throws(DownloadError) -> String? {
         guard let expected, let hash else { return nil }
         // Segments fetched by other connections were not hashed as they arrived: read them now.
-        try feed(hash, from: output, upTo: output.sink.length)
+        try feed(hash, from: output, upTo: output.sink.prefixLength)
         let actual = hash.finalizeHex()
         self.hash = nil
         let named = checksum == nil ? serverDigest.map { " (the server's \($0.source))" } ?? "" : ""

@@ -208,7 +208,7 @@ final class DownloadRunner {
     /// Whether a 401/403/410 may be answered with a fresh URL: a refresher exists and there is a
     /// download in progress to continue.
     private func canRefresh(_ output: PartialDownload) -> Bool {
-        request.urlRefresher != nil && (output.sink.length > 0 || output.record.validators != .none)
+        request.urlRefresher != nil && (output.sink.prefixLength > 0 || output.record.validators != .none)
     }
 
     /// Pause or cancel, as requested through the API.
@@ -251,7 +251,7 @@ final class DownloadRunner {
         figures.sample(total: totalTransferred)
         setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator)))
         let completion = DownloadCompletion(
-            path: path, bytes: output.sink.length, bytesTransferred: totalTransferred, seconds: figures.elapsedSeconds,
+            path: path, bytes: output.sink.prefixLength, bytesTransferred: totalTransferred, seconds: figures.elapsedSeconds,
             resumedFrom: figures.resumedFrom, finalURL: urls.final, digest: verified,
             mirrorProof: setup.mirrors.proof(digest: verified, verified: digest.expected?.expectedHex != nil))
         setup.hub.publish(.completed(completion))

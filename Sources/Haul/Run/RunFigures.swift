@@ -53,11 +53,11 @@ extension RunFigures {
     /// The progress of `output` now, with the segment connections' bytes and ranges while they run.
     func progress(_ output: PartialDownload, segments: SegmentCoordinator?) -> DownloadProgress {
         let total = output.record.finalLength
-        let bytes = output.sink.length + (segments?.segmentBytes ?? 0)
+        let bytes = output.sink.prefixLength + (segments?.segmentBytes ?? 0)
         let remaining = total.map { max(0, $0 - bytes) }
         var progress = DownloadProgress(
             bytes: bytes, totalBytes: total, bytesPerSecond: meter.bytesPerSecond, secondsLeft: meter.secondsLeft(remaining: remaining))
-        progress.segments = segments.map { [Segment(begin: 0, next: output.sink.length, end: $0.mainEnd)] + $0.segments }
+        progress.segments = segments.map { [Segment(begin: 0, next: output.sink.prefixLength, end: $0.mainEnd)] + $0.segments }
         return progress
     }
 }

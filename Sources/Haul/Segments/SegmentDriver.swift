@@ -39,7 +39,7 @@ final class SegmentDriver {
     ) {
         let eligibility = SegmentEligibility(
             body: body, status: head.status, acceptsByteRanges: head.acceptsByteRanges, wholeResource: request.target == .whole,
-            resumableOutput: output.partialFile != nil, bytesOnDisk: output.sink.length, resumesSegments: output.record.segments != nil,
+            resumableOutput: output.partialFile != nil, bytesOnDisk: output.sink.prefixLength, resumesSegments: output.record.segments != nil,
             segmentsRunningOrDisabled: coordinator != nil || disabled, connections: request.connections, hasHost: sent.url.host != nil)
         guard let helpers = eligibility.helpers, let file = output.partialFile, let host = sent.url.host, let total = body.totalLength,
             let saveSegments = output.segmentSaver()
@@ -54,8 +54,8 @@ final class SegmentDriver {
         setup.allowsUnverifiedMirrors = request.allowsUnverifiedMirrors
         let coordinator = SegmentCoordinator(
             setup: setup, file: file, transport: transport, control: control,
-            mainNext: output.sink.length, resumed: output.record.segments,
-            progressMap: output.segmentProgressMap(prefix: output.sink.length, segments: output.record.segments ?? []),
+            mainNext: output.sink.prefixLength, resumed: output.record.segments,
+            progressMap: output.segmentProgressMap(prefix: output.sink.prefixLength, segments: output.record.segments ?? []),
             onMirror: onMirror, saveRecord: saveSegments)
         self.coordinator = coordinator
         coordinator.start()
@@ -114,7 +114,7 @@ final class SegmentDriver {
             return .restart(reason)
         }
         let table = SegmentTable(segments: coordinator.segments)
-        let reach = table.contiguousEnd(from: file.length)
+        let reach = table.contiguousEnd(from: file.prefixLength)
         let total = output.record.finalLength ?? reach
         retire()
         let complete = table.isComplete && reach >= total

@@ -56,6 +56,39 @@ public struct Checksum: Sendable, Equatable {
     }
 }
 
+extension Checksum: CustomStringConvertible {
+    /// The text form: `ALGORITHM=HEX` (`sha256=9f86d0…`, lower case), or the algorithm's name
+    /// alone when the digest is only computed.
+    public var description: String {
+        algorithm.rawValue + (expectedHex.map { "=" + $0 } ?? "")
+    }
+}
+
+/// Encoded as its text form (`description`), which is how the queue stores it.
+extension Checksum: Codable {
+    /// Reads the text form: an algorithm's name alone (a digest only computed), or what
+    /// `init(parsing:)` reads.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        if let algorithm = ChecksumAlgorithm(rawValue: text) {
+            self.init(algorithm: algorithm, expectedHex: nil)
+            return
+        }
+        do {
+            try self.init(parsing: text)
+        } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a checksum: \(error.message)")
+        }
+    }
+
+    /// Writes the text form (`description`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
 /// Why a `ALGORITHM=HEX` text is not a checksum Haul can verify.
 public struct ChecksumError: Error, Sendable, Equatable {
     /// What is wrong, for a person.

@@ -8,12 +8,13 @@ public enum Destination: Sendable, Equatable {
     case standardOutput
 }
 
-/// What to do about a complete file already at the destination.
-public enum ExistingFilePolicy: Sendable, Equatable {
+/// What to do about a complete file already at the destination. The queue stores it as its raw
+/// value.
+public enum ExistingFilePolicy: String, Sendable, Equatable {
     /// Stop with `destinationExists`; nothing is touched.
     case refuse
     /// Download anew and replace it once the new file is complete.
     case overwrite
     /// Treat it as the beginning of the download (wget -c): verify its bytes against the server, then append.
-    case continueIt
+    case continueIt = "continue"
 }

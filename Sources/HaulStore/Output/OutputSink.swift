@@ -5,9 +5,12 @@ public enum OutputSink {
     /// Standard output or a device, written straight through and never resumed.
     case direct(DirectOutput)
 
-    public var length: Int64 {
+    /// The sequential prefix: the bytes written in order from the start, where `append` writes
+    /// next (`PartialFile.prefixLength`; segments written beyond it are not counted). A direct
+    /// output is only ever appended to, so for it that is every byte written.
+    public var prefixLength: Int64 {
         switch self {
-        case .partial(let file): return file.length
+        case .partial(let file): return file.prefixLength
         case .direct(let output): return output.length
         }
     }

@@ -66,14 +66,14 @@ extension PartialDownload {
 
     /// Saves the record without claiming more bytes than the last save did.
     public func saveRecordClaimingNoMore(hash: StreamingHash?) throws(StoreError) {
-        try saveRecord(syncedLength: min(record.syncedLength, sink.length), hash: hash)
+        try saveRecord(syncedLength: min(record.syncedLength, sink.prefixLength), hash: hash)
     }
 
     /// Makes the bytes so far durable and records them: data first, then the record that claims it.
     public func checkpoint(hash: StreamingHash?) throws(StoreError) {
         guard layout != nil else { return }
         try sink.syncData()
-        try saveRecord(syncedLength: sink.length, hash: hash)
+        try saveRecord(syncedLength: sink.prefixLength, hash: hash)
     }
 
     // MARK: segments

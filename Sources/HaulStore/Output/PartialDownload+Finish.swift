@@ -18,10 +18,10 @@ extension PartialDownload {
             do {
                 try sink.syncData()
                 if let file = partialFile {
-                    record.finishedLength = sink.length
+                    record.finishedLength = sink.prefixLength
                     record.finishedIdentity = try file.identity()
                 }
-                try saveRecord(syncedLength: sink.length, hash: hash)
+                try saveRecord(syncedLength: sink.prefixLength, hash: hash)
             } catch {
                 throw .io(error)
             }
@@ -59,7 +59,7 @@ extension PartialDownload {
             record.finishedLength = nil
             record.finishedIdentity = nil
             do {
-                try saveRecord(syncedLength: sink.length, hash: hash)
+                try saveRecord(syncedLength: sink.prefixLength, hash: hash)
             } catch {
                 throw .io(error)
             }
@@ -87,7 +87,7 @@ extension PartialDownload {
         record.segmentPrefix = nil
         if record.isAdopted {
             try startBesideAdoptedFile()
-        } else if sink.length > 0 {
+        } else if sink.prefixLength > 0 {
             let truncated: Bool
             do {
                 truncated = try sink.truncate(to: 0)
@@ -156,7 +156,7 @@ extension PartialDownload {
             if let layout, let finalPath = layout.finalPath, haul_rename_noreplace(layout.partialPath, finalPath) == 0 { keeper?.discardStale() }
             return nil
         }
-        if let layout, sink.length == 0 {
+        if let layout, sink.prefixLength == 0 {
             unlink(layout.partialPath)
             keeper?.discardStale()
             return nil

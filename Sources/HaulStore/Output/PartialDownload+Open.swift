@@ -139,15 +139,17 @@ extension PartialDownload {
         }
         let sameBoot = loaded.bootID != nil && loaded.bootID == BootID.current
         let mapped = loaded.segments != nil && sameBoot ? SegmentProgressMap.read(path: layout.segmentMapPath) : nil
-        switch PartialTrust.of(loaded, fileLength: file.length, mapped: mapped, currentBoot: BootID.current) {
+        // Just opened, the whole file counts as its sequential prefix (see `PartialFile.prefixLength`).
+        let fileLength = file.prefixLength
+        switch PartialTrust.of(loaded, fileLength: fileLength, mapped: mapped, currentBoot: BootID.current) {
         case .segments(let prefix, let segments):
             // A segmented partial has holes: its record says what is there, not its length.
-            file.setPrefixLength(min(prefix, file.length))
+            file.setPrefixLength(min(prefix, fileLength))
             record.segments = segments
             record.segmentPrefix = prefix
             record.volatileSegments = nil
             record.volatileSegmentPrefix = nil
-        case .prefix(let trusted) where trusted < file.length:
+        case .prefix(let trusted) where trusted < fileLength:
             do {
                 try file.truncate(to: trusted)
             } catch {
@@ -187,7 +189,7 @@ extension PartialDownload {
             }
             let file = try PartialFile(path: layout.partialPath)
             record.partialIdentity = try file.identity()
-            try keeper.save(&record, syncedLength: file.length)
+            try keeper.save(&record, syncedLength: file.prefixLength)
             return PartialDownload(layout: layout, sink: .partial(file), record: record, keeper: keeper, lock: lock)
         } catch {
             throw .store(error, path: finalPath)

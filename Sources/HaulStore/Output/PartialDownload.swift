@@ -64,7 +64,7 @@ public final class PartialDownload {
 
     /// Bytes on disk: the sequential prefix plus, for a segmented partial, the segments past it.
     public var bytesOnDisk: Int64 {
-        sink.length + (record.segments.map { SegmentTable(segments: $0).bytesDone } ?? 0)
+        sink.prefixLength + (record.segments.map { SegmentTable(segments: $0).bytesDone } ?? 0)
     }
 
     /// Whether a record for this download exists in its store (loaded or saved by this run).
@@ -78,8 +78,8 @@ public final class PartialDownload {
 
     /// What the machine is told of the bytes on disk before an attempt; nil when there are none.
     public func localPartial(for url: URL) -> LocalPartial? {
-        guard sink.length > 0 else { return nil }
-        var partial = record.partial(bytesOnDisk: sink.length)
+        guard sink.prefixLength > 0 else { return nil }
+        var partial = record.partial(bytesOnDisk: sink.prefixLength)
         partial.needsOverlapProof = needsOverlapProof(for: url)
         return partial
     }

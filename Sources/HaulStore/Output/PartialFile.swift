@@ -2,16 +2,18 @@ import Foundation
 
 /// The file a download writes into before it is complete, opened without following symlinks.
 ///
-/// Bytes are appended sequentially at `length`; the owner decides when to sync and record.
-/// Segments fetched over other connections are written with `write(_:at:)`, which leaves `length`
-/// alone. `@unchecked Sendable`: those connections only call `write(_:at:)` and `syncData()`,
+/// Bytes are appended sequentially at `prefixLength`; the owner decides when to sync and record.
+/// Segments fetched over other connections are written with `write(_:at:)`, which leaves
+/// `prefixLength` alone. `@unchecked Sendable`: those connections only call `write(_:at:)` and `syncData()`,
 /// which touch no stored state (pwrite and the data sync on one descriptor are thread-safe); the
 /// descriptor is replaced (`startOverAsNewFile`) only after those connections have ended.
 public final class PartialFile: @unchecked Sendable {
     public let path: String
     private var fd: Int32
-    /// The file's length as this process knows it: everything written so far.
-    public private(set) var length: Int64
+    /// The sequential prefix: how many leading bytes are written in order, where `append` writes
+    /// next. Opened, it is the file's size (all of it counts as the prefix until `setPrefixLength`
+    /// or `truncate` says otherwise); segments written with `write(_:at:)` beyond it are not counted.
+    public private(set) var prefixLength: Int64
     /// Where writeback was last started: every `writebackStride` bytes the kernel is asked to
     /// start writing (without waiting), so the sync that makes the file durable at the end finds
     /// little left to do.
@@ -41,7 +43,7 @@ public final class PartialFile: @unchecked Sendable {
         }
         self.path = path
         self.fd = fd
-        self.length = Int64(info.st_size)
+        self.prefixLength = Int64(info.st_size)
         self.writebackStart = Int64(info.st_size)
     }
 
@@ -56,7 +58,7 @@ public final class PartialFile: @unchecked Sendable {
         guard fresh >= 0 else { throw StoreError.system("cannot create the partial file", path: path) }
         close(fd)
         fd = fresh
-        length = 0
+        prefixLength = 0
         writebackStart = 0
     }
 
@@ -65,34 +67,34 @@ public final class PartialFile: @unchecked Sendable {
         guard ftruncate(fd, off_t(newLength)) == 0 else {
             throw StoreError.system("cannot truncate", path: path)
         }
-        length = newLength
+        prefixLength = newLength
         writebackStart = min(writebackStart, newLength)
     }
 
-    /// Appends bytes at the end.
+    /// Appends bytes at the end of the sequential prefix (`prefixLength`).
     public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
         do {
-            try FileIO.pwriteAll(fd, bytes, at: length, path: path)
+            try FileIO.pwriteAll(fd, bytes, at: prefixLength, path: path)
         } catch {
             // Part of the chunk may have landed before the error (a short write, then ENOSPC):
             // the file, not this count, says how much is there.
             var info = stat()
-            if fstat(fd, &info) == 0 { length = Int64(info.st_size) }
+            if fstat(fd, &info) == 0 { prefixLength = Int64(info.st_size) }
             throw error
         }
-        length += Int64(bytes.count)
-        if length - writebackStart >= Self.writebackStride {
+        prefixLength += Int64(bytes.count)
+        if prefixLength - writebackStart >= Self.writebackStride {
             startWriteback()
         }
         CrashPoint.reach(.afterBodyWrite)
     }
 
     private func startWriteback() {
-        PlatformSeams.startWriteback(fd, offset: writebackStart, length: length - writebackStart)
-        writebackStart = length
+        PlatformSeams.startWriteback(fd, offset: writebackStart, length: prefixLength - writebackStart)
+        writebackStart = prefixLength
     }
 
-    /// Writes a segment's bytes at their offset; `length` (the sequential prefix) is not changed.
+    /// Writes a segment's bytes at their offset; `prefixLength` is not changed.
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StoreError) {
         try FileIO.pwriteAll(fd, bytes, at: offset, path: path)
         CrashPoint.reach(.afterBodyWrite)
@@ -113,7 +115,7 @@ public final class PartialFile: @unchecked Sendable {
     /// Declares how many leading bytes form the sequential prefix, without truncating: a segmented
     /// download's file holds segments beyond it, and once all are in, the prefix is the whole file.
     public func setPrefixLength(_ newLength: Int64) {
-        length = newLength
+        prefixLength = newLength
         writebackStart = min(writebackStart, newLength)
     }
 

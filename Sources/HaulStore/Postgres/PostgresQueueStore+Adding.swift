@@ -35,7 +35,7 @@ extension PostgresQueueStore {
                     """,
                     [
                         new.url, new.method, QueueStore.encodeHeaders(new.headers), new.body.map(PGBytes.encode), new.destinationKind.rawValue,
-                        new.destination, new.range, new.existingPolicy, String(new.priority),
+                        new.destination, new.range, new.existingPolicy.rawValue, String(new.priority),
                         (new.paused ? DownloadState.paused : .queued).rawValue, options, HostKey.of(new.url),
                     ]
                 ).rows.first

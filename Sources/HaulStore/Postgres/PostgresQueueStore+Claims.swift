@@ -4,17 +4,13 @@ import HaulCore
 // Claims, heartbeats and the rescue of items whose lease expired.
 extension PostgresQueueStore {
     /// Settles `settlements` (each only if its lease is still the one it names), returns items
-    /// whose lease expired to where they meant to go (at most every second per process), then
-    /// claims the best queued item for `owner` in one statement: one transaction in all.
+    /// whose lease expired to where they meant to go (at most every second per process, see
+    /// `recoveryThrottle`), then claims the best queued item for `owner` in one statement: one
+    /// transaction in all.
     public func claimNext(
         for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [QueueSettlement] = [], rules: ClaimRules = ClaimRules()
     ) throws(StoreError) -> StoredDownload? {
-        let now = Date().timeIntervalSince1970
-        let recover = lastRecovery.withLock { last -> Bool in
-            guard now - last >= Self.recoveryInterval else { return false }
-            last = now
-            return true
-        }
+        let recover = recoveryThrottle.withLock { $0.takeIfDue(now: .now) }
         return try transaction { db -> StoredDownload? in
             for settlement in settlements {
                 do {

@@ -20,9 +20,8 @@ public final class PostgresQueueStore: Sendable {
     let listener: PostgresListener
     /// This machine's name, the first part of a worker's name.
     let hostName: String
-    /// When expired leases were last looked for.
-    let lastRecovery = Mutex<Double>(0)
-    static let recoveryInterval: Double = 1
+    /// When a claim looks for expired leases: on the first, then at most every second.
+    let recoveryThrottle = Mutex(RecoveryThrottle(interval: .seconds(1)))
 
     /// Whether `state` names a PostgreSQL database (a `postgresql://` or `postgres://` URI) rather
     /// than a state directory.

@@ -30,7 +30,7 @@ extension QueueStore {
                     [
                         .text(new.url), .text(new.method), .text(Self.encodeHeaders(new.headers)),
                         new.body.map(SQLiteValue.blob) ?? .null, .text(new.destinationKind.rawValue), .text(new.destination),
-                        new.range.map(SQLiteValue.text) ?? .null, .text(new.existingPolicy), .integer(Int64(new.priority)),
+                        new.range.map(SQLiteValue.text) ?? .null, .text(new.existingPolicy.rawValue), .integer(Int64(new.priority)),
                         .text((new.paused ? DownloadState.paused : .queued).rawValue), .real(now), .real(now),
                         options.map(SQLiteValue.text) ?? .null, .text(HostKey.of(new.url)),
                     ])

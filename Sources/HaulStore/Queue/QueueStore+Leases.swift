@@ -4,20 +4,15 @@ import HaulCore
 // Claims, lease renewal and the recovery of items whose owner died.
 extension QueueStore {
     /// Settles the transfers `owner` just finished, returns items whose owner died to where they
-    /// meant to go (running → queued, pausing → paused, cancelling → cancelled; at most every
-    /// `recoveryInterval` per store, and on the first claim), then claims the best queued item for
+    /// meant to go (running → queued, pausing → paused, cancelling → cancelled; on the first claim,
+    /// then at most every 2 s per store: `recoveryThrottle`), then claims the best queued item for
     /// `owner` — all in one transaction. `among` limits the choice to some items (a batch runs only
     /// its own). A settlement this owner may no longer make (its lease was taken over) is skipped.
     /// `rules`: a claim skips items of a host that already has `maxPerHost` items in a transfer state.
     public func claimNext(
         for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [Settlement] = [], rules: ClaimRules = ClaimRules()
     ) throws(StoreError) -> StoredDownload? {
-        let now = Date().timeIntervalSince1970
-        let recover = lastRecovery.withLock { last -> Bool in
-            guard now - last >= Self.recoveryInterval else { return false }
-            last = now
-            return true
-        }
+        let recover = recoveryThrottle.withLock { $0.takeIfDue(now: .now) }
         let (claimed, removedSecrets) = try write { db -> (StoredDownload?, Bool) in
             var removedSecrets = false
             for settlement in settlements {

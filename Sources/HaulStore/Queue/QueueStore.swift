@@ -16,9 +16,8 @@ public final class QueueStore: Sendable {
 
     public let path: String
     private let database: DatabaseQueue
-    /// When abandoned items were last looked for; claims look again at most every `recoveryInterval`.
-    let lastRecovery = Mutex<Double>(0)
-    static let recoveryInterval: Double = 2
+    /// When a claim looks for abandoned items: on the first, then at most every 2 s.
+    let recoveryThrottle = Mutex(RecoveryThrottle(interval: .seconds(2)))
     /// Whether removed secrets may still have copies in the write-ahead log (see `forgetRemovedSecretsSoon`).
     let secretsToForget = Mutex(SecretsToForget())
     /// Ends the waits of idle workers (see `waitForWork`).

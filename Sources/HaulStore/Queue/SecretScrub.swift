@@ -16,7 +16,8 @@ struct SecretScrub: Equatable {
     /// The options without passwords; nil for none, and for options that could not be read
     /// (they may hold a password, and nothing reads them again).
     let options: StoredOptions?
-    /// The resume record with passwordless URLs; nil for none, and for one that cannot be read.
+    /// The resume record with passwordless URLs; nil for none, and for one that cannot be read
+    /// (damaged, or of an unknown version: see `ResumeRecordCodec`).
     let record: ResumeRecord?
     /// Whether the row holds anything this takes out: only then does the store rewrite it and
     /// forget the earlier copies (see `QueueStore.forgetRemovedSecrets`).
@@ -26,7 +27,16 @@ struct SecretScrub: Equatable {
         let readableURL = !(item.damage?.covers("url") ?? false)
         url = readableURL ? Redaction.withoutPassword(item.url) : nil
         options = item.options?.withoutSecrets
-        let stored = item.recordText.flatMap { try? JSONDecoder().decode(ResumeRecord.self, from: Data($0.utf8)) }
+        // A record the codec cannot read (damaged, or of a version this Haul does not know) is
+        // cleared with the rest rather than kept as it is: any password in it cannot be taken out,
+        // and nothing can use it (every load goes through the same codec and fails, so `rm`
+        // already cannot find the partial by it).
+        let stored: ResumeRecord?
+        do throws(StoreError) {
+            stored = try QueueStore.decodeRecord(item.recordText, id: item.id)
+        } catch {
+            stored = nil
+        }
         record = stored.map(Self.withoutPasswords)
         removesSomething =
             !item.headers.isEmpty || item.body != nil || (readableURL && url != item.url) || options != item.options

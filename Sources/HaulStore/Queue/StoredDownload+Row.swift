@@ -23,7 +23,9 @@ extension StoredDownload {
             },
             destination: reader.required("destination", "destination", placeholder: "") { $0.string },
             range: reader.optional("range_spec", "range") { $0.string },
-            existingPolicy: reader.required("existing_policy", "existing-file policy", placeholder: "") { $0.string },
+            existingPolicy: reader.required("existing_policy", "existing-file policy", placeholder: .refuse) {
+                $0.string.flatMap(ExistingFilePolicy.init(rawValue:))
+            },
             priority: reader.required("priority", "priority", placeholder: 0) { $0.int },
             state: reader.required("state", "state", placeholder: .failed) { $0.string.flatMap(DownloadState.init(rawValue:)) },
             bytes: reader.required("bytes", "byte count", placeholder: 0) { $0.int64 },

@@ -20,8 +20,8 @@ public struct StoredDownload: Sendable, Equatable {
     public var destination: String
     /// The requested range (`bytes=...`), nil for the whole resource.
     public var range: String?
-    /// What to do with an existing file: "refuse", "overwrite" or "continue".
-    public var existingPolicy: String
+    /// What to do with an existing file (stored as its raw value: "refuse", "overwrite" or "continue").
+    public var existingPolicy: ExistingFilePolicy
     public var priority: Int
     public var state: DownloadState
     public var bytes: Int64
@@ -64,7 +64,7 @@ public struct NewDownload: Sendable, Equatable {
     public var destinationKind: StoredDownload.DestinationKind
     public var destination: String
     public var range: String?
-    public var existingPolicy: String
+    public var existingPolicy: ExistingFilePolicy
     public var priority: Int
     /// Start paused instead of queued.
     public var paused: Bool
@@ -78,7 +78,7 @@ public struct NewDownload: Sendable, Equatable {
         destinationKind: StoredDownload.DestinationKind,
         destination: String,
         range: String? = nil,
-        existingPolicy: String = "refuse",
+        existingPolicy: ExistingFilePolicy = .refuse,
         priority: Int = 0,
         paused: Bool = false,
         options: StoredOptions? = nil
@@ -147,7 +147,7 @@ extension NewDownload {
             item.range == range
         else { return false }
         if item.state == .completed {
-            return existingPolicy != "overwrite" && item.url == Redaction.withoutPassword(url)
+            return existingPolicy != .overwrite && item.url == Redaction.withoutPassword(url)
         }
         return item.url == url && item.headers == headers && item.body == body && item.existingPolicy == existingPolicy && item.options == options
     }

@@ -7,8 +7,8 @@ import HaulCore
 /// run's settings). How a run behaves (retries, timeouts, concurrency, a shared speed limit) is
 /// the run's to say, not stored.
 public struct StoredOptions: Codable, Sendable, Equatable {
-    /// `ALGO=HEX` (or `ALGO` alone to compute only), as `Checksum(parsing:)` reads it.
-    public var checksum: String?
+    /// `--checksum`; stored as its text (`ALGO=HEX`, or `ALGO` alone to compute only).
+    public var checksum: Checksum?
     /// `--min-free-space` in bytes; nil keeps the default margin (16 MiB).
     public var minFreeSpace: Int64?
     /// `--max-size` in bytes; nil for no limit.
@@ -107,7 +107,9 @@ public struct StoredOptions: Codable, Sendable, Equatable {
             return keys.isEmpty ? "" : " (at \(keys.joined(separator: ".")))"
         }
         switch error {
-        case .dataCorrupted(let context): return "it is not JSON" + path(context)
+        case .dataCorrupted(let context):
+            // At a key: a value the JSON holds, but one that is not what Haul writes (a checksum).
+            return (context.codingPath.isEmpty ? "it is not JSON" : "it has a value Haul cannot read") + path(context)
         case .keyNotFound(let key, let context): return "\(key.stringValue) is missing" + path(context)
         case .typeMismatch(_, let context), .valueNotFound(_, let context): return "it has a value of the wrong type" + path(context)
         @unknown default: return "it is not the JSON Haul writes"

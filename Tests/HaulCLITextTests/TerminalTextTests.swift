@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HaulCore
+@testable import HaulCLIText
 
 @Suite("TerminalText")
 struct TerminalTextTests {

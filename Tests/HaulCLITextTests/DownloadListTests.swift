@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HaulCore
+@testable import HaulCLIText
 
 @Suite("DownloadList: the -i input file")
 struct DownloadListTests {
@@ -33,26 +33,5 @@ struct DownloadListTests {
         let list = DownloadList(parsing: "\n\n# only comments\n")
         #expect(list.entries.isEmpty)
         #expect(list.problems.isEmpty)
-    }
-}
-
-@Suite("AbsolutePath")
-struct AbsolutePathTests {
-    @Test func resolvesRelativeDotsAndSlashes() {
-        #expect(AbsolutePath.of("/a//b/./c/../d") == "/a/b/d")
-        #expect(AbsolutePath.of("/..") == "/")
-        #expect(AbsolutePath.of("x/y") == AbsolutePath.of(FileManager.default.currentDirectoryPath + "/x/y"))
-        #expect(AbsolutePath.of("x/y").hasPrefix("/"))
-    }
-}
-
-@Suite("AbsolutePath.directory")
-struct DirectoryOfPathTests {
-    @Test func splitsAtTheLastSlashByte() {
-        #expect(AbsolutePath.directory(of: "/d/dl/file") == "/d/dl")
-        #expect(AbsolutePath.directory(of: "/file") == "/")
-        #expect(AbsolutePath.directory(of: "file") == ".")
-        // A name starting with a combining mark must not drag the directory with it.
-        #expect(AbsolutePath.directory(of: "/d/dl/\u{301}x") == "/d/dl")
     }
 }

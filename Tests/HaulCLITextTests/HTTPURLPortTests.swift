@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import HaulCore
+@testable import HaulCLIText
 
 @Suite("DownloadList.parseHTTPURL: ports")
 struct HTTPURLPortTests {

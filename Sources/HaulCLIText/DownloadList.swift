@@ -1,5 +1,11 @@
 import Foundation
 
+// fuzz/run.sh compiles this file into one module with HaulCore's sources (ContentDispositionFuzz),
+// where there is no HaulCore to import.
+#if canImport(HaulCore)
+    import HaulCore
+#endif
+
 /// A list of downloads as `haul -i FILE` reads it: one URL per line, optionally followed by an
 /// output name; blank lines and lines starting with `#` are ignored.
 public struct DownloadList: Sendable, Equatable {
