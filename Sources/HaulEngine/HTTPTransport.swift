@@ -8,7 +8,7 @@ import HaulCore
 /// `CurlMultiLoop`; other transports run `perform` on a thread of their own by default). The
 /// handler sees the final response head once, then the
 /// body in chunks: one call at a time, never after `perform` returned (libcurl calls it on the
-/// thread of `perform`, URLSession on its delegate queue). Writing each chunk before returning is
+/// thread of `perform` or of its event loop, URLSession on its delegate queue). Writing each chunk before returning is
 /// what gives backpressure where the transport has it (`hasBackpressure`): it reads no more from
 /// the socket until the handler returns, so memory never grows with the file.
 public protocol HTTPTransport: Sendable {

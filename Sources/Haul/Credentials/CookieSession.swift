@@ -64,13 +64,30 @@ struct CookieTransport: HTTPTransport {
     let session: CookieSession
 
     func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome {
+        base.perform(withCookies(request), options: options, handler: CookieRecorder(inner: handler, session: session, url: request.url))
+    }
+
+    func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async -> TransferOutcome {
+        await base.transfer(
+            withCookies(request), options: options, handler: CookieRecorder(inner: handler, session: session, url: request.url),
+            handlerMayBlock: handlerMayBlock)
+    }
+
+    func wake() {
+        base.wake()
+    }
+
+    var hasBackpressure: Bool { base.hasBackpressure }
+
+    /// The request with the jar's cookies for its URL.
+    private func withCookies(_ request: TransferRequest) -> TransferRequest {
         var wire = request
         if let cookies = session.header(for: request.url) {
             // A `Cookie` header of the user's own (-H) comes first, in the one field HTTP/1.1 allows.
             let own = request.headers.fields.filter { $0.name.lowercased() == "cookie" }.map(\.value)
             wire.headers.set("Cookie", (own + [cookies]).joined(separator: "; "))
         }
-        return base.perform(wire, options: options, handler: CookieRecorder(inner: handler, session: session, url: request.url))
+        return wire
     }
 }
 

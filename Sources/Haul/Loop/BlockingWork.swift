@@ -1,4 +1,5 @@
 import Foundation
+import HaulStore
 import Synchronization
 
 /// Where a download's blocking steps run (opening and syncing files, committing to the store):
@@ -12,20 +13,41 @@ enum BlockingWork {
 
     /// Runs `body` on a pool thread; the task is suspended until it returns. `body` may touch
     /// state of the calling task: that task does nothing else meanwhile.
-    static func run<T, E: Error>(_ body: () throws(E) -> T) async throws(E) -> T {
-        let result: Result<T, E> = await withoutActuallyEscaping(body) { escaping in
-            let work = Unchecked(escaping)
-            return await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
+    static func run<T>(_ body: () -> T) async -> T {
+        await withoutActuallyEscaping(body) { escaping in
+            let work = Borrowed(escaping)
+            return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
                 let done = Unchecked(continuation)
                 pool.submit {
-                    let outcome: Result<T, E>
-                    do throws(E) {
-                        outcome = .success(try work.value())
-                    } catch {
-                        outcome = .failure(error)
-                    }
-                    done.value.resume(returning: outcome)
+                    let value = work.take()()
+                    done.value.resume(returning: value)
                 }
+            }
+        }
+    }
+
+    // The two throwing forms are written for their error types: the compiler (6.3) crashes
+    // emitting a specialization of one generic over the error type.
+
+    /// `run` for a step of a download that fails with its error.
+    static func step<T>(_ body: () throws(DownloadError) -> T) async throws(DownloadError) -> T {
+        let result = await run { () -> Result<T, DownloadError> in
+            do throws(DownloadError) {
+                return .success(try body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// `run` for a call to the store, which fails with the store's error.
+    static func storeCall<T>(_ body: () throws(StoreError) -> T) async throws(StoreError) -> T {
+        let result = await run { () -> Result<T, StoreError> in
+            do throws(StoreError) {
+                return .success(try body())
+            } catch {
+                return .failure(error)
             }
         }
         return try result.get()
@@ -34,11 +56,11 @@ enum BlockingWork {
     /// Runs `body` on a thread of its own (a wait that may last, which must not hold a pool thread).
     static func onThread<T>(name: String, _ body: () -> T) async -> T {
         await withoutActuallyEscaping(body) { escaping in
-            let work = Unchecked(escaping)
+            let work = Borrowed(escaping)
             return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
                 let done = Unchecked(continuation)
                 let thread = Thread {
-                    done.value.resume(returning: work.value())
+                    done.value.resume(returning: work.take()())
                 }
                 thread.name = name
                 thread.stackSize = 1 << 20
@@ -51,11 +73,11 @@ enum BlockingWork {
     /// work: a segment connection's mirror probe, which goes through the event loop.
     static func waitFor<T>(_ body: () async -> T) -> T {
         withoutActuallyEscaping(body) { escaping in
-            let work = Unchecked(escaping)
+            let work = Borrowed(escaping)
             let result = ResultBox<T>()
             let done = DispatchSemaphore(value: 0)
             Task {
-                result.value = await work.value()
+                result.value = await work.take()()
                 done.signal()
             }
             done.wait()
@@ -71,6 +93,20 @@ enum BlockingWork {
 /// The result of work another thread did, read once the semaphore said it is there.
 private final class ResultBox<T>: @unchecked Sendable {
     var value: T?
+}
+
+/// A closure lent to another thread while its owner waits: taken out once, so no reference to it
+/// is left once it has run (the owner's `withoutActuallyEscaping` checks that none is).
+private final class Borrowed<Body>: @unchecked Sendable {
+    private var body: Body?
+    init(_ body: Body) { self.body = body }
+
+    /// The closure, no longer held here; called once.
+    func take() -> Body {
+        defer { body = nil }
+        guard let body else { preconditionFailure("a lent closure was taken twice") }
+        return body
+    }
 }
 
 /// A value handed to another thread while its owner waits for that thread to finish with it.

@@ -72,7 +72,7 @@ extension DownloadQueue {
             let claimed: StoredDownload?
             do {
                 let settling = pending
-                claimed = try await BlockingWork.run { () throws(StoreError) -> StoredDownload? in
+                claimed = try await BlockingWork.storeCall { () throws(StoreError) -> StoredDownload? in
                     let next = try store.claimNext(for: owner, among: draining ? [] : ids, settling: settling, rules: rules)
                     if !settling.isEmpty { store.forgetRemovedSecretsSoon() }
                     return next

@@ -65,10 +65,10 @@ final class DownloadRunner {
                 // The limiter slows the handler, not the network: such a transport would queue the file in memory.
                 throw DownloadError(.engine, "this engine cannot keep a speed limit: it reads on while a chunk is written (use \(setting: .curlEngine))")
             }
-            let output = try await BlockingWork.run { () throws(DownloadError) in try open() }
+            let output = try await BlockingWork.step { () throws(DownloadError) in try open() }
             self.output = output
             // The digest starts from what is on disk (reading it back when a partial is resumed).
-            try await BlockingWork.run { () throws(DownloadError) in try digest.start(output) }
+            try await BlockingWork.step { () throws(DownloadError) in try digest.start(output) }
             // A segmented partial holds segments past its sequential prefix too.
             figures.resumedFrom = output.bytesOnDisk
             setup.hub.publish(.started(setup.started(output)))
@@ -141,9 +141,9 @@ final class DownloadRunner {
             case .finish:
                 return .completed(try await finish(output))
             case .restartFromZero(let reason):
-                try await BlockingWork.run { () throws(DownloadError) in try discardBytes(reason) }
+                try await BlockingWork.step { () throws(DownloadError) in try discardBytes(reason) }
             case .retry(let attempt, let maxRetries, let delay):
-                try await BlockingWork.run { () throws(DownloadError) in try checkpointOrFail() }
+                try await BlockingWork.step { () throws(DownloadError) in try checkpointOrFail() }
                 setup.hub.publish(.retrying(RetryInfo(attempt: attempt, maxRetries: maxRetries, delay: delay, reason: lastError?.message ?? "retrying")))
                 await setup.control.pause(seconds: delay)
             case .refreshURL(let status, let attempt, let maxRefreshes):
@@ -159,7 +159,7 @@ final class DownloadRunner {
                     continue
                 }
             case .stop(let stop):
-                return try await BlockingWork.run { () throws(DownloadError) in try self.stop(output, stop) }
+                return try await BlockingWork.step { () throws(DownloadError) in try self.stop(output, stop) }
             case .giveUp(.lastFailure):
                 throw lastError ?? DownloadError(.network, "the download failed")
             case .giveUp(.tooManyRestarts(let reason)):
@@ -184,10 +184,11 @@ final class DownloadRunner {
 
     /// One attempt: the planned request, its redirects, and a body writer for its response.
     private func send(_ plan: RequestPlan, _ output: PartialDownload) async -> AttemptResult {
-        // A speed limit waits inside the handler: such a transfer gets a thread of its own.
+        // A speed limit waits inside the handler (and `haul serve` may set one at any time): such
+        // a transfer gets a thread of its own, so its waits never hold up the event loop.
         await AttemptResult.run(
             request.transferRequest(to: urls.current).asking(for: plan), policy: setup.redirects, transport: credentials.transport,
-            options: request.transfer, handlerMayBlock: request.rateLimiter?.isLimiting == true
+            options: request.transfer, handlerMayBlock: request.rateLimiter != nil
         ) { sent in
             BodyWriter(
                 host: self, request: request, digest: digest, segments: segments, control: setup.control, plan: plan, output: output, sent: sent)
@@ -233,7 +234,7 @@ final class DownloadRunner {
     /// Verifies the digest, has the file keeper put the file in place in the durability order,
     /// and reports the completion.
     private func finish(_ output: PartialDownload) async throws(DownloadError) -> DownloadCompletion {
-        try await BlockingWork.run { () throws(DownloadError) in try finishNow(output) }
+        try await BlockingWork.step { () throws(DownloadError) in try finishNow(output) }
     }
 
     private func finishNow(_ output: PartialDownload) throws(DownloadError) -> DownloadCompletion {
