@@ -10,10 +10,14 @@
 #   BENCH_JOBS      transfers at a time for every tool (default 8)
 #   BENCH_ROUNDS    rounds per tool (default 3); the table shows medians
 #   BENCH_TMPDIR    where the served files and the downloads go (default $TMPDIR or /var/tmp)
+#   BENCH_TLS       1: nginx serves HTTPS with a throwaway certificate every tool is given (default 0)
+#
+# bench/many.sh runs this over the issue-22 matrix (file counts and sizes, HTTP and HTTPS, -j 8 and -j 64).
 #
 # Each round gives every tool a fresh, empty output directory (and haul a fresh --state directory),
 # so no tool skips or resumes anything. Wall time, CPU time (user + sys) and peak RSS come from
-# /usr/bin/time. Each tool's first-round output is checked: exactly BENCH_FILES files, and the
+# /usr/bin/time; the most threads the tool's process had at once from /proc/PID/status, sampled
+# every 10 ms. Each tool's first-round output is checked: exactly BENCH_FILES files, and the
 # SHA-256 of a sample of them equals the source's. Only the nginx this script starts is stopped,
 # by its PID.
 set -euo pipefail
@@ -23,6 +27,7 @@ files=${BENCH_FILES:-1000}
 file_kb=${BENCH_FILE_KB:-64}
 jobs=${BENCH_JOBS:-8}
 rounds=${BENCH_ROUNDS:-3}
+tls=${BENCH_TLS:-0}
 for value in "$files" "$file_kb" "$jobs" "$rounds"; do
     if ! [[ "$value" =~ ^[1-9][0-9]*$ ]]; then
         echo "error: BENCH_FILES, BENCH_FILE_KB, BENCH_JOBS and BENCH_ROUNDS must be positive integers" >&2
@@ -33,7 +38,7 @@ done
 # ---- tools ------------------------------------------------------------------------------------
 source scripts/nginx.sh
 source bench/common.sh
-install_missing nginx-light curl aria2 time coreutils
+install_missing nginx-light curl aria2 time coreutils openssl
 if ! curl --help all 2>/dev/null | grep -q -- '--parallel-max'; then
     echo "error: this curl has no --parallel-max (curl 7.66 or later is needed)" >&2
     exit 1
@@ -64,10 +69,21 @@ done
 cat "$work/root"/f*.bin >/dev/null # warm the page cache for every tool
 
 # ---- nginx ------------------------------------------------------------------------------------
+scheme=http
+listen_extra=""
+server_extra=""
+if [[ "$tls" == 1 ]]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+        -keyout "$work/key.pem" -out "$work/cert.pem" >/dev/null 2>&1
+    scheme=https
+    listen_extra=ssl
+    server_extra="ssl_certificate \"$work/cert.pem\"; ssl_certificate_key \"$work/key.pem\"; ssl_session_cache shared:bench:1m;"
+fi
 NGINX_DIR="$work/nginx" NGINX_ROOT="$work/root" \
     NGINX_HTTP_EXTRA="access_log off; keepalive_timeout 65; keepalive_requests 100000;" \
+    NGINX_LISTEN_EXTRA="$listen_extra" NGINX_SERVER_EXTRA="$server_extra" \
     nginx_start
-base_url="http://127.0.0.1:$nginx_port"
+base_url="$scheme://127.0.0.1:$nginx_port"
 log "nginx PID $nginx_pid serving $files files at $base_url/"
 
 # ---- input lists ------------------------------------------------------------------------------
@@ -106,6 +122,31 @@ command_for() { # tool out-dir run-dir
         ;;
     aria2) cmd=(aria2c -q -i "$url_list" -j "$jobs" -d "$out" --allow-overwrite=true --file-allocation=none) ;;
     esac
+    if [[ "$tls" == 1 ]]; then
+        case "$1" in
+        haul) cmd+=(--cacert "$work/cert.pem") ;;
+        curl) cmd+=(--cacert "$work/cert.pem") ;;
+        aria2) cmd+=(--ca-certificate="$work/cert.pem") ;;
+        esac
+    fi
+}
+
+# Runs "${cmd[@]}" under /usr/bin/time (into $1) and prints the most threads its process had at once.
+run_sampled() { # time-file log-file
+    /usr/bin/time -f '%e %U %S %M' -o "$1" "${cmd[@]}" </dev/null >"$2" 2>&1 &
+    local timer=$! child="" most=0 now
+    while kill -0 "$timer" 2>/dev/null; do
+        [[ -n "$child" ]] || child=$(pgrep -P "$timer" | head -n 1 || true)
+        if [[ -n "$child" ]]; then
+            now=$(awk '/^Threads:/ { print $2 }' "/proc/$child/status" 2>/dev/null || true)
+            if [[ -n "$now" ]] && ((now > most)); then most=$now; fi
+        fi
+        sleep 0.01
+    done
+    wait "$timer"
+    local status=$?
+    echo "$most" >"$1.threads"
+    return "$status"
 }
 
 # Prints what is wrong with a tool's output directory, or nothing when it is complete and intact.
@@ -137,16 +178,16 @@ for ((round = 1; round <= rounds; round++)); do
         mkdir -p "$out"
         command_for "$tool" "$out" "$run"
         sync
-        if ! /usr/bin/time -f '%e %U %S %M' -o "$run/time.txt" "${cmd[@]}" </dev/null >"$run/run.log" 2>&1; then
+        if ! run_sampled "$run/time.txt" "$run/run.log"; then
             echo "warning: $tool failed in round $round:" >&2
             tail -n 20 "$run/run.log" >&2
             failed[$tool]=1
             rm -rf "$run"
             continue
         fi
-        measured=$(tail -n 1 "$run/time.txt")
-        read -r w u s m <<<"$measured"
-        printf '    round %d %-6s wall %6ss  user %6ss  sys %6ss  rss %8s KiB\n' "$round" "$tool" "$w" "$u" "$s" "$m"
+        measured="$(tail -n 1 "$run/time.txt") $(cat "$run/time.txt.threads")"
+        read -r w u s m t <<<"$measured"
+        printf '    round %d %-6s wall %6ss  user %6ss  sys %6ss  rss %8s KiB  threads %3s\n' "$round" "$tool" "$w" "$u" "$s" "$m" "$t"
         if ((round == 1)); then
             problems=$(check_output "$out")
             if [[ -n "$problems" ]]; then
@@ -165,11 +206,11 @@ done
 
 # ---- report -----------------------------------------------------------------------------------
 
-declare -A wall cpu rss rate
+declare -A wall cpu rss rate threads
 echo
-printf '%d files of %d KiB, %d at a time, %d round(s), nginx on 127.0.0.1 (keep-alive), output written to %s\n' \
-    "$files" "$file_kb" "$jobs" "$rounds" "$base_tmp"
-printf '%-8s %6s %14s %14s %12s %12s %10s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" "files/s" "MiB/s"
+printf '%d files of %d KiB, %d at a time, %d round(s), nginx on 127.0.0.1 (%s, keep-alive), output written to %s\n' \
+    "$files" "$file_kb" "$jobs" "$rounds" "$scheme" "$base_tmp"
+printf '%-8s %6s %14s %14s %12s %8s %12s %10s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" threads "files/s" "MiB/s"
 for tool in haul curl aria2; do
     lines=${results[$tool]:-}
     if [[ -z "$lines" || -n "${failed[$tool]:-}" ]]; then
@@ -180,9 +221,10 @@ for tool in haul curl aria2; do
     wall[$tool]=$(printf '%s' "$lines" | awk '{ print $1 }' | median)
     cpu[$tool]=$(printf '%s' "$lines" | awk '{ print $2 + $3 }' | median)
     rss[$tool]=$(printf '%s' "$lines" | awk '$4 > m { m = $4 } END { printf "%.1f", m / 1024 }')
+    threads[$tool]=$(printf '%s' "$lines" | awk '$5 > m { m = $5 } END { print m + 0 }')
     rate[$tool]=$(awk -v n="$files" -v w="${wall[$tool]}" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "inf" }')
     speed=$(awk -v n="$files" -v k="$file_kb" -v w="${wall[$tool]}" 'BEGIN { if (w > 0) printf "%.0f", n * k / 1024 / w; else print "inf" }')
-    printf '%-8s %6d %14.2f %14.2f %12s %12s %10s\n' "$tool" "$runs" "${wall[$tool]}" "${cpu[$tool]}" "${rss[$tool]}" "${rate[$tool]}" "$speed"
+    printf '%-8s %6d %14.2f %14.2f %12s %8s %12s %10s\n' "$tool" "$runs" "${wall[$tool]}" "${cpu[$tool]}" "${rss[$tool]}" "${threads[$tool]}" "${rate[$tool]}" "$speed"
 done
 
 echo

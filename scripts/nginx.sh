@@ -6,6 +6,7 @@
 #   NGINX_ROOT          the document root
 #   NGINX_HTTP_EXTRA    optional directives for the http block (access log, keep-alive, ...)
 #   NGINX_SERVER_EXTRA  optional directives for the server block (e.g. a limited location)
+#   NGINX_LISTEN_EXTRA  optional parameters of the listen directive (e.g. `ssl`)
 # Sets nginx_pid and nginx_port.
 
 # install_missing PACKAGE...: installs the Debian packages among its arguments that are not
@@ -78,7 +79,7 @@ http {
     etag on;
     ${NGINX_HTTP_EXTRA:-}
     server {
-        listen 127.0.0.1:$port;
+        listen 127.0.0.1:$port ${NGINX_LISTEN_EXTRA:-};
         root "$NGINX_ROOT";
         location / { }
         ${NGINX_SERVER_EXTRA:-}
