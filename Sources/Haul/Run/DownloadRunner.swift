@@ -72,11 +72,14 @@ final class DownloadRunner {
             // A segmented partial holds segments past its sequential prefix too.
             figures.resumedFrom = output.bytesOnDisk
             setup.hub.publish(.started(setup.started(output)))
-            if output.alreadyInPlace { return .completed(try await finish(output)) }
+            if output.alreadyInPlace { return .completed(try await BlockingWork.step { () throws(DownloadError) in try finish(output) }) }
             return try await attemptLoop(output)
         } catch {
             let failure = error
-            return await BlockingWork.run { failed(failure) }
+            return await BlockingWork.run {
+                RunExit(setup: setup, credentials: credentials, segments: segments, output: output)
+                    .failed(failure, currentURL: urls.current, checkpoint: checkpointOnExit)
+            }
         }
     }
 
@@ -89,28 +92,6 @@ final class DownloadRunner {
         } catch {
             throw DownloadError(error)
         }
-    }
-
-    /// The way out of a failure (or a cancel): the bytes kept and checkpointed where they can be.
-    private func failed(_ failure: DownloadError) -> Ending {
-        var error = setup.redaction.redacted(failure, currentURL: urls.current)
-        segments.stop()
-        if error.category == .cancelled {
-            output?.release()
-            // A cancelled download has no outcome left to report a jar that cannot be written.
-            _ = credentials.jarProblem()
-            setup.hub.publish(.cancelled)
-            return .cancelled
-        }
-        if let problem = credentials.jarProblem() { error = error.retold("\(error.text) (and \(problem.message))") }
-        if let output, let failure = output.keepAfterFailure(checkpoint: checkpointOnExit) {
-            error = error.retold("\(error.text) (and the checkpoint on the way out failed: \(failure.message))")
-        }
-        output?.release()
-        error.url = error.url ?? request.url
-        error.kept = output?.keptData().map { DownloadError.KeptData(path: $0.path, bytes: $0.bytes) }
-        setup.hub.publish(.failed(error))
-        return .failed(error)
     }
 
     /// Makes attempts until the download completes, stops or fails for good: carries out what the
@@ -132,14 +113,19 @@ final class DownloadRunner {
                 continue
             case .joinSegments:
                 // A wait that lasts as long as the other connections run: a thread of its own.
-                let joined = try await BlockingWork.onThread(name: "haul-join") { joinSegments(output) }.get()
+                let joined = try await BlockingWork.onThread(name: "haul-join") {
+                    segments.joined(output) { reach throws(DownloadError) in
+                        try digest.catchUp(from: output, upTo: reach)
+                        try checkpointOrFail()
+                    }
+                }.get()
                 noteStopRequest()
                 if let then = machine.segmentsJoined(joined) {
                     action = then
                     continue
                 }
             case .finish:
-                return .completed(try await finish(output))
+                return .completed(try await BlockingWork.step { () throws(DownloadError) in try finish(output) })
             case .restartFromZero(let reason):
                 try await BlockingWork.step { () throws(DownloadError) in try discardBytes(reason) }
             case .retry(let attempt, let maxRetries, let delay):
@@ -159,26 +145,16 @@ final class DownloadRunner {
                     continue
                 }
             case .stop(let stop):
-                return try await BlockingWork.step { () throws(DownloadError) in try self.stop(output, stop) }
+                return try await BlockingWork.step { () throws(DownloadError) in
+                    try RunExit(setup: setup, credentials: credentials, segments: segments, output: output)
+                        .stop(stop, progress: { figures.progress(output, segments: segments.coordinator) }, checkpoint: checkpointOrFail)
+                }
             case .giveUp(.lastFailure):
                 throw lastError ?? DownloadError(.network, "the download failed")
             case .giveUp(.tooManyRestarts(let reason)):
                 throw DownloadError(.protocolViolation, "gave up after \(Self.maxRestarts) restarts: \(reason.message)")
             }
             action = nextAction(output)
-        }
-    }
-
-    /// Waits for the other connections, catching the digest up and checkpointing as they go.
-    private func joinSegments(_ output: PartialDownload) -> Result<DownloadMachine.SegmentsEnd, DownloadError> {
-        do throws(DownloadError) {
-            return .success(
-                try segments.join(output) { reach throws(DownloadError) in
-                    try digest.catchUp(from: output, upTo: reach)
-                    try checkpointOrFail()
-                })
-        } catch {
-            return .failure(error)
         }
     }
 
@@ -212,32 +188,9 @@ final class DownloadRunner {
         request.urlRefresher != nil && (output.sink.prefixLength > 0 || output.record.validators != .none)
     }
 
-    /// Pause or cancel, as requested through the API.
-    private func stop(_ output: PartialDownload, _ stop: DownloadMachine.Stop) throws(DownloadError) -> Ending {
-        segments.stop()
-        switch stop {
-        case .cancelAndDelete:
-            output.deleteAll()
-            throw DownloadError(.cancelled, "the download was cancelled and its partial data deleted")
-        case .cancel:
-            try checkpointOrFail()
-            throw DownloadError(.cancelled, "the download was cancelled; its partial data is kept")
-        case .pause:
-            try checkpointOrFail()
-            try credentials.saveJar()
-            output.release()
-            setup.hub.publish(.paused(figures.progress(output, segments: segments.coordinator)))
-            return .paused
-        }
-    }
-
     /// Verifies the digest, has the file keeper put the file in place in the durability order,
-    /// and reports the completion.
-    private func finish(_ output: PartialDownload) async throws(DownloadError) -> DownloadCompletion {
-        try await BlockingWork.step { () throws(DownloadError) in try finishNow(output) }
-    }
-
-    private func finishNow(_ output: PartialDownload) throws(DownloadError) -> DownloadCompletion {
+    /// and reports the completion (on `BlockingWork`'s pool: it syncs and renames).
+    private func finish(_ output: PartialDownload) throws(DownloadError) -> DownloadCompletion {
         // Before the file is put in place: a jar that cannot be written fails the download with
         // its bytes kept, and the next run finishes it.
         try credentials.saveJar()

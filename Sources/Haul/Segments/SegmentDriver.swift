@@ -96,6 +96,15 @@ final class SegmentDriver {
         coordinator?.stopAndWait()
     }
 
+    /// `join`, its failure as a value (for a wait on a thread of its own).
+    func joined(_ output: PartialDownload, cutBack: (Int64) throws(DownloadError) -> Void) -> Result<DownloadMachine.SegmentsEnd, DownloadError> {
+        do throws(DownloadError) {
+            return .success(try join(output, cutBack: cutBack))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// The runner's connection reached its part: wait for the others and say how they ended. A
     /// segmented download that cannot complete is cut back to its contiguous prefix (the file's
     /// length must never vouch for holes) and goes on over one connection; `cutBack` is told the

@@ -34,10 +34,8 @@ public final class SQLiteConnection {
     let handle: OpaquePointer
     /// Distinguishes the savepoints of nested ``transaction(_:)`` calls.
     private var savepointDepth = 0
-    /// Statements compiled once and run again by `execute(_:_:)`, `query` and the transactions:
-    /// a queue run repeats the same few statements for every download, and compiling them was a
-    /// sixth of its CPU time. Finalized before the connection closes.
-    private var cache: [String: Statement] = [:]
+    /// The statements compiled once and run again (`StatementCache`).
+    let statementCache = StatementCache()
 
     /// Opens the database at `path`, creating an empty one if the file does not exist.
     ///
@@ -67,32 +65,8 @@ public final class SQLiteConnection {
 
     deinit {
         // Other statements hold a reference to their connection, so only the cache's are left.
-        cache.removeAll()
+        statementCache.removeAll()
         sqlite3_close_v2(handle)
-    }
-
-    /// The compiled statement for `sql` from the cache (compiled on first use), rewound and
-    /// ready to bind. Not for statements a caller keeps: one statement per text at a time.
-    private func reusable(_ sql: String) throws -> Statement {
-        if let statement = cache[sql] {
-            try statement.reset()
-            return statement
-        }
-        let statement = try prepare(sql, cached: true)
-        if cache.count >= 64 { cache.removeAll() }
-        cache[sql] = statement
-        return statement
-    }
-
-    /// Runs the cached statement for `sql` with `parameters`: its rows, or none.
-    private func runReusable(_ sql: String, _ parameters: [SQLiteValue], collecting: Bool) throws -> [Row] {
-        let statement = try reusable(sql)
-        // Rewound after use too: a finished statement holds no read lock, whatever happens next.
-        defer { try? statement.reset() }
-        try statement.bind(parameters)
-        if collecting { return try statement.rows() }
-        try statement.run()
-        return []
     }
 
     private func configure(busyTimeoutMilliseconds: Int, synchronous: Synchronous) throws {
@@ -198,7 +172,8 @@ public final class SQLiteConnection {
         try prepare(sql, cached: false)
     }
 
-    private func prepare(_ sql: String, cached: Bool) throws -> Statement {
+    /// Compiles one statement; a `cached` one is finalized by the connection's cache, not by itself.
+    func prepare(_ sql: String, cached: Bool) throws -> Statement {
         var prepared: OpaquePointer?
         var trailing = false
         let code = sql.withCString { start -> Int32 in
