@@ -19,11 +19,13 @@ struct QueueStoreFleetMigrationTests {
             let store = try QueueStore(directory: directory.path)
             try store.add(urls.enumerated().map { NewDownload(url: $1, destinationKind: .file, destination: directory.file("out/\($0)")) })
         }
-        // Back to what v3 had: no fleet columns, no record of v4.
+        // Back to what v3 had: no fleet columns, no record of v4 (nor of v5, which came after it).
         do {
             let db = try SQLiteConnection(path: path)
             try db.execute(
                 """
+                DROP INDEX downloads_destination_url;
+                DELETE FROM schema_migrations WHERE name = 'v5-destination-url';
                 DROP INDEX downloads_host;
                 ALTER TABLE downloads DROP COLUMN host;
                 ALTER TABLE downloads DROP COLUMN lease_epoch;

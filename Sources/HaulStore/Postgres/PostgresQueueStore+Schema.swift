@@ -9,6 +9,9 @@ extension PostgresQueueStore {
         ("v1-downloads", downloadsTable),
         ("v2-host-slots", hostSlots),
         ("v3-notify-queued", notifyQueued),
+        // Adding a download looks for an unfinished one of the same URL into the same directory:
+        // by destination alone, each addition looked through every row of that directory.
+        ("v4-destination-url", "CREATE INDEX downloads_destination_url ON downloads (destination, url)"),
     ]
 
     /// An arbitrary constant: the advisory lock every migrating worker takes.

@@ -61,6 +61,12 @@ extension QueueStore {
                 try db.execute("UPDATE downloads SET host = ? WHERE id = ?", [.text(HostKey.of(url)), .integer(id)])
             }
         }
+        migrator.registerMigration("v5-destination-url") { db in
+            // Adding a download looks for an unfinished one of the same URL into the same
+            // directory: by destination alone, a batch of 10,000 into one directory looked through
+            // every row added before each new one (a tenth of a second per file at the end).
+            try db.execute("CREATE INDEX downloads_destination_url ON downloads(destination, url)")
+        }
         return migrator
     }()
 }
