@@ -20,21 +20,16 @@
         }
 
         public func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome {
-            guard let handle = takeHandle() else {
-                return .failed(TransportError(.other, "libcurl could not create a transfer handle"))
+            let transfer: Prepared
+            switch prepare(request, options, handler) {
+            case .ready(let ready): transfer = ready
+            case .ended(let outcome): return outcome
             }
-            defer { giveBack(handle) }
-            let context = CurlCallContext(handler: handler, stallTimeout: options.stallTimeout)
-            let headerList: CurlHeaderList
-            do {
-                headerList = try configure(handle, request, options, context)
-            } catch {
-                return Self.outcome(refused: error)
+            defer { giveBack(transfer.handle) }
+            let code = withExtendedLifetime((transfer.context, transfer.headerList)) {
+                curl_easy_perform(transfer.handle.raw)
             }
-            let code = withExtendedLifetime((context, headerList)) {
-                curl_easy_perform(handle.raw)
-            }
-            return outcome(code, handle: handle, context: context, request: request, options: options)
+            return outcome(code, handle: transfer.handle, context: transfer.context, request: request, options: options)
         }
 
         /// The transfer on the process's event loop (`CurlMultiLoop`): no thread waits for it. A
@@ -46,23 +41,48 @@
             guard !handlerMayBlock, let loop = CurlMultiLoop.shared else {
                 return await performOnThread(request, options: options, handler: handler)
             }
+            let transfer: Prepared
+            switch prepare(request, options, handler) {
+            case .ready(let ready): transfer = ready
+            case .ended(let outcome): return outcome
+            }
+            defer { giveBack(transfer.handle) }
+            let code = await withCheckedContinuation { (continuation: CheckedContinuation<CURLcode, Never>) in
+                loop.add(
+                    CurlMultiLoop.Transfer(handle: transfer.handle, context: transfer.context, keepAlive: transfer.headerList) {
+                        continuation.resume(returning: $0)
+                    })
+            }
+            return outcome(code, handle: transfer.handle, context: transfer.context, request: request, options: options)
+        }
+
+        /// One transfer's handle, configured, with the state its callbacks share and the header
+        /// list libcurl reads during it.
+        private struct Prepared {
+            let handle: CurlEasyHandle
+            let context: CurlCallContext
+            let headerList: CurlHeaderList
+        }
+
+        /// What `perform` and `transfer` both start with: a handle from the pool, configured for
+        /// `request`; or the outcome that ends the transfer before anything is sent (the handle
+        /// already given back).
+        private enum Preparation {
+            case ready(Prepared)
+            case ended(TransferOutcome)
+        }
+
+        private func prepare(_ request: TransferRequest, _ options: TransferOptions, _ handler: any TransferHandler) -> Preparation {
             guard let handle = takeHandle() else {
-                return .failed(TransportError(.other, "libcurl could not create a transfer handle"))
+                return .ended(.failed(TransportError(.other, "libcurl could not create a transfer handle")))
             }
             let context = CurlCallContext(handler: handler, stallTimeout: options.stallTimeout)
-            let headerList: CurlHeaderList
             do {
-                headerList = try configure(handle, request, options, context)
+                return .ready(Prepared(handle: handle, context: context, headerList: try configure(handle, request, options, context)))
             } catch {
                 giveBack(handle)
-                return Self.outcome(refused: error)
+                return .ended(Self.outcome(refused: error))
             }
-            let code = await withCheckedContinuation { (continuation: CheckedContinuation<CURLcode, Never>) in
-                loop.add(CurlMultiLoop.Transfer(handle: handle, context: context, keepAlive: headerList) { continuation.resume(returning: $0) })
-            }
-            let result = outcome(code, handle: handle, context: context, request: request, options: options)
-            giveBack(handle)
-            return result
         }
 
         public func wake() {

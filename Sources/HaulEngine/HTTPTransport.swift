@@ -6,11 +6,11 @@ import HaulCore
 /// `perform` blocks the calling thread until the response ends; `transfer` suspends the calling
 /// task instead (the libcurl engine runs every such transfer of a process on one event loop,
 /// `CurlMultiLoop`; other transports run `perform` on a thread of their own by default). The
-/// handler sees the final response head once, then the
-/// body in chunks: one call at a time, never after `perform` returned (libcurl calls it on the
-/// thread of `perform` or of its event loop, URLSession on its delegate queue). Writing each chunk before returning is
-/// what gives backpressure where the transport has it (`hasBackpressure`): it reads no more from
-/// the socket until the handler returns, so memory never grows with the file.
+/// handler sees the final response head once, then the body in chunks: one call at a time, never
+/// after the transfer returned (libcurl calls it on the thread of `perform` or of its event loop,
+/// URLSession on its delegate queue). Writing each chunk before returning is what gives
+/// backpressure where the transport has it (`hasBackpressure`): it reads no more from the socket
+/// until the handler returns, so memory never grows with the file.
 public protocol HTTPTransport: Sendable {
     /// Sends `request`, hands its response to `handler` (a 3xx like any other: redirects are not
     /// followed), and returns when the response has ended, failed, or the handler stopped it.
