@@ -25,16 +25,20 @@ final class PGDatabase: @unchecked Sendable {
 
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
     func transaction<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        try withRetry { connection in
-            try connection.execute("BEGIN")
-            do {
-                let result = try body(connection)
-                try connection.execute("COMMIT")
-                return result
-            } catch {
-                if connection.isOK { try? connection.execute("ROLLBACK") }
-                throw error
-            }
+        try withRetry { connection in try Self.committed(connection, body) }
+    }
+
+    /// `body` between BEGIN and COMMIT on `connection`; rolled back when it throws, if the
+    /// connection still works.
+    private static func committed<T>(_ connection: PGConnection, _ body: (PGConnection) throws -> T) throws -> T {
+        try connection.execute("BEGIN")
+        do {
+            let result = try body(connection)
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            if connection.isOK { try? connection.execute("ROLLBACK") }
+            throw error
         }
     }
 
@@ -44,13 +48,11 @@ final class PGDatabase: @unchecked Sendable {
         guard lock.try() else { return nil }
         defer { lock.unlock() }
         guard let connection, connection.isOK else { return nil }
-        try connection.execute("BEGIN")
         do {
-            let result = try body(connection)
-            try connection.execute("COMMIT")
-            return result
+            return try Self.committed(connection, body)
         } catch {
-            if connection.isOK { try? connection.execute("ROLLBACK") } else { self.connection = nil }
+            // A broken connection is dropped; the next call through `withRetry` makes a new one.
+            if !connection.isOK { self.connection = nil }
             throw error
         }
     }
