@@ -64,8 +64,10 @@ struct RunSettings: ParsableOptions {
 
     /// Refuses, before anything starts, options of these requests that the engine cannot honour.
     func check(_ requests: [DownloadRequest]) throws(UsageError) {
+        // Read once for the whole batch: building the environment's dictionary costs more than the check.
+        let environment = ProcessInfo.processInfo.environment
         for request in requests {
-            if let refusal = engine.refusal(of: request.transfer, for: request.url) { throw UsageError(message: refusal.rendered(.flags)) }
+            if let refusal = engine.refusal(of: request.transfer, for: request.url, environment: environment) { throw UsageError(message: refusal.rendered(.flags)) }
         }
     }
 

@@ -72,6 +72,7 @@ public enum TransportEngine: String, Sendable, CaseIterable {
     public func refusal(
         of options: TransferOptions, for url: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> SettingText? {
+        guard !limitations.isEmpty else { return nil }
         let asked = EngineLimitation.Need.all(of: options, url: url, environment: environment)
         guard let limit = limitations.first(where: { $0.need.map(asked.contains) ?? false }) else { return nil }
         return "the \(rawValue) engine cannot do this here: \(limit.text) (use \(setting: .curlEngine))"

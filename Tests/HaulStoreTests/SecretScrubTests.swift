@@ -49,6 +49,28 @@ struct SecretScrubTests {
         #expect(scrub.url == "http://example.com/a.bin")
     }
 
+    @Test(
+        "GIVEN a completed download whose record (cleared by the settlement) is the only place with a password WHEN scrubbed dropping the record THEN it counts as removing something, unread; without a password it does not"
+    )
+    func aDroppedRecordIsNotRead() throws {
+        let withPassword = try StoredDownload(
+            row: downloadRow(["url": "http://example.com/a.bin", "headers": "[]", "options": "{}", "record": .text(try recordWithPasswords())]))
+        let plain = try StoredDownload(
+            row: downloadRow([
+                "url": "http://example.com/a.bin", "headers": "[]", "options": "{}",
+                "record": .text(try QueueStore.encodeRecord(ResumeRecord(originalURL: "http://example.com/a.bin", finalURL: "http://example.com/a.bin"), id: 7)),
+            ]))
+        // Damaged text is not read either: it goes with the record.
+        let damaged = try StoredDownload(row: downloadRow(["url": "http://example.com/a.bin", "headers": "[]", "options": "{}", "record": "{not a record"]))
+
+        #expect(SecretScrub(withPassword, droppingRecord: true).removesSomething)
+        #expect(SecretScrub(withPassword, droppingRecord: true).record == nil)
+        #expect(!SecretScrub(plain, droppingRecord: true).removesSomething)
+        #expect(!SecretScrub(damaged, droppingRecord: true).removesSomething)
+        // Kept records are still read and scrubbed.
+        #expect(SecretScrub(plain).record?.originalURL == "http://example.com/a.bin")
+    }
+
     @Test("GIVEN a header only (no password anywhere) WHEN it is scrubbed THEN it is removed: every header the user gave goes")
     func anyHeaderIsASecret() throws {
         let item = try StoredDownload(row: downloadRow(["url": "http://example.com/a.bin", "headers": #"[["X-Tenant","t1"]]"#, "options": .null]))

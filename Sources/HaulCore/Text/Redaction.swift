@@ -29,6 +29,8 @@ public enum Redaction {
     }
 
     private static func replacingPassword(in text: String, with replacement: String?) -> String {
+        // No user info without an '@': most URLs are returned as they are, unparsed.
+        guard text.utf8.contains(UInt8(ascii: "@")) else { return text }
         if var components = URLComponents(string: text), components.password != nil {
             components.password = replacement
             if let string = components.string { return string }

@@ -39,7 +39,7 @@ extension PostgresQueueStore {
             WHERE id = $6
             """,
             [next.rawValue, item.lastError, item.errorCategory, releasesLease ? "true" : "false", change.retryAfter.map { String($0) }, String(id)])
-        if next == .completed || next == .cancelled { try scrubSecrets(db, item) }
+        if next == .completed || next == .cancelled { try scrubSecrets(db, item, droppingRecord: change.finished != nil) }
         if let finished = change.finished {
             try db.query(
                 "UPDATE downloads SET bytes = $1, total_bytes = $1, speed = 0, final_path = $2, record = NULL WHERE id = $3",
@@ -50,8 +50,8 @@ extension PostgresQueueStore {
 
     /// What the SQLite store scrubs, scrubbed here too. A shared store never received a secret
     /// (`SharedStoreRule`), so this normally finds nothing; a row written by hand might hold one.
-    static func scrubSecrets(_ db: PGConnection, _ item: StoredDownload) throws {
-        let scrub = SecretScrub(item)
+    static func scrubSecrets(_ db: PGConnection, _ item: StoredDownload, droppingRecord: Bool = false) throws {
+        let scrub = SecretScrub(item, droppingRecord: droppingRecord)
         guard scrub.removesSomething else { return }
         let options = try scrub.options.map { options throws(StoreError) in try options.encoded() }
         let record = try scrub.record.map { record throws(StoreError) in try QueueStore.encodeRecord(record, id: item.id) }

@@ -51,7 +51,8 @@ extension QueueStore {
                 .real(Date().timeIntervalSince1970), .init(releasesLease), .init(releasesLease),
                 change.retryAfter.map { .real(Date().timeIntervalSince1970 + $0) } ?? .null, .integer(id),
             ])
-        let removedSecrets = next == .completed || next == .cancelled ? try scrubSecrets(db, item) : false
+        let removedSecrets =
+            next == .completed || next == .cancelled ? try scrubSecrets(db, item, droppingRecord: change.finished != nil) : false
         if let finished = change.finished {
             // A completed download: its final size and place, and no record left to resume from (its
             // finished record is forgotten here, in the commit that completes it: see `recordSlot(for:)`).
@@ -66,8 +67,8 @@ extension QueueStore {
     /// (see `SecretScrub`); secure_delete overwrites the old values. Returns whether anything was
     /// taken out, so that the earlier copies in the write-ahead log are forgotten soon.
     @discardableResult
-    static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload) throws -> Bool {
-        let scrub = SecretScrub(item)
+    static func scrubSecrets(_ db: SQLiteConnection, _ item: StoredDownload, droppingRecord: Bool = false) throws -> Bool {
+        let scrub = SecretScrub(item, droppingRecord: droppingRecord)
         guard scrub.removesSomething else { return false }
         let options = try scrub.options.map { options throws(StoreError) in SQLiteValue.text(try options.encoded()) } ?? .null
         let record = try scrub.record.map { record throws(StoreError) in SQLiteValue.text(try encodeRecord(record, id: item.id)) } ?? .null

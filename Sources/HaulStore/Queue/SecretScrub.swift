@@ -23,24 +23,33 @@ struct SecretScrub: Equatable {
     /// forget the earlier copies (see `QueueStore.forgetRemovedSecrets`).
     let removesSomething: Bool
 
-    init(_ item: StoredDownload) {
+    /// - Parameter droppingRecord: the settlement clears the record anyway (a completed download's
+    ///   is forgotten in the commit that completes it), so it is not read: it counts as removing
+    ///   something only if its text could hold a password (an '@').
+    init(_ item: StoredDownload, droppingRecord: Bool = false) {
         let readableURL = !(item.damage?.covers("url") ?? false)
         url = readableURL ? Redaction.withoutPassword(item.url) : nil
         options = item.options?.withoutSecrets
-        // A record the codec cannot read (damaged, or of a version this Haul does not know) is
-        // cleared with the rest rather than kept as it is: any password in it cannot be taken out,
-        // and nothing can use it (every load goes through the same codec and fails, so `rm`
-        // already cannot find the partial by it).
-        let stored: ResumeRecord?
-        do throws(StoreError) {
-            stored = try QueueStore.decodeRecord(item.recordText, id: item.id)
-        } catch {
-            stored = nil
+        let recordChanges: Bool
+        if droppingRecord {
+            record = nil
+            recordChanges = item.recordText?.utf8.contains(UInt8(ascii: "@")) ?? false
+        } else {
+            // A record the codec cannot read (damaged, or of a version this Haul does not know) is
+            // cleared with the rest rather than kept as it is: any password in it cannot be taken
+            // out, and nothing can use it (every load goes through the same codec and fails, so
+            // `rm` already cannot find the partial by it).
+            let stored: ResumeRecord?
+            do throws(StoreError) {
+                stored = try QueueStore.decodeRecord(item.recordText, id: item.id)
+            } catch {
+                stored = nil
+            }
+            record = stored.map(Self.withoutPasswords)
+            recordChanges = record != stored || (item.recordText != nil && stored == nil)
         }
-        record = stored.map(Self.withoutPasswords)
         removesSomething =
-            !item.headers.isEmpty || item.body != nil || (readableURL && url != item.url) || options != item.options
-            || record != stored || (item.recordText != nil && stored == nil)
+            !item.headers.isEmpty || item.body != nil || (readableURL && url != item.url) || options != item.options || recordChanges
             || ["headers", "body", "options"].contains { item.damage?.covers($0) ?? false }
     }
 
