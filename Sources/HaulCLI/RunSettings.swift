@@ -67,7 +67,9 @@ struct RunSettings: ParsableOptions {
         // Read once for the whole batch: building the environment's dictionary costs more than the check.
         let environment = ProcessInfo.processInfo.environment
         for request in requests {
-            if let refusal = engine.refusal(of: request.transfer, for: request.url, environment: environment) { throw UsageError(message: refusal.rendered(.flags)) }
+            if let refusal = engine.refusal(of: request.transfer, for: request.url, environment: environment) {
+                throw UsageError(message: refusal.rendered(.flags))
+            }
         }
     }
 

@@ -58,7 +58,8 @@ struct SecretScrubTests {
         let plain = try StoredDownload(
             row: downloadRow([
                 "url": "http://example.com/a.bin", "headers": "[]", "options": "{}",
-                "record": .text(try QueueStore.encodeRecord(ResumeRecord(originalURL: "http://example.com/a.bin", finalURL: "http://example.com/a.bin"), id: 7)),
+                "record": .text(
+                    try QueueStore.encodeRecord(ResumeRecord(originalURL: "http://example.com/a.bin", finalURL: "http://example.com/a.bin"), id: 7)),
             ]))
         // Damaged text is not read either: it goes with the record.
         let damaged = try StoredDownload(row: downloadRow(["url": "http://example.com/a.bin", "headers": "[]", "options": "{}", "record": "{not a record"]))
