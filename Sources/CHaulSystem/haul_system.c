@@ -73,6 +73,16 @@ int haul_preallocate(int fd, int64_t length) {
 #endif
 }
 
+int haul_sync_file_system(int fd) {
+#if defined(__linux__)
+    return syncfs(fd);
+#else
+    (void)fd;
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
 int haul_start_writeback(int fd, int64_t offset, int64_t length) {
 #if defined(__linux__)
     return sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE);

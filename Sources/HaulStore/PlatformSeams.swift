@@ -41,6 +41,32 @@ enum PlatformSeams {
         #endif
     }
 
+    /// Makes everything written to the file system that holds `fd` durable in one call, where the
+    /// platform has one that reports a failure to write any of it: syncfs on Linux 5.8 and later
+    /// (earlier kernels return success even when writeback failed). False where there is none:
+    /// the caller syncs each file.
+    static func syncFileSystem(_ fd: Int32, path: String) throws(StoreError) -> Bool {
+        #if os(Linux)
+            guard syncfsReportsErrors else { return false }
+            guard haul_sync_file_system(fd) == 0 else { throw StoreError.system("cannot sync the file system of", path: path) }
+            return true
+        #else
+            return false
+        #endif
+    }
+
+    #if os(Linux)
+        /// Whether this kernel's syncfs reports writeback errors (5.8 and later), read once.
+        private static let syncfsReportsErrors: Bool = {
+            var names = utsname()
+            guard uname(&names) == 0 else { return false }
+            let release = withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let numbers = release.split(separator: ".").prefix(2).map { Int($0.prefix { $0.isNumber }) ?? 0 }
+            guard numbers.count == 2 else { return false }
+            return numbers[0] > 5 || (numbers[0] == 5 && numbers[1] >= 8)
+        }()
+    #endif
+
     /// Makes a file durable with all its metadata (a record before its rename, a directory after
     /// one): fsync on Linux, `F_FULLFSYNC` (else fsync) on Apple platforms.
     static func syncFile(_ fd: Int32, path: String) throws(StoreError) {

@@ -11,6 +11,7 @@ struct OpenDecisionTests {
     static let adopted = Loaded(matchesRequest: true, isAdopted: true, isFinished: false, replacesExistingFile: false)
     static let other = Loaded(matchesRequest: false, isAdopted: false, isFinished: false, replacesExistingFile: false)
     static let beside = Loaded(matchesRequest: true, isAdopted: false, isFinished: false, replacesExistingFile: true)
+    static let markedNotRenamed = Loaded(matchesRequest: true, isAdopted: false, isFinished: true, replacesExistingFile: false, partialIsFinishedFile: true)
 
     struct Row: Sendable, CustomStringConvertible {
         let loaded: Loaded?
@@ -50,6 +51,15 @@ struct OpenDecisionTests {
         Row(
             loaded: finished, partial: false, inPlace: false, final: .regular, policy: .overwrite, decision: .startFresh, forgets: true,
             why: "overwrite asks for a new one"),
+        Row(
+            loaded: markedNotRenamed, partial: true, inPlace: false, final: .missing, policy: .refuse, decision: .continuePartial, forgets: false,
+            why: "killed between the finished mark and the rename: the complete partial is continued"),
+        Row(
+            loaded: finished, partial: true, inPlace: false, final: .missing, policy: .refuse, decision: .startFresh, forgets: true,
+            why: "a finished record whose partial is not the file it marked vouches for nothing"),
+        Row(
+            loaded: markedNotRenamed, partial: true, inPlace: false, final: .regular, policy: .refuse, decision: .refuse(.exists), forgets: false,
+            why: "a file appeared where the marked partial was to go"),
         Row(loaded: nil, partial: false, inPlace: false, final: .regular, policy: .refuse, decision: .refuse(.exists), forgets: true, why: "a file is there"),
         Row(
             loaded: ours, partial: true, inPlace: false, final: .symlink, policy: .overwrite, decision: .refuse(.symlink), forgets: false,

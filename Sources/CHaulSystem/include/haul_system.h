@@ -16,6 +16,11 @@ int haul_start_writeback(int fd, int64_t offset, int64_t length);
    the space is not there) instead. */
 int haul_preallocate(int fd, int64_t length);
 
+/* Makes everything written to the file system that holds `fd` durable, in one call: syncfs(2) on
+   Linux (which reports a writeback error of any file there since `fd` was opened, from 5.8 on);
+   Apple platforms have none (returns -1, errno ENOTSUP: the caller syncs each file). */
+int haul_sync_file_system(int fd);
+
 /* Renames `from` to `to` only if nothing exists at `to`: renameat2(RENAME_NOREPLACE) on Linux,
    renamex_np(RENAME_EXCL) on Apple platforms, where the kernel and file system support it, else
    link(2) + unlink(2) (which also never replaces). errno is EEXIST when something is at `to`. */

@@ -26,6 +26,11 @@ enum BlockingWork {
         }
     }
 
+    /// Runs `job` on a pool thread, without waiting for it.
+    static func submit(_ job: @escaping @Sendable () -> Void) {
+        pool.submit(job)
+    }
+
     // The two throwing forms are written for their error types: the compiler (6.3) crashes
     // emitting a specialization of one generic over the error type.
 

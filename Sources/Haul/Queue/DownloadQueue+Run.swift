@@ -21,6 +21,7 @@ extension DownloadQueue {
             state.aggregate = QueueProgress(filesTotal: pending)
         }
         let runState = RunState(settingNames: options.settingNames)
+        let finishGroups = FinishGroups()
         let workers = options.concurrency?.maximum ?? max(1, options.maxConcurrent)
         live.withLock { $0.concurrency = options.concurrency }
         let leases = LeaseKeeper(queue: self)
@@ -30,16 +31,13 @@ extension DownloadQueue {
                 // A task each, not a thread: transfers wait on the transport's event loop, store
                 // calls and syncs on `BlockingWork`'s pool.
                 group.addTask {
-                    await self.work(index, options, ids, runState, ClaimRules(maxPerHost: maxPerHost))
+                    await self.work(index, options, ids, runState, ClaimRules(maxPerHost: maxPerHost), finishGroups)
                 }
             }
         }
         leases.stop()
         live.withLock { $0.concurrency = nil }
-        // Renames of finished files are made durable once per directory, not once per file.
-        for directory in runState.directories.withLock({ $0 }) {
-            FileIO.syncDirectory(containing: directory + "/.")
-        }
+        runState.summary.withLock { $0.finishGroups = finishGroups.figures }
         // Downloads that ended gave up their credentials: no copy stays in the write-ahead log.
         store.forgetRemovedSecrets()
         publishAggregate(force: true)
@@ -59,7 +57,9 @@ extension DownloadQueue {
     /// secrets out is followed by a truncation of the write-ahead log (at most one a second, none
     /// for downloads that had no secret), so their copies do not wait for the end of the run. In a long-running run
     /// (`options.concurrency`), a worker beyond the limit, or one that found nothing, waits.
-    private func work(_ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState, _ rules: ClaimRules) async {
+    private func work(
+        _ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState, _ rules: ClaimRules, _ finishGroups: FinishGroups
+    ) async {
         var pending: [QueueSettlement] = []
         while true {
             let draining = live.withLock { $0.draining }
@@ -104,7 +104,7 @@ extension DownloadQueue {
                 continue
             }
             live.withLock { $0.epochs[item.id] = item.leaseEpoch }
-            let ending = await runItem(item, options, run)
+            let ending = await runItem(item, options, finishGroups)
             pending = [settle(ending, of: item, run)]
         }
     }
@@ -122,7 +122,7 @@ extension DownloadQueue {
         }
     }
 
-    private func runItem(_ item: StoredDownload, _ options: QueueRunOptions, _ run: RunState) async -> DownloadRunner.Ending {
+    private func runItem(_ item: StoredDownload, _ options: QueueRunOptions, _ finishGroups: FinishGroups) async -> DownloadRunner.Ending {
         let control = RunControl()
         let hub = hub(for: item.id, fresh: true)
         live.withLock { state in
@@ -148,7 +148,7 @@ extension DownloadQueue {
         let runner = DownloadRunner(
             request: request, transport: transport, hub: hub, control: control,
             records: { _ in store.resumeRecord(for: item) },
-            deferDirectorySync: { directory in run.directories.withLock { _ = $0.insert(directory) } })
+            finishGroups: finishGroups)
         return await runner.run()
     }
 
@@ -269,10 +269,9 @@ extension DownloadQueue.LiveState {
     }
 }
 
-/// What a run's workers share: the summary and the directories whose renames await a sync.
+/// What a run's workers share: the summary.
 final class RunState: Sendable {
     let summary = Mutex(QueueRunSummary())
-    let directories = Mutex(Set<String>())
     /// What the stored failure messages call settings.
     let settingNames: SettingNames
 

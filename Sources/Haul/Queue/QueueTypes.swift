@@ -116,11 +116,27 @@ public struct QueueRunSummary: Sendable, Equatable {
     public var paused: [Int64] = []
     /// Downloads cancelled.
     public var cancelled: [Int64] = []
+    /// How the completed files were put in place together.
+    public var finishGroups = FinishGroupFigures()
 
     public static func == (lhs: QueueRunSummary, rhs: QueueRunSummary) -> Bool {
         lhs.completed == rhs.completed && lhs.paused == rhs.paused && lhs.cancelled == rhs.cancelled
             && lhs.failed.map(\.id) == rhs.failed.map(\.id) && lhs.failed.map(\.error) == rhs.failed.map(\.error)
     }
+}
+
+/// How a queue run's finished files were grouped: those that finish while a group is being put in
+/// place (synced, marked finished in one commit, renamed, their directories synced) form the next.
+public struct FinishGroupFigures: Equatable, Sendable {
+    /// Groups finished.
+    public var groups = 0
+    /// Downloads put in place in them (failed ones included).
+    public var members = 0
+    /// The largest group.
+    public var largest = 0
+
+    /// No group yet.
+    public init() {}
 }
 
 /// One event of one queued download.

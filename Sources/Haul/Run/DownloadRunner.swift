@@ -33,10 +33,10 @@ final class DownloadRunner {
     init(
         request: DownloadRequest, transport: any HTTPTransport, hub: EventHub, control: RunControl,
         records: @escaping @Sendable (OutputLayout) -> any ResumeRecordStore = { RecordFile(path: $0.recordPath) },
-        deferDirectorySync: (@Sendable (String) -> Void)? = nil
+        finishGroups: FinishGroups? = nil
     ) {
         let ledger = MirrorLedger()
-        setup = RunSetup(request: request, hub: hub, control: control, records: records, deferDirectorySync: deferDirectorySync, mirrors: ledger)
+        setup = RunSetup(request: request, hub: hub, control: control, records: records, finishGroups: finishGroups, mirrors: ledger)
         credentials = RunCredentials(request, transport: transport)
         digest = DigestCheck(request)
         segments = SegmentDriver(request, control: control) { note in
@@ -72,7 +72,7 @@ final class DownloadRunner {
             // A segmented partial holds segments past its sequential prefix too.
             figures.resumedFrom = output.bytesOnDisk
             setup.hub.publish(.started(setup.started(output)))
-            if output.alreadyInPlace { return .completed(try await BlockingWork.step { () throws(DownloadError) in try finish(output) }) }
+            if output.alreadyInPlace { return .completed(try await finish(output)) }
             return try await attemptLoop(output)
         } catch {
             let failure = error
@@ -125,7 +125,7 @@ final class DownloadRunner {
                     continue
                 }
             case .finish:
-                return .completed(try await BlockingWork.step { () throws(DownloadError) in try finish(output) })
+                return .completed(try await finish(output))
             case .restartFromZero(let reason):
                 try await BlockingWork.step { () throws(DownloadError) in try discardBytes(reason) }
             case .retry(let attempt, let maxRetries, let delay):
@@ -188,16 +188,26 @@ final class DownloadRunner {
         request.urlRefresher != nil && (output.sink.prefixLength > 0 || output.record.validators != .none)
     }
 
-    /// Verifies the digest, has the file keeper put the file in place in the durability order,
-    /// and reports the completion (on `BlockingWork`'s pool: it syncs and renames).
-    private func finish(_ output: PartialDownload) throws(DownloadError) -> DownloadCompletion {
-        // Before the file is put in place: a jar that cannot be written fails the download with
-        // its bytes kept, and the next run finishes it.
-        try credentials.saveJar()
-        let verified = try digest.verify(output, checkpointOnExit: checkpointOnExit)
+    /// Verifies the digest, has the file put in place in the durability order (with the group of
+    /// a queue run's downloads finishing meanwhile), and reports the completion. The blocking
+    /// steps run on `BlockingWork`'s pool.
+    private func finish(_ output: PartialDownload) async throws(DownloadError) -> DownloadCompletion {
+        let verified = try await BlockingWork.step { () throws(DownloadError) in
+            // Before the file is put in place: a jar that cannot be written fails the download
+            // with its bytes kept, and the next run finishes it.
+            try credentials.saveJar()
+            return try digest.verify(output, checkpointOnExit: checkpointOnExit)
+        }
+        let member = FinishGroup.Member(output, replacing: request.existingFile == .overwrite, hash: digest.hash)
+        let placed: Result<String, OutputError>
+        if let groups = setup.finishGroups {
+            placed = await groups.finish(member)
+        } else {
+            placed = await BlockingWork.run { FinishGroup.finish([member]).first ?? .failure(OutputError(.io, "internal: no outcome")) }
+        }
         let path: String
         do {
-            path = try output.finish(replacing: request.existingFile == .overwrite, hash: digest.hash, deferDirectorySync: setup.deferDirectorySync)
+            path = try placed.get()
         } catch {
             throw DownloadError(error)
         }

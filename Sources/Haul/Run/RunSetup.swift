@@ -11,9 +11,9 @@ struct RunSetup {
     let control: RunControl
     /// Where the record of a layout lives.
     let records: @Sendable (OutputLayout) -> any ResumeRecordStore
-    /// Called with the directory of a finished file instead of syncing it at once: a queue syncs
-    /// each directory once for many files. Nil: sync the directory before reporting completion.
-    let deferDirectorySync: (@Sendable (String) -> Void)?
+    /// Where a queue run's finished files are put in place together (`FinishGroups`); nil: on
+    /// their own, the directory synced before the completion is reported.
+    let finishGroups: FinishGroups?
     /// The mirrors this run admitted, for the completion's account of their proof.
     let mirrors: MirrorLedger
 

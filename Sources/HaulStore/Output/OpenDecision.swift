@@ -38,13 +38,18 @@ public enum OpenDecision: Equatable, Sendable {
         public var isFinished: Bool
         /// An earlier `.continueIt` found the file did not match and began a new download beside it.
         public var replacesExistingFile: Bool
+        /// The record says the file was finished, and the partial is still the file it marked
+        /// (same inode, size and modification time): the process died between the finished mark
+        /// and the rename, with every byte synced.
+        public var partialIsFinishedFile: Bool
 
         /// The record's facts.
-        public init(matchesRequest: Bool, isAdopted: Bool, isFinished: Bool, replacesExistingFile: Bool) {
+        public init(matchesRequest: Bool, isAdopted: Bool, isFinished: Bool, replacesExistingFile: Bool, partialIsFinishedFile: Bool = false) {
             self.matchesRequest = matchesRequest
             self.isAdopted = isAdopted
             self.isFinished = isFinished
             self.replacesExistingFile = replacesExistingFile
+            self.partialIsFinishedFile = partialIsFinishedFile
         }
     }
 
@@ -67,7 +72,9 @@ public enum OpenDecision: Equatable, Sendable {
         }
         if let record = usable, record.isFinished {
             if finishedFileInPlace { return (.useFinishedFile, false) }
-            usable = nil
+            // Killed before the rename: the partial holds the whole file, synced, and is continued
+            // (which needs no more bytes). Otherwise the finished file changed or went.
+            if !(partialExists && record.partialIsFinishedFile) { usable = nil }
         }
         let forgets = usable == nil
         if let final, final != .missing {

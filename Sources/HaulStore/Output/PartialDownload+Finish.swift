@@ -6,43 +6,50 @@ import HaulCore
 /// The ends of the partial: finished in the durability order, given up for a new version, set
 /// aside when proven bad, put back when adopted, deleted on request.
 extension PartialDownload {
-    /// Puts the complete file in place, in the durability order every download goes through: the
-    /// data synced, the record marked finished (size, inode and modification time, all kept by the
-    /// rename), the rename (never over a file that appeared meanwhile unless `replacing`), the
-    /// directory synced (or handed to `deferDirectorySync`), the record forgotten. Returns the path.
-    /// A direct output is already where it goes.
-    public func finish(replacing: Bool, hash: StreamingHash?, deferDirectorySync: ((String) -> Void)?) throws(OutputError) -> String {
-        guard let layout else { return sink.path }
-        guard let finalPath else { throw OutputError(.io, "the download finished without a file name") }
-        if !alreadyInPlace {
-            do {
-                try sink.syncData()
-                if let file = partialFile {
-                    record.finishedLength = sink.prefixLength
-                    record.finishedIdentity = try file.identity()
-                }
-                try saveRecord(syncedLength: sink.prefixLength, hash: hash)
-            } catch {
-                throw .io(error)
-            }
-            try moveIntoPlace(layout, finalPath, replacing: replacing || record.replacesExistingFile == true, hash: hash)
-        }
-        if let deferDirectorySync {
-            deferDirectorySync(AbsolutePath.directory(of: finalPath))
-        } else {
-            FileIO.syncDirectory(containing: finalPath)
-        }
-        CrashPoint.reach(.afterDirectorySync)
-        keeper?.remove()
-        unlink(layout.segmentMapPath)
-        release(keepingName: true)
-        return finalPath
+    /// Puts the complete file in place, in the durability order every download goes through (see
+    /// `FinishGroup`, of which this is a group of one): the data synced, the record marked
+    /// finished, the rename, the directory synced, the record forgotten. Returns the path.
+    public func finish(replacing: Bool, hash: StreamingHash?) throws(OutputError) -> String {
+        let results = FinishGroup.finish([FinishGroup.Member(self, replacing: replacing, hash: hash)])
+        guard let result = results.first else { throw OutputError(.io, "internal: the download was not finished") }
+        return try result.get()
     }
 
-    /// Renames the partial to `finalPath`. Unless `replacing`, a file that appeared there during
-    /// the download is never replaced: the data stays in the partial (with its record, no longer
-    /// marked finished) and `destinationExists` says so. Replacing keeps the replaced file's mode.
-    private func moveIntoPlace(_ layout: OutputLayout, _ finalPath: String, replacing: Bool, hash: StreamingHash?) throws(OutputError) {
+    /// Step 2 of finishing, once the data is synced: the record says the file is finished, with
+    /// the identity the rename keeps. Returns the save to make (stamped), nil when there is no
+    /// record to keep (no keeper).
+    func markFinished(hash: StreamingHash?) throws(StoreError) -> (keeper: RecordKeeper, record: ResumeRecord)? {
+        if let file = partialFile {
+            record.finishedLength = sink.prefixLength
+            record.finishedIdentity = try file.identity()
+        }
+        guard let keeper else { return nil }
+        RecordKeeper.stamp(&record, syncedLength: sink.prefixLength, hash: hash)
+        return (keeper, record)
+    }
+
+    /// The finished mark could not be saved: the record must not say the file is in place.
+    func unmarkFinished() {
+        record.finishedLength = nil
+        record.finishedIdentity = nil
+    }
+
+    /// Step 5: the file is in place and its directory synced; the record is forgotten, the
+    /// segment map removed, the lock given up (the name kept). Returns the final path.
+    func forgetFinished() -> String {
+        keeper?.remove()
+        if let layout { unlink(layout.segmentMapPath) }
+        release(keepingName: true)
+        return destinationPath
+    }
+
+    /// Step 3: renames the partial to its final path. Unless `replacing` (or the record says it
+    /// replaces), a file that appeared there during the download is never replaced: the data stays
+    /// in the partial (with its record, no longer marked finished) and `destinationExists` says so.
+    /// Replacing keeps the replaced file's mode.
+    func moveIntoPlace(replacing: Bool, hash: StreamingHash?) throws(OutputError) {
+        guard let layout, let finalPath else { throw OutputError(.io, "the download finished without a file name") }
+        let replacing = replacing || record.replacesExistingFile == true
         if let file = partialFile, record.keepsOwnMode != true {
             // The partial was private (0600) while incomplete; the file gets the usual mode.
             file.setPermissions(PartialFile.defaultFileMode)
@@ -56,8 +63,7 @@ extension PartialDownload {
         } else if haul_rename_noreplace(layout.partialPath, finalPath) != 0 {
             let code = errno
             // The file is not in place: the record must not say it is.
-            record.finishedLength = nil
-            record.finishedIdentity = nil
+            unmarkFinished()
             do {
                 try saveRecord(syncedLength: sink.prefixLength, hash: hash)
             } catch {

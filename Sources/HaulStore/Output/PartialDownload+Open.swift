@@ -87,7 +87,8 @@ extension PartialDownload {
         let summary = loaded.map {
             OpenDecision.Loaded(
                 matchesRequest: $0.method == fresh.method && $0.range == fresh.range, isAdopted: $0.isAdopted,
-                isFinished: $0.finishedLength != nil, replacesExistingFile: $0.replacesExistingFile == true)
+                isFinished: $0.finishedLength != nil, replacesExistingFile: $0.replacesExistingFile == true,
+                partialIsFinishedFile: partialExists && isFinishedFile($0, at: layout.partialPath))
         }
         let (decision, forgets) = OpenDecision.decide(
             loaded: summary, partialExists: partialExists, finishedFileInPlace: finishedInPlace,
@@ -130,6 +131,10 @@ extension PartialDownload {
         let file = try openPartial(layout, createNew: false)
         var record = loaded
         record.partialIdentity = try identity(of: file)
+        // A finished mark whose rename never happened: the file is continued (see `OpenDecision`),
+        // and is finished again once the server's answer confirms it.
+        record.finishedLength = nil
+        record.finishedIdentity = nil
         // The URL is not the file's identity (a fresh signed link, a mirror, another port): the
         // partial is continued if the server's answer proves it the same file.
         let another = loaded.originalURL != fresh.originalURL ? loaded.originalURL : nil
@@ -164,10 +169,14 @@ extension PartialDownload {
     /// Whether the finished file an earlier run put in place is still exactly that file (same
     /// inode, size and modification time) and no new download is wanted.
     private static func isInPlace(_ finished: ResumeRecord, finalPath: String?, partialExists: Bool, policy: ExistingFilePolicy) -> Bool {
-        guard policy != .overwrite, !partialExists, finished.finishedLength != nil, let finalPath,
-            let identity = finished.finishedIdentity, FileIdentity.of(finalPath) == identity
-        else { return false }
-        return identity.size == finished.finishedLength
+        guard policy != .overwrite, !partialExists, let finalPath else { return false }
+        return isFinishedFile(finished, at: finalPath)
+    }
+
+    /// Whether the file at `path` is the one `finished` marked finished (inode, size, modification time).
+    private static func isFinishedFile(_ finished: ResumeRecord, at path: String) -> Bool {
+        guard let length = finished.finishedLength, let identity = finished.finishedIdentity, FileIdentity.of(path) == identity else { return false }
+        return identity.size == length
     }
 
     /// Takes over a file another tool left at the destination (`.continueIt`): it becomes the

@@ -141,8 +141,26 @@ public final class PartialFile: @unchecked Sendable {
     /// Makes every byte written so far durable (`PlatformSeams.syncData`: fdatasync on Linux,
     /// `F_FULLFSYNC` on Apple platforms).
     public func syncData() throws(StoreError) {
-        try PlatformSeams.syncData(fd, path: path)
+        try syncDataAlone()
         CrashPoint.reach(.afterDataSync)
+    }
+
+    /// `syncData` without reaching its crash point: a group of files reaches it once for all.
+    func syncDataAlone() throws(StoreError) {
+        try PlatformSeams.syncData(fd, path: path)
+    }
+
+    /// Makes the bytes of every file on this file's file system durable, this one's included, in
+    /// one call (see `PlatformSeams.syncFileSystem`); false where the platform cannot, and
+    /// nothing was done.
+    func syncFileSystem() throws(StoreError) -> Bool {
+        try PlatformSeams.syncFileSystem(fd, path: path)
+    }
+
+    /// The device (file system) the file is on; nil when it cannot be read.
+    var device: UInt64? {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? UInt64(info.st_dev) : nil
     }
 
     /// Which file this is (inode, size, modification time), for the record of a finished download.

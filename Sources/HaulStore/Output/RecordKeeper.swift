@@ -43,21 +43,60 @@ public final class RecordKeeper: @unchecked Sendable {
     /// Stamps `record` (this boot, the time, `syncedLength`, the digest state) and saves it
     /// durably. The caller has synced at least `syncedLength` bytes of the partial file.
     public func save(_ record: inout ResumeRecord, syncedLength: Int64, hash: StreamingHash? = nil) throws(StoreError) {
+        Self.stamp(&record, syncedLength: syncedLength, hash: hash)
+        let saved = record
+        try locked { () throws(StoreError) in
+            try store.save(saved)
+            noteSaved(saved)
+        }
+        CrashPoint.reach(.afterRecordSave)
+    }
+
+    /// Saves the records of several downloads durably, as `save` does each (the records stamped
+    /// by the caller with `stamp`), in one commit where their stores allow it: slots of one
+    /// queue store. Returns each one's failure (nil: saved), in order; reaches the
+    /// `after-record-save` crash point once. For a group being finished: no other save of these
+    /// downloads runs meanwhile (their segments have ended).
+    static func saveTogether(_ saves: [(keeper: RecordKeeper, record: ResumeRecord)]) -> [StoreError?] {
+        guard !saves.isEmpty else { return [] }
+        let slots = saves.compactMap { $0.keeper.store as? QueueRecordSlot }
+        let failures: [StoreError?]
+        if saves.count > 1, slots.count == saves.count, let queue = slots.first?.store, slots.allSatisfy({ $0.store === queue }) {
+            failures = queue.saveRecords(zip(slots, saves).map { slot, save in (slot.id, save.record, slot.epoch) })
+        } else {
+            failures = saves.map { save -> StoreError? in
+                do throws(StoreError) {
+                    try save.keeper.store.save(save.record)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+        for (save, failure) in zip(saves, failures) where failure == nil {
+            save.keeper.lock.withLock { save.keeper.noteSaved(save.record) }
+        }
+        CrashPoint.reach(.afterRecordSave)
+        return failures
+    }
+
+    /// What every durable save writes besides the record's facts: this boot, the time,
+    /// `syncedLength` (the caller synced that much) and the digest's state.
+    static func stamp(_ record: inout ResumeRecord, syncedLength: Int64, hash: StreamingHash?) {
         record.syncedLength = syncedLength
         record.bootID = BootID.current
         record.updatedAt = Date()
         record.hashState = hash?.save() ?? record.hashState
-        let saved = record
-        try locked { () throws(StoreError) in
-            try store.save(saved)
-            stored = true
-            known = true
-            savedFinished = saved.finishedLength != nil
-            if let segments = saved.segments {
-                durableSegments = (saved.segmentPrefix ?? 0, segments)
-            }
+    }
+
+    /// `saved` is in the store now. Called holding `lock`.
+    private func noteSaved(_ saved: ResumeRecord) {
+        stored = true
+        known = true
+        savedFinished = saved.finishedLength != nil
+        if let segments = saved.segments {
+            durableSegments = (saved.segmentPrefix ?? 0, segments)
         }
-        CrashPoint.reach(.afterRecordSave)
     }
 
     /// Saves a segmented download's progress: `prefix` sequential bytes and `segments`. Durable

@@ -73,6 +73,40 @@ extension QueueStore {
     }
 }
 
+extension QueueStore {
+    /// Saves several items' records in one commit (the finished marks of a group of downloads);
+    /// each `epoch` fences its item as `saveRecord` does. Returns each one's failure (nil: saved),
+    /// in order: a lost lease fails only its own item; a failed commit fails them all.
+    func saveRecords(_ records: [(id: Int64, record: ResumeRecord, epoch: Int64?)]) -> [StoreError?] {
+        var texts: [Result<SQLiteValue, StoreError>] = []
+        for entry in records {
+            do throws(StoreError) {
+                texts.append(.success(.text(try Self.encodeRecord(entry.record, id: entry.id))))
+            } catch {
+                texts.append(.failure(error))
+            }
+        }
+        do throws(StoreError) {
+            return try write { db -> [StoreError?] in
+                var failures: [StoreError?] = []
+                for (entry, text) in zip(records, texts) {
+                    guard case .success(let text) = text else {
+                        if case .failure(let error) = text { failures.append(error) }
+                        continue
+                    }
+                    let fence = entry.epoch.map(SQLiteValue.integer) ?? .null
+                    try db.execute(
+                        "UPDATE downloads SET record = ? WHERE id = ? AND (? IS NULL OR lease_epoch = ?)", [text, .integer(entry.id), fence, fence])
+                    failures.append(entry.epoch != nil && db.changes == 0 ? Self.leaseLost(entry.id) : nil)
+                }
+                return failures
+            }
+        } catch {
+            return records.map { _ in error }
+        }
+    }
+}
+
 /// An item's resume record in the queue store: the runner's `ResumeRecordStore` for queued downloads.
 public struct QueueRecordSlot: ResumeRecordStore {
     let store: QueueStore

@@ -1,0 +1,73 @@
+import HaulStore
+import Synchronization
+
+/// Gathers the downloads of a queue run that finish at about the same time and puts them in place
+/// together (`FinishGroup`: one data sync, one commit of their finished marks, one sync per
+/// directory for all of them). While one group is being finished on `BlockingWork`'s pool, the
+/// downloads that finish meanwhile wait and form the next: a group starts as soon as the one
+/// before it is done, so a download never waits for another to finish, and one that finishes
+/// alone is a group of one.
+final class FinishGroups: Sendable {
+    /// One download waiting for its group.
+    private struct Waiting: @unchecked Sendable {
+        // @unchecked: the member's file keeper belongs to a runner that is suspended until
+        // `done` is resumed; only the group touches it meanwhile.
+        let member: FinishGroup.Member
+        let done: CheckedContinuation<Result<String, OutputError>, Never>
+    }
+
+    private struct State {
+        var waiting: [Waiting] = []
+        /// A group is being finished (and will take whatever waits when it is done).
+        var finishing = false
+        var figures = FinishGroupFigures()
+    }
+
+    private let state = Mutex(State())
+    /// Finishes one group; `FinishGroup.finish` but for tests.
+    private let finishGroup: @Sendable ([FinishGroup.Member]) -> [Result<String, OutputError>]
+
+    init(finishGroup: @escaping @Sendable ([FinishGroup.Member]) -> [Result<String, OutputError>] = { FinishGroup.finish($0) }) {
+        self.finishGroup = finishGroup
+    }
+
+    /// The groups so far.
+    var figures: FinishGroupFigures { state.withLock { $0.figures } }
+
+    /// Puts `member`'s file in place with the group it joins; returns its final path. The caller
+    /// leaves the file keeper alone until this returns.
+    func finish(_ member: FinishGroup.Member) async -> Result<String, OutputError> {
+        await withCheckedContinuation { (done: CheckedContinuation<Result<String, OutputError>, Never>) in
+            let starts = state.withLock { state -> Bool in
+                state.waiting.append(Waiting(member: member, done: done))
+                guard !state.finishing else { return false }
+                state.finishing = true
+                return true
+            }
+            if starts { BlockingWork.submit { self.finishWhatWaits() } }
+        }
+    }
+
+    /// Finishes groups until none waits.
+    private func finishWhatWaits() {
+        while true {
+            let group = state.withLock { state -> [Waiting] in
+                let group = state.waiting
+                state.waiting = []
+                if group.isEmpty {
+                    state.finishing = false
+                } else {
+                    state.figures.groups += 1
+                    state.figures.members += group.count
+                    state.figures.largest = max(state.figures.largest, group.count)
+                }
+                return group
+            }
+            guard !group.isEmpty else { return }
+            let results = finishGroup(group.map(\.member))
+            for (index, waiting) in group.enumerated() {
+                waiting.done.resume(returning: index < results.count ? results[index] : .failure(OutputError(.io, "internal: no outcome")))
+            }
+        }
+    }
+}

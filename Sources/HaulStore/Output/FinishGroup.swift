@@ -1,0 +1,106 @@
+import Foundation
+import HaulChecksum
+import HaulCore
+
+/// Puts complete downloads in place together, in the durability order each one goes through
+/// alone, with each step done once for the group rather than once per file:
+///
+/// 1. the data of every partial synced (`GroupSync`: one syncfs where there are several);
+/// 2. every record marked finished (size, inode and modification time, all kept by the rename),
+///    in one commit where the records share a queue store (`RecordKeeper.saveTogether`);
+/// 3. each partial renamed, never over a file that appeared meanwhile unless it replaces;
+/// 4. each directory synced once;
+/// 5. each record forgotten, each lock given up.
+///
+/// So no file gets its name before its data is synced, and a process killed at any step leaves
+/// each download either complete under its name (its record marked finished, recognised by the
+/// next run) or resumable from its partial. A failure of one download's step ends only that
+/// download; its data stays in its partial. A lone download is a group of one (its data synced
+/// with fdatasync). A direct output is already where it goes.
+public enum FinishGroup {
+    /// One download to put in place.
+    public struct Member {
+        /// Its file keeper.
+        public let output: PartialDownload
+        /// Whether it replaces a file at its final path.
+        public let replacing: Bool
+        /// Its digest's state, kept in the finished record.
+        public let hash: StreamingHash?
+
+        /// A download of the group.
+        public init(_ output: PartialDownload, replacing: Bool, hash: StreamingHash?) {
+            self.output = output
+            self.replacing = replacing
+            self.hash = hash
+        }
+    }
+
+    /// Finishes `members`; returns each one's final path or failure, in order.
+    public static func finish(_ members: [Member]) -> [Result<String, OutputError>] {
+        var results = [Result<String, OutputError>?](repeating: nil, count: members.count)
+        var moving: [Int] = []
+        var placed: [Int] = []
+        for (index, member) in members.enumerated() {
+            let output = member.output
+            guard output.layout != nil else {
+                results[index] = .success(output.sink.path)
+                continue
+            }
+            guard output.finalPath != nil else {
+                results[index] = .failure(OutputError(.io, "the download finished without a file name"))
+                continue
+            }
+            if output.alreadyInPlace { placed.append(index) } else { moving.append(index) }
+        }
+        let failed = { (index: Int, error: OutputError) in results[index] = .failure(error) }
+
+        // 1. The data.
+        let files = moving.compactMap { members[$0].output.partialFile }
+        let syncFailures = GroupSync.sync(files)
+        var fileFailure: [ObjectIdentifier: StoreError] = [:]
+        for (file, failure) in zip(files, syncFailures) { if let failure { fileFailure[ObjectIdentifier(file)] = failure } }
+        moving = moving.filter { index in
+            guard let file = members[index].output.partialFile, let failure = fileFailure[ObjectIdentifier(file)] else { return true }
+            failed(index, .io(failure))
+            return false
+        }
+
+        // 2. The finished marks.
+        var saves: [(index: Int, keeper: RecordKeeper, record: ResumeRecord)] = []
+        for index in moving {
+            do throws(StoreError) {
+                if let save = try members[index].output.markFinished(hash: members[index].hash) {
+                    saves.append((index, save.keeper, save.record))
+                }
+            } catch {
+                failed(index, .io(error))
+            }
+        }
+        let saveFailures = RecordKeeper.saveTogether(saves.map { ($0.keeper, $0.record) })
+        for (save, failure) in zip(saves, saveFailures) {
+            guard let failure else { continue }
+            members[save.index].output.unmarkFinished()
+            failed(save.index, .io(failure))
+        }
+
+        // 3. The names.
+        for index in moving where results[index] == nil {
+            let member = members[index]
+            do throws(OutputError) {
+                try member.output.moveIntoPlace(replacing: member.replacing, hash: member.hash)
+                placed.append(index)
+            } catch {
+                failed(index, error)
+            }
+        }
+
+        // 4. The directories, 5. the records and locks.
+        let directories = Set(placed.compactMap { members[$0].output.finalPath.map(AbsolutePath.directory(of:)) })
+        for directory in directories.sorted() { FileIO.syncDirectory(containing: directory + "/.") }
+        if !directories.isEmpty { CrashPoint.reach(.afterDirectorySync) }
+        for index in placed {
+            results[index] = .success(members[index].output.forgetFinished())
+        }
+        return results.map { $0 ?? .failure(OutputError(.io, "internal: a finishing download was left without an outcome")) }
+    }
+}

@@ -1,0 +1,31 @@
+/// How the data of finished partials is made durable before any of them gets its name.
+///
+/// One file: fdatasync, as a download on its own always did. Several: one syncfs per file system
+/// they are on, which writes their data (and whatever else is dirty there) and waits for the disk
+/// once, where each fdatasync would wait once per file. A syncfs that fails, or a platform without
+/// one, falls back to fdatasync of each file, which says which file failed.
+///
+/// The trade: syncfs also writes what other programs left dirty on that file system. A group pays
+/// for that once, where the per-file syncs of a batch pay for their own data one file at a time
+/// (bench/README.md has the measurement).
+enum GroupSync {
+    /// Syncs `files`; returns each one's failure (nil: its data is durable), in order. Reaches the
+    /// `after-data-sync` crash point once.
+    static func sync(_ files: [PartialFile]) -> [StoreError?] {
+        var failures = [StoreError?](repeating: nil, count: files.count)
+        var byDevice: [UInt64?: [Int]] = [:]
+        for (index, file) in files.enumerated() { byDevice[file.device, default: []].append(index) }
+        for (device, indices) in byDevice {
+            if indices.count > 1, device != nil, let first = indices.first, (try? files[first].syncFileSystem()) == true { continue }
+            for index in indices {
+                do {
+                    try files[index].syncDataAlone()
+                } catch {
+                    failures[index] = error
+                }
+            }
+        }
+        if !files.isEmpty { CrashPoint.reach(.afterDataSync) }
+        return failures
+    }
+}
