@@ -11,6 +11,9 @@
 #   BENCH_ROUNDS    rounds per tool (default 3); the table shows medians
 #   BENCH_TMPDIR    where the served files and the downloads go (default $TMPDIR or /var/tmp)
 #   BENCH_TLS       1: nginx serves HTTPS with a throwaway certificate every tool is given (default 0)
+#   BENCH_HTTP2     1 (with BENCH_TLS=1): nginx offers HTTP/2 too (ALPN); haul is given --http2, curl
+#                   and aria2 do what they do by default (curl negotiates HTTP/2 and multiplexes its
+#                   parallel transfers; aria2 speaks HTTP/1.1 only) (default 0)
 #
 # bench/many.sh runs this over the issue-22 matrix (file counts and sizes, HTTP and HTTPS, -j 8 and -j 64).
 #
@@ -28,6 +31,11 @@ file_kb=${BENCH_FILE_KB:-64}
 jobs=${BENCH_JOBS:-8}
 rounds=${BENCH_ROUNDS:-3}
 tls=${BENCH_TLS:-0}
+http2=${BENCH_HTTP2:-0}
+if [[ "$http2" == 1 && "$tls" != 1 ]]; then
+    echo "error: BENCH_HTTP2=1 needs BENCH_TLS=1 (HTTP/2 is negotiated by ALPN)" >&2
+    exit 2
+fi
 for value in "$files" "$file_kb" "$jobs" "$rounds"; do
     if ! [[ "$value" =~ ^[1-9][0-9]*$ ]]; then
         echo "error: BENCH_FILES, BENCH_FILE_KB, BENCH_JOBS and BENCH_ROUNDS must be positive integers" >&2
@@ -77,6 +85,7 @@ if [[ "$tls" == 1 ]]; then
         -keyout "$work/key.pem" -out "$work/cert.pem" >/dev/null 2>&1
     scheme=https
     listen_extra=ssl
+    [[ "$http2" == 1 ]] && listen_extra="ssl http2"
     server_extra="ssl_certificate \"$work/cert.pem\"; ssl_certificate_key \"$work/key.pem\"; ssl_session_cache shared:bench:1m;"
 fi
 NGINX_DIR="$work/nginx" NGINX_ROOT="$work/root" \
@@ -124,7 +133,10 @@ command_for() { # tool out-dir run-dir
     esac
     if [[ "$tls" == 1 ]]; then
         case "$1" in
-        haul) cmd+=(--cacert "$work/cert.pem") ;;
+        haul)
+            cmd+=(--cacert "$work/cert.pem")
+            [[ "$http2" == 1 ]] && cmd+=(--http2)
+            ;;
         curl) cmd+=(--cacert "$work/cert.pem") ;;
         aria2) cmd+=(--ca-certificate="$work/cert.pem") ;;
         esac
@@ -209,7 +221,7 @@ done
 declare -A wall cpu rss rate threads
 echo
 printf '%d files of %d KiB, %d at a time, %d round(s), nginx on 127.0.0.1 (%s, keep-alive), output written to %s\n' \
-    "$files" "$file_kb" "$jobs" "$rounds" "$scheme" "$base_tmp"
+    "$files" "$file_kb" "$jobs" "$rounds" "$scheme$([[ "$http2" == 1 ]] && echo ', HTTP/2 offered')" "$base_tmp"
 printf '%-8s %6s %14s %14s %12s %8s %12s %10s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" threads "files/s" "MiB/s"
 for tool in haul curl aria2; do
     lines=${results[$tool]:-}

@@ -295,6 +295,10 @@ extension DownloadRunner: BodyWriterHost {
         guard due.progress else { return nil }
         setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator)))
         guard due.checkpoint else { return nil }
-        return checkpointOnExit()
+        guard segments.coordinator == nil, output.layout != nil else { return checkpointOnExit() }
+        // Called on the transport's event loop: the sync and the save run on the pool, so no
+        // other transfer waits for this file's disk.
+        figures.checkpointed()
+        return output.checkpointInBackground(hash: digest.hash, on: BlockingWork.submit)
     }
 }

@@ -60,6 +60,7 @@ extension PartialDownload {
     /// Saves the record, claiming `syncedLength` bytes as durable: the caller synced at least that
     /// much. A direct output has no record.
     public func saveRecord(syncedLength: Int64, hash: StreamingHash?) throws(StoreError) {
+        if let failure = inFlight.settle() { throw failure }
         guard let keeper else { return }
         try keeper.save(&record, syncedLength: syncedLength, hash: hash)
     }
@@ -72,8 +73,41 @@ extension PartialDownload {
     /// Makes the bytes so far durable and records them: data first, then the record that claims it.
     public func checkpoint(hash: StreamingHash?) throws(StoreError) {
         guard layout != nil else { return }
+        if let failure = inFlight.settle() { throw failure }
         try sink.syncData()
         try saveRecord(syncedLength: sink.prefixLength, hash: hash)
+    }
+
+    /// `checkpoint`, with the sync and the save handed to `run` (a pool thread): the caller, the
+    /// event loop's thread, never waits for the disk. The record saved is the one of now, claiming
+    /// the bytes written so far and the digest's state at them; writes go on meanwhile (the sync
+    /// makes at least those bytes durable). At most one runs: while one does, this does nothing.
+    /// Returns the failure of an earlier one that ended (the download fails on it as on any
+    /// checkpoint's). Every later step that saves waits for it first.
+    public func checkpointInBackground(hash: StreamingHash?, on run: (@escaping @Sendable () -> Void) -> Void) -> StoreError? {
+        if let failure = inFlight.takeFailure() { return failure }
+        guard layout != nil, let file = partialFile, let keeper, inFlight.start() else { return nil }
+        var snapshot = record
+        snapshot.hashState = hash?.save() ?? snapshot.hashState
+        let length = sink.prefixLength
+        let inFlight = self.inFlight
+        let saving = snapshot
+        run {
+            var record = saving
+            do throws(StoreError) {
+                try file.syncData()
+                try keeper.save(&record, syncedLength: length, hash: nil)
+                inFlight.ended(nil)
+            } catch {
+                inFlight.ended(error)
+            }
+        }
+        return nil
+    }
+
+    /// Waits for a checkpoint running in the background; returns its failure.
+    public func settleCheckpoint() -> StoreError? {
+        inFlight.settle()
     }
 
     // MARK: segments
@@ -93,6 +127,7 @@ extension PartialDownload {
     /// How a segmented download's monitor saves its progress (from any thread): the record as it
     /// is now, with `prefix` sequential bytes and `segments`, durable when `synced`.
     public func segmentSaver() -> (@Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void)? {
+        _ = inFlight.settle()
         guard let keeper else { return nil }
         let snapshot = record
         return { prefix, segments, synced throws(StoreError) in
@@ -104,6 +139,7 @@ extension PartialDownload {
     /// `total` bytes; otherwise the partial is cut back to the `reach` of its contiguous bytes (its
     /// length must never vouch for holes).
     public func endSegments(total: Int64?, reach: Int64) throws(StoreError) {
+        if let failure = inFlight.settle() { throw failure }
         record.segments = nil
         record.segmentPrefix = nil
         guard let file = partialFile else { return }

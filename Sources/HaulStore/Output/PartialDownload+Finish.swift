@@ -19,6 +19,7 @@ extension PartialDownload {
     /// the identity the rename keeps. Returns the save to make (stamped), nil when there is no
     /// record to keep (no keeper).
     func markFinished(hash: StreamingHash?) throws(StoreError) -> (keeper: RecordKeeper, record: ResumeRecord)? {
+        if let failure = inFlight.settle() { throw failure }
         if let file = partialFile {
             record.finishedLength = sink.prefixLength
             record.finishedIdentity = try file.identity()
@@ -89,6 +90,8 @@ extension PartialDownload {
     /// truncated to 0, or an adopted file goes back under its name with a new partial beside it.
     /// The record is reset only after the truncation, so it never vouches for another version.
     public func discard(because reason: String, restartingFrom url: URL) throws(OutputError) {
+        // A checkpoint of the old version must land before its bytes go, never after.
+        if let failure = inFlight.settle() { throw .io(failure) }
         record.segments = nil
         record.segmentPrefix = nil
         if record.isAdopted {
@@ -146,6 +149,7 @@ extension PartialDownload {
     /// older one) and its record forgotten, so the next run starts afresh instead of checking the
     /// same bytes again. Nil when it cannot be moved (an adopted file goes back to its own name).
     public func setAside() -> String? {
+        _ = inFlight.settle()
         guard let layout, !record.isAdopted, rename(layout.partialPath, layout.rejectedPath) == 0 else { return nil }
         unlink(layout.segmentMapPath)
         keeper?.discardStale()
@@ -158,6 +162,8 @@ extension PartialDownload {
     /// a partial set aside as proven bad leaves nothing to keep; anything else is checkpointed by
     /// `checkpoint` (the download's, which knows its segments). Returns the checkpoint's failure.
     public func keepAfterFailure(checkpoint: () -> StoreError?) -> StoreError? {
+        // Superseded by the checkpoint below, which tries again.
+        _ = inFlight.settle()
         if record.isAdopted {
             if let layout, let finalPath = layout.finalPath, haul_rename_noreplace(layout.partialPath, finalPath) == 0 { keeper?.discardStale() }
             return nil
@@ -173,6 +179,7 @@ extension PartialDownload {
 
     /// Cancelled with its data deleted: the partial, the segment map and the record go.
     public func deleteAll() {
+        _ = inFlight.settle()
         guard let layout else { return }
         unlink(layout.partialPath)
         unlink(layout.segmentMapPath)

@@ -28,6 +28,9 @@ public final class PartialDownload {
     var lock: DestinationLock?
     /// The final path claimed among the downloads of this process (a name from a response).
     var claimedPath: String?
+    /// A checkpoint syncing and saving on another thread; every step that saves, removes,
+    /// truncates or renames waits for it first, so no save lands out of order.
+    let inFlight = CheckpointInFlight()
 
     init(
         layout: OutputLayout?, sink: OutputSink, record: ResumeRecord, keeper: RecordKeeper? = nil, lock: DestinationLock? = nil,
@@ -87,6 +90,8 @@ public final class PartialDownload {
     /// Gives up the destination's lock (removing the lock file) and the claimed name; `keepingName`
     /// when the file is complete and in place under it. Safe to call again.
     public func release(keepingName: Bool = false) {
+        // A checkpoint still saving must not land after another run took the destination.
+        _ = inFlight.settle()
         lock?.release()
         lock = nil
         // A name put in place stays known to this process: a later download of the same batch
