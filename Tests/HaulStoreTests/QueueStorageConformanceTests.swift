@@ -106,6 +106,21 @@ struct QueueStorageConformanceTests {
         #expect(try store.claimNext(for: owner, among: nil, settling: [])?.id == third)
     }
 
+    @Test(
+        "GIVEN a full host's many queued items ahead of another host's WHEN claiming THEN the other host's item is found past the first page",
+        arguments: StoreKind.allCases)
+    func perHostLimitPastTheFirstPage(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ahead = (0..<20).map { harness.download("a\($0)", host: "a.example") }
+        let ids = try store.add(ahead + [harness.download("b", host: "b.example")])
+        let rules = ClaimRules(maxPerHost: 1)
+        let first = try #require(try store.claimNext(for: LeaseOwner(), among: nil, settling: [], rules: rules))
+        #expect(first.id == ids[0])
+        #expect(try store.claimNext(for: LeaseOwner(), among: nil, settling: [], rules: rules)?.id == ids[20])
+    }
+
     @Test("GIVEN an item put back with retryAfter WHEN claimed at once THEN nothing; after the delay THEN it is claimed", arguments: StoreKind.allCases)
     func putBack(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)

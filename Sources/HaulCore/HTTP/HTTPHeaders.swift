@@ -30,8 +30,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// The first value of the named field, compared case-insensitively.
     public subscript(name: String) -> String? {
-        let lowered = name.lowercased()
-        return fields.first { $0.name.lowercased() == lowered }?.value
+        fields.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Whether a field with this name is present.
@@ -52,8 +51,28 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 
     /// Removes every field of this name.
     public mutating func remove(_ name: String) {
-        let lowered = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == lowered }
+        fields.removeAll { Self.sameName($0.name, name) }
+    }
+
+    /// Whether two field names are the same, ASCII letters compared without case (field names
+    /// are ASCII tokens); no string is made, since every response is looked up many times.
+    static func sameName(_ one: String, _ other: String) -> Bool {
+        var first = one.utf8.makeIterator()
+        var second = other.utf8.makeIterator()
+        while true {
+            switch (first.next(), second.next()) {
+            case (nil, nil):
+                return true
+            case (let a?, let b?):
+                if a != b && Self.lowered(a) != Self.lowered(b) { return false }
+            default:
+                return false
+            }
+        }
+    }
+
+    private static func lowered(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
     /// Iterates over the fields in order.

@@ -33,7 +33,8 @@ extension QueueStore {
 
     /// Claims the best queued item (among `ids`, if given) for `owner`.
     private static func claimBest(_ db: SQLiteConnection, for owner: LeaseOwner, among ids: Set<Int64>?, rules: ClaimRules) throws -> StoredDownload? {
-        // Page through the queued items best first; a batch (`among`) usually finds its own on the first page.
+        // Page through the queued items best first; a batch (`among`) usually finds its own in the
+        // first rows, so the first page is short (each row read is work for every claim).
         var offset: Int64 = 0
         var fullHosts: Set<String> = []
         let now = Date().timeIntervalSince1970
@@ -41,8 +42,8 @@ extension QueueStore {
             let page = try db.query(
                 """
                 SELECT id, host FROM downloads WHERE state = 'queued' AND (not_before IS NULL OR not_before <= ?)
-                ORDER BY priority DESC, id LIMIT 64 OFFSET ?
-                """, [.real(now), .integer(offset)])
+                ORDER BY priority DESC, id LIMIT ? OFFSET ?
+                """, [.real(now), .integer(offset == 0 ? 8 : 64), .integer(offset)])
             if page.isEmpty { break }
             offset += Int64(page.count)
             for row in page {
