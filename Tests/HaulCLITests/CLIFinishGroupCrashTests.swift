@@ -40,7 +40,12 @@ struct CLIFinishGroupCrashTests {
 
         // WHEN the batch is killed at the step
         let crashed = try HaulBinary.run(arguments, environment: ["HAUL_TEST_CRASH_AT": step])
-        #expect(crashed.status == 128 + SIGKILL, "\(step): the crash point was not reached (status \(crashed.status), stderr: \(crashed.stderr))")
+        // A step of a later group is not reached by a run that formed fewer groups (how many
+        // depends on timing): such a run must simply have completed.
+        let laterGroup = !step.hasSuffix(":1") && !step.hasPrefix("after-rename") && !step.hasPrefix("before-record-remove")
+        #expect(
+            crashed.status == 128 + SIGKILL || (laterGroup && crashed.status == 0),
+            "\(step): the crash point was not reached (status \(crashed.status), stderr: \(crashed.stderr))")
         // THEN every file under its name is complete
         var inPlace: Set<String> = []
         for (path, body) in zip(paths, bodies) where Disk.exists(out + path) {

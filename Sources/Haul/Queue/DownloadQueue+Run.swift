@@ -52,77 +52,10 @@ extension DownloadQueue {
         try storeCall { try $0.pendingCount() }
     }
 
-    /// One worker: claim, download, note the outcome, repeat. Each outcome reaches the store in
-    /// the same transaction as the next claim: one commit per download. A settlement that took
-    /// secrets out is followed by a truncation of the write-ahead log (at most one a second, none
-    /// for downloads that had no secret), so their copies do not wait for the end of the run. In a long-running run
-    /// (`options.concurrency`), a worker beyond the limit, or one that found nothing, waits.
-    private func work(
-        _ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState, _ rules: ClaimRules, _ finishGroups: FinishGroups
-    ) async {
-        var pending: [QueueSettlement] = []
-        while true {
-            let draining = live.withLock { $0.draining }
-            let wakeUps = options.concurrency?.wakeUps
-            if let concurrency = options.concurrency, !draining, index >= concurrency.limit {
-                if !pending.isEmpty { pending = await BlockingWork.run { [pending] in settleOnly(pending) } }
-                await concurrency.idle(seconds: 2)
-                continue
-            }
-            let claimed: StoredDownload?
-            do {
-                let settling = pending
-                claimed = try await BlockingWork.storeCall { () throws(StoreError) -> StoredDownload? in
-                    let next = try store.claimNext(for: owner, among: draining ? [] : ids, settling: settling, rules: rules)
-                    if !settling.isEmpty { store.forgetRemovedSecretsSoon() }
-                    return next
-                }
-                pending = []
-            } catch {
-                // A store locked by another process, or a database server away for longer than its
-                // reconnection backoff (which waited already), is tried again; anything else ends
-                // this worker.
-                if error.kind == .locked || (error.kind == .unavailable && !draining) { continue }
-                return
-            }
-            guard let item = claimed else {
-                if draining { return }
-                if store.isShared {
-                    // Wake on a NOTIFY (an item queued anywhere), or in time to take over an expired lease.
-                    let store = self.store
-                    let keepsWaiting = await BlockingWork.onThread(name: "haul-wait-for-work") { () -> Bool in
-                        guard options.concurrency != nil || (try? store.hasPendingWork(among: ids)) != false else { return false }
-                        store.waitForWork(seconds: min(2, store.leaseSeconds / 2))
-                        return true
-                    }
-                    if !keepsWaiting { return }
-                    continue
-                }
-                guard let concurrency = options.concurrency else { return }
-                // Nothing to claim: wait for an item added here (a wake-up) or by another process.
-                await concurrency.idle(seconds: 2, since: wakeUps)
-                continue
-            }
-            live.withLock { $0.epochs[item.id] = item.leaseEpoch }
-            let ending = await runItem(item, options, finishGroups)
-            pending = [settle(ending, of: item, run)]
-        }
-    }
-
-    /// Hands settlements to the store without claiming (a worker about to wait); returns those
-    /// still to hand over.
-    private func settleOnly(_ pending: [QueueSettlement]) -> [QueueSettlement] {
-        do {
-            _ = try store.claimNext(for: owner, among: [], settling: pending)
-            store.forgetRemovedSecretsSoon()
-            return []
-        } catch {
-            // Kept for the next claim.
-            return pending
-        }
-    }
-
-    private func runItem(_ item: StoredDownload, _ options: QueueRunOptions, _ finishGroups: FinishGroups) async -> DownloadRunner.Ending {
+    /// Runs one claimed item to its end; `handoff` is released once it no longer transfers.
+    func runItem(_ item: StoredDownload, _ options: QueueRunOptions, _ finishGroups: FinishGroups, _ handoff: ItemHandoff) async
+        -> DownloadRunner.Ending
+    {
         let control = RunControl()
         let hub = hub(for: item.id, fresh: true)
         live.withLock { state in
@@ -148,12 +81,12 @@ extension DownloadQueue {
         let runner = DownloadRunner(
             request: request, transport: transport, hub: hub, control: control,
             records: { _ in store.resumeRecord(for: item) },
-            finishGroups: finishGroups)
+            finishGroups: finishGroups, transfersEnded: { handoff.release() })
         return await runner.run()
     }
 
     /// Counts the outcome at once; returns what the store must learn with the next claim.
-    private func settle(_ ending: DownloadRunner.Ending, of item: StoredDownload, _ run: RunState) -> QueueSettlement {
+    func settle(_ ending: DownloadRunner.Ending, of item: StoredDownload, _ run: RunState) -> QueueSettlement {
         let id = item.id
         let (draining, lost) = live.withLock { state in
             (state.draining, state.lostLeases.remove(id) != nil)

@@ -33,10 +33,12 @@ final class DownloadRunner {
     init(
         request: DownloadRequest, transport: any HTTPTransport, hub: EventHub, control: RunControl,
         records: @escaping @Sendable (OutputLayout) -> any ResumeRecordStore = { RecordFile(path: $0.recordPath) },
-        finishGroups: FinishGroups? = nil
+        finishGroups: FinishGroups? = nil, transfersEnded: (@Sendable () -> Void)? = nil
     ) {
         let ledger = MirrorLedger()
-        setup = RunSetup(request: request, hub: hub, control: control, records: records, finishGroups: finishGroups, mirrors: ledger)
+        setup = RunSetup(
+            request: request, hub: hub, control: control, records: records, finishGroups: finishGroups, transfersEnded: transfersEnded,
+            mirrors: ledger)
         credentials = RunCredentials(request, transport: transport)
         digest = DigestCheck(request)
         segments = SegmentDriver(request, control: control) { note in
@@ -192,6 +194,7 @@ final class DownloadRunner {
     /// a queue run's downloads finishing meanwhile), and reports the completion. The blocking
     /// steps run on `BlockingWork`'s pool.
     private func finish(_ output: PartialDownload) async throws(DownloadError) -> DownloadCompletion {
+        setup.transfersEnded?()
         let verified = try await BlockingWork.step { () throws(DownloadError) in
             // Before the file is put in place: a jar that cannot be written fails the download
             // with its bytes kept, and the next run finishes it.

@@ -14,6 +14,9 @@ struct RunSetup {
     /// Where a queue run's finished files are put in place together (`FinishGroups`); nil: on
     /// their own, the directory synced before the completion is reported.
     let finishGroups: FinishGroups?
+    /// Called once the download no longer transfers and its file is to be put in place (a queue
+    /// worker then takes its next item meanwhile).
+    let transfersEnded: (@Sendable () -> Void)?
     /// The mirrors this run admitted, for the completion's account of their proof.
     let mirrors: MirrorLedger
 

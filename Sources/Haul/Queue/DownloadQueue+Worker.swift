@@ -1,0 +1,121 @@
+import HaulStore
+import Synchronization
+
+extension DownloadQueue {
+    /// Downloads of one worker whose files are still being put in place, at most: past this the
+    /// worker waits for one before it claims again.
+    static let finishingPerWorker = 4
+
+    /// One worker: claim, download, note the outcome, repeat. Each outcome reaches the store in
+    /// the same transaction as a later claim: one commit per download. A download whose transfer
+    /// is over hands the worker on (`ItemHandoff`) while its file is put in place with a group
+    /// (`FinishGroups`), so the group's syncs and commits overlap the next transfer; its outcome
+    /// joins the worker's next claim when the group is done. A settlement that took secrets out
+    /// is followed by a truncation of the write-ahead log (at most one a second, none for
+    /// downloads that had no secret), so their copies do not wait for the end of the run. In a
+    /// long-running run (`options.concurrency`), a worker beyond the limit, or one that found
+    /// nothing, waits. Returns once its downloads have all ended and their outcomes are handed over.
+    func work(_ index: Int, _ options: QueueRunOptions, _ ids: Set<Int64>?, _ run: RunState, _ rules: ClaimRules, _ finishGroups: FinishGroups) async {
+        let outcomes = Outcomes()
+        var pending: [QueueSettlement] = []
+        await withTaskGroup(of: Void.self) { items in
+            var running = 0
+            claiming: while true {
+                pending += outcomes.take()
+                let draining = live.withLock { $0.draining }
+                let wakeUps = options.concurrency?.wakeUps
+                if let concurrency = options.concurrency, !draining, index >= concurrency.limit {
+                    if !pending.isEmpty { pending = await BlockingWork.run { [pending] in settleOnly(pending) } }
+                    await concurrency.idle(seconds: 2)
+                    continue
+                }
+                while running > Self.finishingPerWorker, await items.next() != nil { running -= 1 }
+                let claimed: StoredDownload?
+                do throws(StoreError) {
+                    let settling = pending
+                    claimed = try await BlockingWork.storeCall { () throws(StoreError) -> StoredDownload? in
+                        let next = try store.claimNext(for: owner, among: draining ? [] : ids, settling: settling, rules: rules)
+                        if !settling.isEmpty { store.forgetRemovedSecretsSoon() }
+                        return next
+                    }
+                    pending = []
+                } catch {
+                    // A store locked by another process, or a database server away for longer than
+                    // its reconnection backoff (which waited already), is tried again; anything
+                    // else ends this worker.
+                    if error.kind == .locked || (error.kind == .unavailable && !draining) { continue }
+                    break claiming
+                }
+                guard let item = claimed else {
+                    if draining { break claiming }
+                    if running > 0 {
+                        // Nothing claimable may only mean held back by this worker's own downloads
+                        // still being put in place (a host at its limit until they settle): the
+                        // next of them to end is settled with the next claim.
+                        if await items.next() != nil { running -= 1 }
+                        continue
+                    }
+                    if store.isShared {
+                        // Wake on a NOTIFY (an item queued anywhere), or in time to take over an expired lease.
+                        let store = self.store
+                        let keepsWaiting = await BlockingWork.onThread(name: "haul-wait-for-work") { () -> Bool in
+                            guard options.concurrency != nil || (try? store.hasPendingWork(among: ids)) != false else { return false }
+                            store.waitForWork(seconds: min(2, store.leaseSeconds / 2))
+                            return true
+                        }
+                        if !keepsWaiting { break claiming }
+                        continue
+                    }
+                    // Nothing to claim: wait for an item added here (a wake-up) or by another
+                    // process. A batch (no long-running concurrency) ends here.
+                    guard let concurrency = options.concurrency else { break claiming }
+                    await concurrency.idle(seconds: 2, since: wakeUps)
+                    continue
+                }
+                live.withLock { $0.epochs[item.id] = item.leaseEpoch }
+                let handoff = ItemHandoff()
+                running += 1
+                items.addTask {
+                    let ending = await self.runItem(item, options, finishGroups, handoff)
+                    outcomes.add(self.settle(ending, of: item, run))
+                    handoff.release()
+                    // A worker waiting for work hears of it at once.
+                    options.concurrency?.wake()
+                }
+                await handoff.wait()
+            }
+            await items.waitForAll()
+        }
+        pending += outcomes.take()
+        if !pending.isEmpty { _ = await BlockingWork.run { [pending] in settleOnly(pending) } }
+    }
+
+    /// Hands settlements to the store without claiming (a worker about to wait or to end);
+    /// returns those still to hand over.
+    func settleOnly(_ pending: [QueueSettlement]) -> [QueueSettlement] {
+        do {
+            _ = try store.claimNext(for: owner, among: [], settling: pending)
+            store.forgetRemovedSecretsSoon()
+            return []
+        } catch {
+            // Kept for the next claim.
+            return pending
+        }
+    }
+}
+
+/// The outcomes of a worker's downloads that ended after it moved on, until its next claim.
+private final class Outcomes: Sendable {
+    private let list = Mutex<[QueueSettlement]>([])
+
+    func add(_ settlement: QueueSettlement) {
+        list.withLock { $0.append(settlement) }
+    }
+
+    func take() -> [QueueSettlement] {
+        list.withLock { list in
+            defer { list = [] }
+            return list
+        }
+    }
+}
