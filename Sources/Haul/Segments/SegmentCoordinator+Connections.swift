@@ -88,7 +88,7 @@ extension SegmentCoordinator {
             let plan = ResumePlanner.segmentPlan(begin: range.next, end: range.end, validators: validators, total: setup.total)
             let fetcher = SegmentFetcher(coordinator: self, index: index, source: source, role: role, plan: plan)
             let request = state.withLock { $0.requests[source] }.asking(for: plan)
-            let outcome = transport.perform(request, options: setup.transfer, handler: fetcher)
+            let outcome = transport.perform(request, options: setup.transfer.paced(by: setup.rateLimiter), handler: fetcher)
             switch fetcher.verdict {
             case .mismatch(let reason):
                 state.withLock { if $0.failure == nil { $0.failure = .restart(reason) } }
@@ -154,7 +154,7 @@ extension SegmentCoordinator {
             state.transferred += Int64(accepted)
             return (accepted, state.table.segments[index].isDone)
         }
-        setup.rateLimiter?.take(result.0) { shouldStop }
+        setup.rateLimiter?.account(result.0)
         return result
     }
 }
