@@ -69,30 +69,7 @@ enum BlockingWork {
         }
     }
 
-    /// Waits on this thread (one of the download's own, never the cooperative pool's) for async
-    /// work: a segment connection's mirror probe, which goes through the event loop.
-    static func waitFor<T>(_ body: () async -> T) -> T {
-        withoutActuallyEscaping(body) { escaping in
-            let work = Borrowed(escaping)
-            let result = ResultBox<T>()
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                result.value = await work.take()()
-                done.signal()
-            }
-            done.wait()
-            // Set before the signal, read after it.
-            guard let value = result.value else { preconditionFailure("the awaited work ended without a result") }
-            return value
-        }
-    }
-
     private static let pool = WorkerPool(width: width)
-}
-
-/// The result of work another thread did, read once the semaphore said it is there.
-private final class ResultBox<T>: @unchecked Sendable {
-    var value: T?
 }
 
 /// A closure lent to another thread while its owner waits: taken out once, so no reference to it
