@@ -42,7 +42,7 @@ extension SegmentCoordinator {
                     state.requests[source] = request
                 }
                 changes.notify()
-                onMirror(
+                tell(
                     MirrorNote(
                         url: mirrorURL(source), change: .admitted,
                         reason: "same length, and bytes \(window.lowerBound)-\(window.upperBound - 1) match the primary's"))
@@ -86,7 +86,15 @@ extension SegmentCoordinator {
 
     /// The one `.dropped` note of a mirror, whichever rule dropped it.
     private func noteDropped(_ source: Int, reason: String) {
-        onMirror(MirrorNote(url: mirrorURL(source), change: .dropped, reason: reason + "; its ranges go to the other sources"))
+        tell(MirrorNote(url: mirrorURL(source), change: .dropped, reason: reason + "; its ranges go to the other sources"))
+    }
+
+    /// Passes a note on while the connections run: once `stopAndWait` returned (the download may
+    /// have said its last word), a connection still winding down says nothing more.
+    private func tell(_ note: MirrorNote) {
+        guard beginInFlight() else { return }
+        onMirror(note)
+        endInFlight()
     }
 
     /// The mirror's URL as given (a message shows it through `Redaction`).

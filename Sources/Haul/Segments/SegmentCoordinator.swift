@@ -58,7 +58,7 @@ final class SegmentCoordinator: Sendable {
         /// A write, sync or record save failed: the download stops with this error.
         var ioFailure: StoreError?
         var stopping = false
-        /// Writes and monitor checkpoints under way: `stopAndWait` waits for them to end.
+        /// Writes, monitor checkpoints and mirror notes under way: `stopAndWait` waits for them.
         var inFlight = 0
         /// Segments whose connection was much slower than the others: it ends, another takes over.
         var dropped: Set<Int> = []
@@ -207,8 +207,8 @@ final class SegmentCoordinator: Sendable {
         if let token = controlObservation.withLock({ $0.take() }) { control.stopObserving(token) }
     }
 
-    /// Counts a checkpoint of the monitor's in `inFlight`, unless the connections are stopping
-    /// (false then: no checkpoint may start).
+    /// Counts a checkpoint of the monitor's (or a mirror's note) in `inFlight`, unless the
+    /// connections are stopping (false then: it may not start).
     func beginInFlight() -> Bool {
         state.withLock { state in
             guard !state.stopping else { return false }
