@@ -134,7 +134,10 @@
                 held[raw] = nil
                 transfer.context.resumed()
                 // libcurl offers the held chunk again within this call; the pacer may hold it again.
-                curl_easy_pause(raw, Int32(CURLPAUSE_CONT))
+                let code = curl_easy_pause(raw, Int32(CURLPAUSE_CONT))
+                // The handler ended the transfer on the chunk offered again (a stop, a write that
+                // failed): it ends here, as it would have in `curl_multi_perform`.
+                if code != CURLE_OK { finish(raw, transfer, code) }
             }
         }
 

@@ -14,12 +14,17 @@ private final class PacedCollector: TransferHandler, @unchecked Sendable {
     var body: [UInt8] = []
     var threads: Set<UInt> = []
     let stop = Atomic<Bool>(false)
+    /// Ends the transfer from the body callback at this chunk (counting from 1).
+    var stopAtChunk: Int?
+    private var chunks = 0
 
     init(_ limiter: RateLimiter?) { self.limiter = limiter }
 
     func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl { .proceed }
     func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
         threads.insert(UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))))
+        chunks += 1
+        if chunks == stopAtChunk { return .stop }
         body.append(contentsOf: chunk)
         limiter?.account(chunk.count)
         return .proceed
@@ -115,6 +120,24 @@ struct EventLoopPacingTests {
         let seconds = Self.seconds(ContinuousClock.now - asked)
         #expect(seconds < 2, "the stop took \(seconds) s to reach a held transfer")
         #expect(collector.body.count < 2 << 20)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aHandlerEndingTheTransferOnAChunkOfferedAgainEndsIt() async throws {
+        // GIVEN a transfer whose every chunk after the first is held back by a 64 KiB/s limit,
+        // and a handler that ends the transfer on its second chunk (the first one offered again)
+        let server = try FaultServer()
+        defer { server.stop() }
+        server.setResource("/f", body: TestData.bytes(count: 4 << 20, seed: 16))
+        let collector = PacedCollector(RateLimiter(bytesPerSecond: 64 << 10))
+        collector.stopAtChunk = 2
+        // WHEN it runs
+        let started = ContinuousClock.now
+        let outcome = await Self.transfer(CurlTransport(), server, "/f", collector)
+        // THEN it ends as stopped by the handler, once that chunk's wait was over, not at the file's end
+        #expect(outcome == .stoppedByHandler)
+        let seconds = Self.seconds(ContinuousClock.now - started)
+        #expect(seconds < 10, "the transfer took \(seconds) s to end")
     }
 
     @Test(.timeLimit(.minutes(1)))
