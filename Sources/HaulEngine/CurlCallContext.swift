@@ -14,6 +14,14 @@
 
         let handler: any TransferHandler
         let stallTimeout: Double?
+        /// The speed limit the body is kept to, if any.
+        let pacer: (any TransferPacer)?
+        /// Set by the event loop: a chunk the pacer holds back is handed back to libcurl (the
+        /// transfer paused) and this is told for how many seconds. Nil on a thread of the
+        /// transfer's own (`perform`), which waits instead.
+        var holdBack: ((Double) -> Void)?
+        /// Paused by the pacer: the silence is the limit's, not the server's.
+        private var heldBack = false
         private var status = 0
         private var headers = HTTPHeaders()
         private var headerBytes = 0
@@ -23,9 +31,10 @@
         private var lastBodyBytes: Int64 = 0
         private var lastActivity = ContinuousClock.now
 
-        init(handler: any TransferHandler, stallTimeout: Double?) {
+        init(handler: any TransferHandler, stallTimeout: Double?, pacer: (any TransferPacer)? = nil) {
             self.handler = handler
             self.stallTimeout = stallTimeout
+            self.pacer = pacer
         }
 
         /// One header line as libcurl delivers it, CRLF included. Returns false to abort.
@@ -100,14 +109,44 @@
             return true
         }
 
-        /// A body chunk. Returns false to abort.
-        func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
-            if !headDelivered && !deliverHead() { return false }
+        /// What becomes of a body chunk libcurl offers.
+        enum BodyAnswer {
+            /// The handler took it.
+            case taken
+            /// The pacer holds it back: libcurl keeps it and offers it again once resumed.
+            case heldBack
+            /// The transfer ends.
+            case abort
+        }
+
+        /// A body chunk: taken, held back for the speed limit, or the end of the transfer.
+        func receiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyAnswer {
+            if !headDelivered && !deliverHead() { return .abort }
+            if let pacer {
+                if let holdBack {
+                    // Asked again when the chunk is offered again; only the handler accounts for it.
+                    let wait = pacer.secondsBeforeNextChunk()
+                    if wait >= TransferPacing.minimumWait {
+                        heldBack = true
+                        holdBack(wait)
+                        return .heldBack
+                    }
+                } else if !TransferPacing.waitOnThisThread(for: pacer, shouldStop: { handler.transferShouldAbort() }) {
+                    stoppedByHandler = true
+                    return .abort
+                }
+            }
             if handler.transferDidReceiveBody(bytes) == .stop {
                 stoppedByHandler = true
-                return false
+                return .abort
             }
-            return true
+            return .taken
+        }
+
+        /// The event loop resumed the transfer: the wait for the limit is over.
+        func resumed() {
+            heldBack = false
+            lastActivity = .now
         }
 
         /// Whether the handler asks to end the transfer (looked at by the event loop when it wakes).
@@ -124,7 +163,7 @@
                 return false
             }
             let now = ContinuousClock.now
-            if downloaded != lastBodyBytes {
+            if downloaded != lastBodyBytes || heldBack {
                 lastBodyBytes = downloaded
                 lastActivity = now
                 return true
@@ -155,7 +194,11 @@
     let curlWriteCallback: haul_curl_data_callback = { data, size, count, opaque in
         let length = size * count
         guard let context = context(opaque), let data else { return 0 }
-        return context.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+        switch context.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) {
+        case .taken: return length
+        case .heldBack: return Int(CURL_WRITEFUNC_PAUSE)
+        case .abort: return 0
+        }
     }
 
     let curlProgressCallback: haul_curl_xferinfo_callback = { opaque, _, downloaded, _, _ in

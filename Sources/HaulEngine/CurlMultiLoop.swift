@@ -9,13 +9,23 @@
     /// thread. The multi handle's connection cache keeps connections alive across the downloads of
     /// a process (a batch's next file to the same host reuses one).
     ///
-    /// New transfers and stop requests reach it by waking it (`curl_multi_wakeup`), never by a
-    /// poll interval; the wait is bounded (250 ms) only so libcurl's own timers (the progress
-    /// callback a stall is judged in) keep their pace.
+    /// New transfers, stop requests and limit changes reach it by waking it (`curl_multi_wakeup`),
+    /// never by a poll interval; the wait is bounded (250 ms) only so libcurl's own timers (the
+    /// progress callback a stall is judged in) keep their pace, and by the time the next transfer
+    /// held back by its speed limit is due.
+    ///
+    /// A speed limit never blocks the loop: a chunk its pacer holds back goes back to libcurl
+    /// (`CURL_WRITEFUNC_PAUSE`: libcurl keeps it and reads no more from that socket, so the sender
+    /// is slowed by TCP's flow control), and the loop resumes the transfer (`curl_easy_pause`) when
+    /// the pacer's wait is over; libcurl then offers the same chunk again.
+    ///
+    /// `@unchecked Sendable`: everything but `incoming` and the atomics is the loop thread's alone.
     final class CurlMultiLoop: @unchecked Sendable {
         /// The process's loop, started on first use; nil if libcurl could not make a multi handle
         /// (out of memory), and transfers then run on threads of their own.
         static let shared = CurlMultiLoop()
+        /// Whether `shared` was made: a limit change wakes the loop only if there is one.
+        private static let started = Atomic<Bool>(false)
 
         /// A transfer waiting to be added, or running: the handle, the state its callbacks share,
         /// and who hears the result. Touched by the loop thread only, once added.
@@ -31,7 +41,13 @@
         private let incoming = Mutex<[Transfer]>([])
         /// Running transfers by their easy handle; the loop thread's alone.
         private var running: [UnsafeMutableRawPointer: Transfer] = [:]
+        /// Transfers paused by their pacer, with when to look again; the loop thread's alone.
+        private var held: [UnsafeMutableRawPointer: ContinuousClock.Instant] = [:]
         private var lastAbortCheck = ContinuousClock.now
+        /// A stop was requested: the handlers are asked at the next turn, whenever the last time was.
+        private let stopAsked = Atomic<Bool>(false)
+        /// A pace changed: the held transfers ask their pacers again at the next turn.
+        private let paceChanged = Atomic<Bool>(false)
 
         private init?() {
             CurlGlobal.ensureInitialized()
@@ -43,6 +59,7 @@
             thread.name = "haul-curl-loop"
             thread.stackSize = 1 << 20
             thread.start()
+            Self.started.store(true, ordering: .releasing)
         }
 
         /// Hands a configured transfer to the loop; `done` is called on the loop thread with its result.
@@ -53,7 +70,15 @@
 
         /// Wakes the loop now: a stop request is looked at without waiting for libcurl's next timer.
         func wake() {
+            stopAsked.store(true, ordering: .releasing)
             curl_multi_wakeup(multi)
+        }
+
+        /// Wakes the running loop, if any, so that its held transfers ask their pacers again.
+        static func wakeIfRunning() {
+            guard started.load(ordering: .acquiring), let loop = shared else { return }
+            loop.paceChanged.store(true, ordering: .releasing)
+            curl_multi_wakeup(loop.multi)
         }
 
         private func run() {
@@ -68,23 +93,60 @@
                         transfer.done(CURLE_FAILED_INIT)
                         continue
                     }
-                    running[transfer.handle.raw] = transfer
+                    let raw = transfer.handle.raw
+                    running[raw] = transfer
+                    transfer.context.holdBack = { [unowned self] seconds in
+                        held[raw] = .now + .milliseconds(Int64((seconds * 1000).rounded(.up)))
+                    }
                 }
                 stopAborted()
+                resumeDue()
                 curl_multi_perform(multi, &active)
                 collectFinished()
                 // Bounded so libcurl's timers (connect timeouts, the progress callback) keep their pace.
                 var timeout = 250
                 curl_multi_timeout(multi, &timeout)
-                let wait = timeout < 0 ? 250 : min(timeout, 250)
+                var wait = timeout < 0 ? 250 : min(timeout, 250)
+                if let due = held.values.min() {
+                    let left = (due - .now) / .milliseconds(1)
+                    wait = min(wait, max(0, Int(left.rounded(.up))))
+                }
                 curl_multi_poll(multi, nil, 0, Int32(wait), nil)
             }
         }
 
-        /// Transfers whose handler asks to end (a pause, a cancel) end now, not at the next callback.
+        /// Resumes the held transfers whose wait is over (or, after a pace changed, whose pacer now
+        /// says so); a pacer that still holds one back gives it a new due time.
+        private func resumeDue() {
+            guard !held.isEmpty else { return }
+            let recheck = paceChanged.exchange(false, ordering: .acquiringAndReleasing)
+            let now = ContinuousClock.now
+            for (raw, due) in held where recheck || due <= now {
+                guard let transfer = running[raw], let pacer = transfer.context.pacer else {
+                    held[raw] = nil
+                    continue
+                }
+                let wait = pacer.secondsBeforeNextChunk()
+                if wait >= TransferPacing.minimumWait {
+                    held[raw] = now + .milliseconds(Int64((wait * 1000).rounded(.up)))
+                    continue
+                }
+                held[raw] = nil
+                transfer.context.resumed()
+                // libcurl offers the held chunk again within this call; the pacer may hold it again.
+                let code = curl_easy_pause(raw, Int32(CURLPAUSE_CONT))
+                // The handler ended the transfer on the chunk offered again (a stop, a write that
+                // failed): it ends here, as it would have in `curl_multi_perform`.
+                if code != CURLE_OK { finish(raw, transfer, code) }
+            }
+        }
+
+        /// Transfers whose handler asks to end (a pause, a cancel) end now, not at the next callback;
+        /// after a wake-up for a stop at once, else at most every 20 ms.
         private func stopAborted() {
             let now = ContinuousClock.now
-            guard now - lastAbortCheck >= .milliseconds(20) else { return }
+            let asked = stopAsked.exchange(false, ordering: .acquiringAndReleasing)
+            guard asked || now - lastAbortCheck >= .milliseconds(20) else { return }
             lastAbortCheck = now
             for (raw, transfer) in running where transfer.context.abortIfAsked() {
                 finish(raw, transfer, CURLE_ABORTED_BY_CALLBACK)
@@ -103,6 +165,8 @@
 
         private func finish(_ raw: UnsafeMutableRawPointer, _ transfer: Transfer, _ code: CURLcode) {
             running[raw] = nil
+            held[raw] = nil
+            transfer.context.holdBack = nil
             curl_multi_remove_handle(multi, raw)
             transfer.done(code)
         }

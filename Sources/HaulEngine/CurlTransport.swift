@@ -32,9 +32,9 @@
             return outcome(code, handle: transfer.handle, context: transfer.context, request: request, options: options)
         }
 
-        /// The transfer on the process's event loop (`CurlMultiLoop`): no thread waits for it. A
-        /// handler that may block runs on a thread of its own instead, so its waits hold up no other
-        /// transfer.
+        /// The transfer on the process's event loop (`CurlMultiLoop`): no thread waits for it, and a
+        /// speed limit (`TransferOptions.pacer`) pauses this transfer alone. A handler that may
+        /// block runs on a thread of its own instead, so its waits hold up no other transfer.
         public func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async
             -> TransferOutcome
         {
@@ -76,7 +76,7 @@
             guard let handle = takeHandle() else {
                 return .ended(.failed(TransportError(.other, "libcurl could not create a transfer handle")))
             }
-            let context = CurlCallContext(handler: handler, stallTimeout: options.stallTimeout)
+            let context = CurlCallContext(handler: handler, stallTimeout: options.stallTimeout, pacer: options.pacer)
             do {
                 return .ready(Prepared(handle: handle, context: context, headerList: try configure(handle, request, options, context)))
             } catch {

@@ -18,8 +18,9 @@ public protocol HTTPTransport: Sendable {
 
     /// `perform` without blocking a thread: the task is suspended until the response has ended.
     /// The handler's calls come one at a time on the transport's own thread, never after this
-    /// returns. A handler that may block (a speed limit's waits) is given `handlerMayBlock`, and
-    /// then has a thread of its own rather than holding up other transfers.
+    /// returns. A handler that may block is given `handlerMayBlock`, and then has a thread of its
+    /// own rather than holding up other transfers; a speed limit is no reason for one: the
+    /// transport keeps it (`TransferOptions.pacer`) without blocking.
     func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async -> TransferOutcome
 
     /// Whether the transport reads no more from the network while the handler is busy with a
@@ -120,6 +121,12 @@ public struct TransferOptions: Sendable, Equatable {
     /// transfers and up to 6% slower (each connection carries one transfer either way: a segment
     /// is a connection, so multiplexing buys nothing).
     public var allowsHTTP2 = false
+    /// The speed limit the body is kept to, asked before each chunk (`TransferPacer`); nil for none.
+    public var pacer: (any TransferPacer)? {
+        get { pacerReference?.pacer }
+        set { pacerReference = newValue.map(PacerReference.init) }
+    }
+    private var pacerReference: PacerReference?
 
     /// Options with these values; by default 30 s to connect, 30 s of silence before a stall, TLS
     /// verified, no extra CA, the proxy and netrc left to the environment, HTTP/1.1.
@@ -139,6 +146,14 @@ public struct TransferOptions: Sendable, Equatable {
         self.proxy = proxy
         self.noProxy = noProxy
         self.netrcFile = netrcFile
+    }
+
+    /// These options with the body kept to `pacer` (nil: as they are).
+    public func paced(by pacer: (any TransferPacer)?) -> TransferOptions {
+        guard let pacer else { return self }
+        var options = self
+        options.pacer = pacer
+        return options
     }
 }
 

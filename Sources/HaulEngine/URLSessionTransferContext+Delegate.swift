@@ -50,6 +50,11 @@ extension URLSessionTransferContext {
         guard let pollDue else { return }
         let control = callHandler { handler in
             if pollDue, handler.transferShouldAbort() { return .stop }
+            // A speed limit waits here, on the delegate queue: this session reads on meanwhile
+            // (no backpressure), which is why a limit is refused unless none is set yet.
+            if let pacer = options.pacer, !TransferPacing.waitOnThisThread(for: pacer, shouldStop: { handler.transferShouldAbort() }) {
+                return .stop
+            }
             return data.withUnsafeBytes { handler.transferDidReceiveBody($0) }
         }
         if control != .proceed {

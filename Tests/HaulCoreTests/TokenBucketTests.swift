@@ -45,4 +45,21 @@ struct TokenBucketTests {
         #expect(rate <= 500_000 * 1.01)
         #expect(rate >= 500_000 * 0.95)
     }
+
+    @Test func askingTheWaitTakesNothing() {
+        // GIVEN 1000 bytes/s and 2000 bytes taken at 0 (a 2 s debt)
+        var bucket = TokenBucket(rate: 1000, burst: 100)
+        #expect(bucket.take(2000, now: 0) == 2)
+        // WHEN the wait is asked again and again THEN it shrinks with time alone
+        #expect(bucket.wait(now: 0) == 2)
+        #expect(abs(bucket.wait(now: 0.5) - 1.5) < 1e-9)
+        #expect(abs(bucket.wait(now: 0.5) - 1.5) < 1e-9)
+        // AND once the debt is paid nothing is owed, and the next take owes only itself
+        #expect(bucket.wait(now: 2) == 0)
+        #expect(abs(bucket.take(1000, now: 2) - 1) < 1e-9)
+    }
+
+    @Test func aFreshBucketOwesNothing() {
+        #expect(TokenBucket(rate: 10).wait(now: 5) == 0)
+    }
 }

@@ -1,14 +1,18 @@
 import Foundation
 import HaulCore
+import HaulEngine
 import Synchronization
 
-/// A speed limit shared by every transfer that holds it: all the downloads of a batch (and, later,
-/// all the connections of one download) draw from one budget. A transfer that gets ahead waits
-/// inside its write callback, so the kernel's flow control slows the sender.
+/// A speed limit shared by every transfer that holds it: all the downloads of a batch and all the
+/// connections of one download draw from one budget. Each transfer accounts for the bytes it took,
+/// and its transport asks, before the next chunk, how long to hold it back (`TransferPacer`): on
+/// the event loop that transfer alone is paused, so the kernel's flow control slows the sender
+/// and no other transfer waits.
 ///
 /// A limiter may sit within another (one download's limit within the run's): a transfer then
-/// waits for both. The limit can change while transfers hold it (`haul serve`'s changeOption).
-public final class RateLimiter: Sendable {
+/// waits for both. The limit can change while transfers hold it (`haul serve`'s changeOption); a
+/// transfer held back looks again at once.
+public final class RateLimiter: TransferPacer {
     /// nil: no limit of its own (only the enclosing one's, if any).
     private let bucket: Mutex<TokenBucket?>
     private let enclosing: RateLimiter?
@@ -28,26 +32,41 @@ public final class RateLimiter: Sendable {
     /// download holds a limiter, most of them without a limit.)
     public var isLimiting: Bool { bytesPerSecond > 0 || enclosing?.isLimiting == true }
 
-    /// Changes its own limit (0 or less: none) for every transfer holding it, from the next write.
+    /// Changes its own limit (0 or less: none) for every transfer holding it, from the next chunk;
+    /// a transfer held back by the old limit is woken to look again.
     public func setLimit(bytesPerSecond: Int64) {
         bucket.withLock { $0 = Self.bucket(bytesPerSecond) }
+        TransferPacing.paceChanged()
     }
 
     private static func bucket(_ bytesPerSecond: Int64) -> TokenBucket? {
         bytesPerSecond > 0 ? TokenBucket(rate: Double(bytesPerSecond)) : nil
     }
 
-    /// Accounts for `bytes` and waits until they fit the limit (and the enclosing one), in short
-    /// naps so a pause or cancel (`shouldStop`) is noticed quickly.
-    func take(_ bytes: Int, shouldStop: () -> Bool) {
+    /// Seconds since this limiter was made: the buckets' clock.
+    private var now: Double {
         let elapsed = ContinuousClock.now - start
-        let now = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        var wait = bucket.withLock { $0?.take(bytes, now: now) ?? 0 }
-        while wait > 0, !shouldStop() {
-            let nap = min(wait, 0.1)
-            Thread.sleep(forTimeInterval: nap)
-            wait -= nap
-        }
-        enclosing?.take(bytes, shouldStop: shouldStop)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// Accounts for `bytes` a transfer took, here and in the enclosing limit. Never waits: the
+    /// transport holds the next chunk back (`secondsBeforeNextChunk`).
+    func account(_ bytes: Int) {
+        let now = now
+        _ = bucket.withLock { $0?.take(bytes, now: now) }
+        enclosing?.account(bytes)
+    }
+
+    /// `account`, for a caller that used to wait here (`shouldStop` is no longer asked: nothing
+    /// waits). Kept until the body writer calls `account`.
+    func take(_ bytes: Int, shouldStop: () -> Bool) {
+        account(bytes)
+    }
+
+    /// How long until the debt of this limit and of the enclosing one is paid; takes nothing.
+    public func secondsBeforeNextChunk() -> Double {
+        let now = now
+        let own = bucket.withLock { $0?.wait(now: now) ?? 0 }
+        return max(own, enclosing?.secondsBeforeNextChunk() ?? 0)
     }
 }

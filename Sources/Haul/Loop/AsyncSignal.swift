@@ -27,10 +27,10 @@ final class AsyncSignal: Sendable {
     /// Counts the `notify` calls: read before looking for work, passed to `wait`.
     var generation: Int { state.withLock { $0.generation } }
 
-    /// Waits for `notify()` or `seconds`, whichever comes first; at once when `done()` is already
-    /// true or a `notify` came after `since`.
-    func wait(seconds: Double, since seen: Int? = nil, unless done: @Sendable () -> Bool = { false }) async {
-        guard seconds > 0 else { return }
+    /// Waits for `notify()` or `seconds` (nil: no limit), whichever comes first; at once when
+    /// `done()` is already true or a `notify` came after `since`.
+    func wait(seconds: Double?, since seen: Int? = nil, unless done: @Sendable () -> Bool = { false }) async {
+        if let seconds, seconds <= 0 { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let id = state.withLock { state -> Int? in
                 if done() { return nil }
@@ -43,6 +43,7 @@ final class AsyncSignal: Sendable {
                 continuation.resume()
                 return
             }
+            guard let seconds else { return }
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
                 let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
                 waiter?.resume()

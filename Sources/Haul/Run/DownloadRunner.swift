@@ -162,11 +162,11 @@ final class DownloadRunner {
 
     /// One attempt: the planned request, its redirects, and a body writer for its response.
     private func send(_ plan: RequestPlan, _ output: PartialDownload) async -> AttemptResult {
-        // A speed limit waits inside the handler (and `haul serve` may set one at any time): such
-        // a transfer gets a thread of its own, so its waits never hold up the event loop.
+        // A speed limit (`haul serve` may set one at any time) is kept by the transport, which
+        // holds chunks back without blocking (`TransferPacer`): the handler never waits.
         await AttemptResult.run(
             request.transferRequest(to: urls.current).asking(for: plan), policy: setup.redirects, transport: credentials.transport,
-            options: request.transfer, handlerMayBlock: request.rateLimiter != nil
+            options: request.transfer.paced(by: request.rateLimiter), handlerMayBlock: false
         ) { sent in
             BodyWriter(
                 host: self, request: request, digest: digest, segments: segments, control: setup.control, plan: plan, output: output, sent: sent)

@@ -2,8 +2,8 @@ import Foundation
 import HaulCore
 import Synchronization
 
-/// Requests from the API to a runner thread: pause, cancel. Polled by the transfer, and wakes a
-/// runner that is waiting before a retry.
+/// Requests from the API to a running download: pause, cancel. Looked at by its transfers (woken
+/// by an observer, `observe`), and ends at once a wait of its tasks before a retry (`pause`).
 final class RunControl: Sendable {
     enum Request: Int, Sendable {
         case none = 0
@@ -13,7 +13,6 @@ final class RunControl: Sendable {
     }
 
     private let value = Atomic<Int>(0)
-    private let wakeUp = DispatchSemaphore(value: 0)
     /// Ends a task's wait before a retry at once when a request arrives.
     private let signal = AsyncSignal()
     /// Told of every request (a segmented download's waits end at once).
@@ -27,7 +26,6 @@ final class RunControl: Sendable {
             if exchanged { break }
             current = original
         }
-        wakeUp.signal()
         signal.notify()
         for observer in observers.withLock({ Array($0.all.values) }) { observer() }
     }
@@ -69,13 +67,5 @@ final class RunControl: Sendable {
     /// Waits up to `seconds` without holding a thread, ending early when a request arrives.
     func pause(seconds: Double) async {
         await signal.wait(seconds: seconds) { [self] in shouldStop }
-    }
-
-    /// Sleeps up to `seconds`, returning early when a request arrives.
-    func sleep(seconds: Double) {
-        let deadline = DispatchTime.now() + seconds
-        while !shouldStop, DispatchTime.now() < deadline {
-            _ = wakeUp.wait(timeout: deadline)
-        }
     }
 }

@@ -49,7 +49,8 @@ final class MirrorProbeChecker: RedirectStopping {
     }
 
     func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
-        guard let first = plan.requestedFirst else { return .stop }
+        // A stopping download may be closing or truncating the file it would read.
+        guard let first = plan.requestedFirst, !shouldAbort() else { return .stop }
         let wanted = Int(min(Int64(chunk.count), plan.overlap - compared))
         guard wanted == chunk.count else {
             overflow = true

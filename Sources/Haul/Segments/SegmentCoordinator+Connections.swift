@@ -4,7 +4,9 @@ import HaulEngine
 import HaulStore
 
 /// The extra connections: each claims a segment from its source, fetches it through the one
-/// segment verdict, and writes its bytes at their offset.
+/// segment verdict, and writes its bytes at their offset. A connection is a task: it waits for its
+/// transfers on the transport's event loop and for its retries on the run's control, never on a
+/// thread.
 extension SegmentCoordinator {
     /// How one connection's run on a source ended.
     enum ConnectionEnd: Equatable {
@@ -18,14 +20,15 @@ extension SegmentCoordinator {
     /// proven (probed, or another connection's probe awaited) once the connection holds its first
     /// segment, so a probe never loses its work to connections that started with it; a mirror
     /// that is not admitted hands the segment back at once.
-    func connectionLoop(_ assignment: SegmentSources.Assignment) -> ConnectionEnd {
+    func connectionLoop(_ assignment: SegmentSources.Assignment) async -> ConnectionEnd {
         let source = assignment.source
         var validators: Validators?
         if case .fetch(_, let admitted) = assignment { validators = admitted }
         while !shouldStop {
             if state.withLock({ $0.sources.isDropped(source) }) { return .reassign }
             let claimed = state.withLock { state -> Int? in
-                guard let claim = state.table.claim(mainNext: state.mainNext, mainEnd: state.mainEnd) else { return nil }
+                // Once stopping, the progress map may be gone: nothing is claimed.
+                guard !state.stopping, let claim = state.table.claim(mainNext: state.mainNext, mainEnd: state.mainEnd) else { return nil }
                 if let newMainEnd = claim.newMainEnd { state.mainEnd = newMainEnd }
                 progressMap?.store(prefix: state.mainNext, segments: state.table.segments)
                 return claim.index
@@ -33,9 +36,9 @@ extension SegmentCoordinator {
             guard let index = claimed else { return .finished }
             if validators == nil {
                 if case .probe = assignment {
-                    validators = probe(source)
+                    validators = await probe(source)
                 } else {
-                    validators = awaitProbe(source)
+                    validators = await awaitProbe(source)
                 }
             }
             guard let validators else {
@@ -45,7 +48,7 @@ extension SegmentCoordinator {
                 }
                 return shouldStop ? .finished : .reassign
             }
-            let end = fetch(index, from: source, validators: validators)
+            let end = await fetch(index, from: source, validators: validators)
             let slow = state.withLock { state -> Bool in
                 state.table.release(index)
                 return state.dropped.remove(index) != nil
@@ -70,7 +73,7 @@ extension SegmentCoordinator {
     }
 
     /// Fetches one segment from `source` to its end, with that source's `validators` in `If-Range`.
-    func fetch(_ index: Int, from source: Int, validators: Validators) -> FetchEnd {
+    func fetch(_ index: Int, from source: Int, validators: Validators) async -> FetchEnd {
         // The same rule as the first connection's retries (`DownloadMachine`), waits capped at
         // 2 s: the other connections carry on meanwhile.
         var retries = RetryBudget(setup.retry)
@@ -88,7 +91,9 @@ extension SegmentCoordinator {
             let plan = ResumePlanner.segmentPlan(begin: range.next, end: range.end, validators: validators, total: setup.total)
             let fetcher = SegmentFetcher(coordinator: self, index: index, source: source, role: role, plan: plan)
             let request = state.withLock { $0.requests[source] }.asking(for: plan)
-            let outcome = transport.perform(request, options: setup.transfer, handler: fetcher)
+            // The speed limit is the transport's to keep: a chunk it holds back pauses this transfer alone.
+            let outcome = await transport.transfer(
+                request, options: setup.transfer.paced(by: setup.rateLimiter), handler: fetcher, handlerMayBlock: false)
             switch fetcher.verdict {
             case .mismatch(let reason):
                 state.withLock { if $0.failure == nil { $0.failure = .restart(reason) } }
@@ -123,7 +128,7 @@ extension SegmentCoordinator {
             }
             guard let retry = retries.spend(retryable: true, progressed: false, maxDelay: 2) else { return .end }
             // The same interruptible wait as the runner's retries: a pause ends it at once.
-            control.sleep(seconds: retry.delay)
+            await control.pause(seconds: retry.delay)
         }
         return state.withLock { $0.sources.isDropped(source) } ? .reassign : .end
     }
@@ -135,15 +140,21 @@ extension SegmentCoordinator {
         // The bytes go to disk outside the lock (other connections go on writing meanwhile). Only
         // this connection advances its segment, so `next` stays where it is; a steal splits half
         // of what remains (at least 2 MiB past `next`), never below a chunk in flight; and a
-        // checkpoint claims `next`, which moves only once the bytes are written.
-        let (offset, count) = state.withLock { state -> (Int64, Int) in
+        // checkpoint claims `next`, which moves only once the bytes are written. Once stopping,
+        // nothing is written: the file may be truncated or closed next (`stopAndWait` waits only
+        // for the writes already under way, counted in `inFlight`).
+        let slot = state.withLock { state -> (offset: Int64, count: Int)? in
             let segment = state.table.segments[index]
-            return (segment.next, Int(min(Int64(bytes.count), segment.remaining)))
+            let count = Int(min(Int64(bytes.count), segment.remaining))
+            guard !state.stopping, count > 0 else { return nil }
+            state.inFlight += 1
+            return (segment.next, count)
         }
-        guard count > 0 else { return (0, true) }
+        guard let (offset, count) = slot else { return (0, true) }
         do throws(StoreError) {
             try file.write(UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset)
         } catch {
+            endInFlight()
             stop(failing: error)
             return (0, true)
         }
@@ -154,7 +165,8 @@ extension SegmentCoordinator {
             state.transferred += Int64(accepted)
             return (accepted, state.table.segments[index].isDone)
         }
-        setup.rateLimiter?.take(result.0) { shouldStop }
+        endInFlight()
+        setup.rateLimiter?.account(result.0)
         return result
     }
 }

@@ -10,28 +10,23 @@ extension SegmentCoordinator {
     /// bytes, asks the mirror for exactly that window (following its redirects by the download's
     /// rules, credentials never carried to another origin), and compares. Returns the validators
     /// its segments are held to when it is admitted; nil when it was dropped or the download stops.
-    func probe(_ source: Int) -> Validators? {
+    func probe(_ source: Int) async -> Validators? {
         if let refusal = MirrorProbe.refusal(wholeFile: setup.wholeFileDigest, allowsUnverified: setup.allowsUnverifiedMirrors) {
             dropMirror(source, reason: refusal)
             return nil
         }
-        var window: Range<Int64>?
-        mainProgress.wait { [self] in
-            window = state.withLock { MirrorProbe.window(mainNext: $0.mainNext, mainEnd: $0.mainEnd) }
-            return window != nil || shouldStop
+        await mainProgress.waitAsync { [self] in
+            state.withLock { MirrorProbe.window(mainNext: $0.mainNext, mainEnd: $0.mainEnd) } != nil || shouldStop
         }
-        guard let window, !shouldStop else { return nil }
+        guard let window = state.withLock({ MirrorProbe.window(mainNext: $0.mainNext, mainEnd: $0.mainEnd) }), !shouldStop else { return nil }
         let plan = MirrorProbe.plan(window: window, total: setup.total)
         let first = state.withLock { $0.requests[source] }.asking(for: plan)
         let checker = { [self] (_: TransferRequest) in
             MirrorProbeChecker(file: file, plan: plan, wholeFile: setup.wholeFileDigest) { [self] in shouldStop }
         }
-        // On this connection's own thread; the probe itself goes through the transport's event loop.
-        let followed = BlockingWork.waitFor {
-            await RedirectFollower.follow(
-                first, policy: setup.redirects, transport: transport, options: setup.transfer, handlerMayBlock: false, goesOn: { !shouldStop },
-                handler: checker)
-        }
+        let followed = await RedirectFollower.follow(
+            first, policy: setup.redirects, transport: transport, options: setup.transfer, handlerMayBlock: false, goesOn: { !shouldStop },
+            handler: checker)
         switch followed {
         case .stopped:
             return nil
@@ -47,7 +42,7 @@ extension SegmentCoordinator {
                     state.requests[source] = request
                 }
                 changes.notify()
-                onMirror(
+                tell(
                     MirrorNote(
                         url: mirrorURL(source), change: .admitted,
                         reason: "same length, and bytes \(window.lowerBound)-\(window.upperBound - 1) match the primary's"))
@@ -66,14 +61,12 @@ extension SegmentCoordinator {
 
     /// Waits for another connection's probe of `source`: its validators once admitted; nil when
     /// it was dropped, the probe was abandoned, or the download stops.
-    func awaitProbe(_ source: Int) -> Validators? {
-        var standing = state.withLock { $0.sources.standing(of: source) }
-        changes.wait { [self] in
-            standing = state.withLock { $0.sources.standing(of: source) }
-            if case .probing = standing { return shouldStop }
+    func awaitProbe(_ source: Int) async -> Validators? {
+        await changes.waitAsync { [self] in
+            if case .probing = state.withLock({ $0.sources.standing(of: source) }) { return shouldStop }
             return true
         }
-        guard !shouldStop, case .admitted(let validators) = standing else { return nil }
+        guard !shouldStop, case .admitted(let validators) = state.withLock({ $0.sources.standing(of: source) }) else { return nil }
         return validators
     }
 
@@ -93,7 +86,15 @@ extension SegmentCoordinator {
 
     /// The one `.dropped` note of a mirror, whichever rule dropped it.
     private func noteDropped(_ source: Int, reason: String) {
-        onMirror(MirrorNote(url: mirrorURL(source), change: .dropped, reason: reason + "; its ranges go to the other sources"))
+        tell(MirrorNote(url: mirrorURL(source), change: .dropped, reason: reason + "; its ranges go to the other sources"))
+    }
+
+    /// Passes a note on while the connections run: once `stopAndWait` returned (the download may
+    /// have said its last word), a connection still winding down says nothing more.
+    private func tell(_ note: MirrorNote) {
+        guard beginInFlight() else { return }
+        onMirror(note)
+        endInFlight()
     }
 
     /// The mirror's URL as given (a message shows it through `Redaction`).

@@ -5,7 +5,10 @@ import HaulStore
 extension SegmentCoordinator {
     // MARK: monitor: checkpoints and the adaptive connection count
 
-    func monitor() {
+    /// A task: its ticks wait without a thread (a stop ends the wait at once), its syncs and
+    /// record saves run on `BlockingWork`, counted in `inFlight` so that `stopAndWait` waits for
+    /// the one under way and none starts after it.
+    func monitor() async {
         var lastBytes = state.withLock { $0.mainNext + $0.table.bytesDone }
         var growth = ConnectionGrowth(adaptive: setup.adaptive)
         var cpu = CPUWatch()
@@ -18,18 +21,16 @@ extension SegmentCoordinator {
             // which only tells whether one connection keeps the process busy, 0.1 s).
             let window = growth.growing ? (ticks == 0 ? 0.1 : 0.5) : 1.0
             var slept = 0.0
-            while slept < window, !state.withLock({ $0.stopping }) {
+            while slept < window, !isStopping {
                 // A tick of the monitor's clock; a stop ends it at once.
-                changes.wait(timeout: 0.1) { [self] in state.withLock { $0.stopping } }
+                await changes.waitAsync(timeout: 0.1) { [self] in isStopping }
                 slept += 0.1
-                if progressMap == nil { recordProgress() }
+                if progressMap == nil { await offThread { recordProgress() } }
             }
             ticks += 1
-            if !growth.growing || ticks % 2 == 0 { checkpointRecordingFailure() }
-            if state.withLock({ $0.stopping }) {
-                checkpointRecordingFailure()
-                return
-            }
+            if !growth.growing || ticks % 2 == 0 { await offThread { checkpointRecordingFailure() } }
+            // Whoever stopped the connections checkpoints (or deletes) what they leave.
+            if isStopping { return }
             if !growth.growing { dropSlowConnections(&slow) }
             let bytes = state.withLock { $0.mainNext + $0.table.bytesDone }
             let rate = Double(bytes - lastBytes) / max(slept, 0.1)
@@ -40,6 +41,16 @@ extension SegmentCoordinator {
             if load.isIdle, setup.rateLimiter?.isLimiting == true { load = .unknown }
             for _ in 0..<growth.judge(rate: rate, helpers: helpers, limit: limit, throttled: throttled, cpu: load) { addHelper() }
         }
+    }
+
+    private var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// `body` (a sync, a record save) on a pool thread, counted in `inFlight`; skipped once the
+    /// connections are stopping.
+    private func offThread(_ body: () -> Void) async {
+        guard beginInFlight() else { return }
+        await BlockingWork.run(body)
+        endInFlight()
     }
 
     /// Drops the connections `SlowConnectionWatch` finds far behind the others.

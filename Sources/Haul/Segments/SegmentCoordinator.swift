@@ -9,6 +9,10 @@ import Synchronization
 /// work (an initial split, then work stealing), adds connections while they raise the throughput
 /// (or as many as asked), backs off when the server says 429/503, and checkpoints: the file is
 /// synced, then the record claims what the sync covered.
+///
+/// Each connection, and the monitor, is a task: a connection's transfers run on the transport's
+/// event loop (its bytes are written there, in its callbacks), its retries wait without a thread,
+/// and the monitor's syncs go to `BlockingWork`. No thread is the coordinator's own.
 final class SegmentCoordinator: Sendable {
     struct Setup: Sendable {
         /// The request that got the download's first response, after its redirects: segment
@@ -54,7 +58,8 @@ final class SegmentCoordinator: Sendable {
         /// A write, sync or record save failed: the download stops with this error.
         var ioFailure: StoreError?
         var stopping = false
-        var threads = 0
+        /// Writes, monitor checkpoints and mirror notes under way: `stopAndWait` waits for them.
+        var inFlight = 0
         /// Segments whose connection was much slower than the others: it ends, another takes over.
         var dropped: Set<Int> = []
         /// Whether the runner's own connection holds one of the host's slots.
@@ -78,7 +83,6 @@ final class SegmentCoordinator: Sendable {
     let transport: any HTTPTransport
     let control: RunControl
     let state: Mutex<State>
-    private let finished = DispatchSemaphore(value: 0)
     /// Told when the connections, the failures, the stop or the sources change (and on every
     /// request of the control): what `waitForHelpers`, the monitor and a mirror's waiters wait on.
     let changes = ChangeSignal()
@@ -158,7 +162,7 @@ final class SegmentCoordinator: Sendable {
 
     // MARK: running
 
-    /// Starts the helpers (all at once, or one for the adaptive probe) and the checkpoint thread.
+    /// Starts the helpers (all at once, or one for the adaptive probe) and the monitor.
     func start() {
         // The record learns about segments before any byte lands outside the prefix: without it,
         // a crash would leave holes that the file's length could not reveal. If it cannot be
@@ -180,24 +184,46 @@ final class SegmentCoordinator: Sendable {
         let changes = self.changes
         controlObservation.withLock { $0 = control.observe { changes.notify() } }
         for _ in 0..<initial { addHelper() }
-        launch("haul-segments-monitor") { [self] in monitor() }
+        Task { [self] in await monitor() }
     }
 
-    /// Stops every helper and waits for them (and the monitor) to end. Safe to call again.
+    /// Stops every helper and the monitor, and waits for the writes and the checkpoint under way
+    /// to end: once it returns, none of them touches the file, the record or the progress map
+    /// again. It never waits for a transfer (each ends by itself at its next callback, moments
+    /// later), so the event loop's thread may call it: a response that replaces the partial does.
+    /// Safe to call again.
     func stopAndWait() {
-        let threads = state.withLock { state -> Int in
+        state.withLock { state in
             state.stopping = true
             if state.holdsMainSlot {
                 state.holdsMainSlot = false
                 HostSlots.shared.release(setup.host)
             }
-            defer { state.threads = 0 }
-            return state.threads
         }
         changes.notify()
         mainProgress.notify()
-        for _ in 0..<threads { finished.wait() }
+        // Short: a write at its offset, or a sync of the monitor's.
+        changes.wait { [self] in state.withLock { $0.inFlight == 0 } }
         if let token = controlObservation.withLock({ $0.take() }) { control.stopObserving(token) }
+    }
+
+    /// Counts a checkpoint of the monitor's (or a mirror's note) in `inFlight`, unless the
+    /// connections are stopping (false then: it may not start).
+    func beginInFlight() -> Bool {
+        state.withLock { state in
+            guard !state.stopping else { return false }
+            state.inFlight += 1
+            return true
+        }
+    }
+
+    /// One write or checkpoint counted in `inFlight` ended.
+    func endInFlight() {
+        let stopping = state.withLock { state -> Bool in
+            state.inFlight -= 1
+            return state.stopping
+        }
+        if stopping { changes.notify() }
     }
 
     /// Waits for the helpers to finish their work; the monitor stops with them.
@@ -218,10 +244,10 @@ final class SegmentCoordinator: Sendable {
             return assignment
         }
         guard let assignment else { return }
-        launch("haul-segment") { [self] in
+        Task { [self] in
             var current: SegmentSources.Assignment? = assignment
             while let assignment = current {
-                let end = connectionLoop(assignment)
+                let end = await connectionLoop(assignment)
                 current = state.withLock { state in
                     HostSlots.shared.release(hosts[assignment.source])
                     state.sources.release(assignment)
@@ -245,17 +271,6 @@ final class SegmentCoordinator: Sendable {
             excluded.insert(assignment.source)
         }
         return nil
-    }
-
-    private func launch(_ name: String, _ body: @escaping @Sendable () -> Void) {
-        state.withLock { $0.threads += 1 }
-        let thread = Thread { [self] in
-            body()
-            finished.signal()
-        }
-        thread.name = name
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     var shouldStop: Bool {

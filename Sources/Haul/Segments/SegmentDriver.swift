@@ -6,8 +6,8 @@ import HaulStore
 
 /// The extra connections of one download, from the first accepted response to the join: starts a
 /// `SegmentCoordinator` when `SegmentEligibility` says so, stops it, waits for it, and says how it
-/// ended. Confined to the download's thread (the coordinator's own threads talk to it through its
-/// lock).
+/// ended. Confined to the download's run (the coordinator's connection tasks talk to it through
+/// its lock).
 final class SegmentDriver {
     private let request: DownloadRequest
     private let control: RunControl

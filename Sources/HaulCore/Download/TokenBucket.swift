@@ -26,4 +26,14 @@ public struct TokenBucket: Sendable, Equatable {
         tokens -= Double(bytes)
         return tokens >= 0 ? 0 : -tokens / rate
     }
+
+    /// How long from `now` until the debt is paid, taking nothing: what a transfer that may not
+    /// block asks before it takes a chunk (it pauses for that long instead of waiting after it).
+    public func wait(now: Double) -> Double {
+        var tokens = tokens
+        if let last {
+            tokens = min(burst, tokens + (now - last) * rate)
+        }
+        return tokens >= 0 ? 0 : -tokens / rate
+    }
 }
