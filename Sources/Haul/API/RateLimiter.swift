@@ -57,12 +57,6 @@ public final class RateLimiter: TransferPacer {
         enclosing?.account(bytes)
     }
 
-    /// `account`, for a caller that used to wait here (`shouldStop` is no longer asked: nothing
-    /// waits). Kept until the body writer calls `account`.
-    func take(_ bytes: Int, shouldStop: () -> Bool) {
-        account(bytes)
-    }
-
     /// How long until the debt of this limit and of the enclosing one is paid; takes nothing.
     public func secondsBeforeNextChunk() -> Double {
         let now = now

@@ -35,7 +35,7 @@ extension DownloadQueue {
                 }
             }
         }
-        leases.stop()
+        await leases.stop()
         live.withLock { $0.concurrency = nil }
         runState.summary.withLock { $0.finishGroups = finishGroups.figures }
         // Downloads that ended gave up their credentials: no copy stays in the write-ahead log.

@@ -48,6 +48,13 @@ final class FinishGroups: Sendable {
         }
     }
 
+    /// Puts `member`'s file in place: with `groups` when given (a queue run's), else on its own,
+    /// as a group of one on the pool.
+    static func place(_ member: FinishGroup.Member, with groups: FinishGroups?) async -> Result<String, OutputError> {
+        if let groups { return await groups.finish(member) }
+        return await BlockingWork.run { FinishGroup.finish([member]).first ?? .failure(OutputError(.io, "internal: no outcome")) }
+    }
+
     /// Finishes groups until none waits.
     private func finishWhatWaits() {
         while true {

@@ -4,12 +4,13 @@ import Synchronization
 
 /// Renews this process's leases every few seconds, relays pause/cancel requests that other
 /// processes wrote to the store to the running transfers, and truncates the write-ahead log when
-/// secrets removed since are still due to be forgotten.
+/// secrets removed since are still due to be forgotten. A task, not a thread: it waits on an
+/// `AsyncSignal`, and its store calls run on `BlockingWork`'s pool.
 final class LeaseKeeper: Sendable {
     private let queue: DownloadQueue
     private let stopped = Atomic<Bool>(false)
-    private let wake = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
+    private let wake = AsyncSignal()
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(queue: DownloadQueue) {
         self.queue = queue
@@ -17,40 +18,44 @@ final class LeaseKeeper: Sendable {
 
     func start() {
         let interval = LeaseDuration.renewalInterval(queue.store.leaseSeconds)
-        let thread = Thread { [self] in
+        let running = Task { [self] in
             while !stopped.load(ordering: .acquiring) {
-                _ = wake.wait(timeout: .now() + interval)
+                await wake.wait(seconds: interval, unless: { self.stopped.load(ordering: .acquiring) })
                 guard !stopped.load(ordering: .acquiring) else { break }
-                // Controls first: each was registered after its claim committed, so its lease is in
-                // the store unless another process took it over.
-                let running = queue.liveControls()
-                guard let states = try? queue.store.renewLeases(for: queue.owner) else { continue }
-                for (id, state) in states {
-                    switch state {
-                    case .pausing: queue.control(id)?.request(.pause)
-                    case .cancelling: queue.control(id)?.request(.cancel)
-                    default: break
-                    }
-                }
-                // A transfer whose lease another process took over (this one hung past the lease)
-                // must stop at once: the item is someone else's now, and each write it would still
-                // make (progress, record, settlement) names an epoch the store no longer has.
-                for (id, control) in running where states[id] == nil {
-                    queue.leaseLost(id)
-                    control.request(.pause)
-                }
-                // Secrets a settlement removed within a second of the previous truncation.
-                queue.store.forgetRemovedSecretsSoon()
+                await BlockingWork.run { renew() }
             }
-            done.signal()
         }
-        thread.name = "haul-leases"
-        thread.start()
+        task.withLock { $0 = running }
     }
 
-    func stop() {
+    /// One round: renew, relay, lose, forget.
+    private func renew() {
+        // Controls first: each was registered after its claim committed, so its lease is in the
+        // store unless another process took it over.
+        let running = queue.liveControls()
+        guard let states = try? queue.store.renewLeases(for: queue.owner) else { return }
+        for (id, state) in states {
+            switch state {
+            case .pausing: queue.control(id)?.request(.pause)
+            case .cancelling: queue.control(id)?.request(.cancel)
+            default: break
+            }
+        }
+        // A transfer whose lease another process took over (this one hung past the lease) must
+        // stop at once: the item is someone else's now, and each write it would still make
+        // (progress, record, settlement) names an epoch the store no longer has.
+        for (id, control) in running where states[id] == nil {
+            queue.leaseLost(id)
+            control.request(.pause)
+        }
+        // Secrets a settlement removed within a second of the previous truncation.
+        queue.store.forgetRemovedSecretsSoon()
+    }
+
+    /// Ends the renewals; returns once a round under way is over.
+    func stop() async {
         stopped.store(true, ordering: .releasing)
-        wake.signal()
-        done.wait()
+        wake.notify()
+        await task.withLock { $0 }?.value
     }
 }

@@ -176,7 +176,7 @@ final class BodyWriter: RedirectStopping {
             }
             digest.update(bytes)
             bodyBytesWritten += Int64(bytes.count)
-            request.rateLimiter?.take(bytes.count) { control.shouldStop }
+            request.rateLimiter?.account(bytes.count)
         }
         switch step.stop {
         case .moreThanAnnounced(let expected):

@@ -114,13 +114,15 @@ final class DownloadRunner {
                 action = machine.attemptEnded(attempt.end, canRefresh: canRefresh(output))
                 continue
             case .joinSegments:
-                // A wait that lasts as long as the other connections run: a thread of its own.
-                let joined = try await BlockingWork.onThread(name: "haul-join") {
-                    segments.joined(output) { reach throws(DownloadError) in
+                // The wait lasts as long as the other connections run: a task's, holding no
+                // thread; what follows (syncs, a cut-back) runs on the pool.
+                await segments.waitForOthers()
+                let joined = try await BlockingWork.step { () throws(DownloadError) in
+                    try segments.join(output) { reach throws(DownloadError) in
                         try digest.catchUp(from: output, upTo: reach)
                         try checkpointOrFail()
                     }
-                }.get()
+                }
                 noteStopRequest()
                 if let then = machine.segmentsJoined(joined) {
                     action = then
@@ -202,18 +204,7 @@ final class DownloadRunner {
             return try digest.verify(output, checkpointOnExit: checkpointOnExit)
         }
         let member = FinishGroup.Member(output, replacing: request.existingFile == .overwrite, hash: digest.hash)
-        let placed: Result<String, OutputError>
-        if let groups = setup.finishGroups {
-            placed = await groups.finish(member)
-        } else {
-            placed = await BlockingWork.run { FinishGroup.finish([member]).first ?? .failure(OutputError(.io, "internal: no outcome")) }
-        }
-        let path: String
-        do {
-            path = try placed.get()
-        } catch {
-            throw DownloadError(error)
-        }
+        let path = try await FinishGroups.place(member, with: setup.finishGroups).mapError { DownloadError($0) }.get()
         // The last report's speed covers every byte up to the end.
         figures.sample(total: totalTransferred)
         setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator)))

@@ -228,11 +228,19 @@ final class SegmentCoordinator: Sendable {
 
     /// Waits for the helpers to finish their work; the monitor stops with them.
     func waitForHelpers() {
-        changes.wait { [self] in
-            let (helpers, failed) = state.withLock { ($0.helpers, $0.failure != nil) }
-            return helpers == 0 || failed || control.shouldStop
-        }
+        changes.wait { [self] in helpersEnded }
         stopAndWait()
+    }
+
+    /// `waitForHelpers`' wait, as a task's (no thread waits); the stop that follows it is `waitForHelpers`'.
+    func waitForHelpersToEnd() async {
+        _ = await changes.waitAsync { [self] in helpersEnded }
+    }
+
+    /// The other connections have ended, one failed, or a stop came.
+    private var helpersEnded: Bool {
+        let (helpers, failed) = state.withLock { ($0.helpers, $0.failure != nil) }
+        return helpers == 0 || failed || control.shouldStop
     }
 
     func addHelper() {

@@ -96,13 +96,10 @@ final class SegmentDriver {
         coordinator?.stopAndWait()
     }
 
-    /// `join`, its failure as a value (for a wait on a thread of its own).
-    func joined(_ output: PartialDownload, cutBack: (Int64) throws(DownloadError) -> Void) -> Result<DownloadMachine.SegmentsEnd, DownloadError> {
-        do throws(DownloadError) {
-            return .success(try join(output, cutBack: cutBack))
-        } catch {
-            return .failure(error)
-        }
+    /// Waits, holding no thread, until the other connections have ended (or failed, or a stop
+    /// came): `join` then has nothing long left to wait for.
+    func waitForOthers() async {
+        await coordinator?.waitForHelpersToEnd()
     }
 
     /// The runner's connection reached its part: wait for the others and say how they ended. A
