@@ -85,7 +85,7 @@ if [[ "$tls" == 1 ]]; then
         -keyout "$work/key.pem" -out "$work/cert.pem" >/dev/null 2>&1
     scheme=https
     listen_extra=ssl
-    [[ "$http2" == 1 ]] && listen_extra="ssl http2"
+    if [[ "$http2" == 1 ]]; then listen_extra="ssl http2"; fi
     server_extra="ssl_certificate \"$work/cert.pem\"; ssl_certificate_key \"$work/key.pem\"; ssl_session_cache shared:bench:1m;"
 fi
 NGINX_DIR="$work/nginx" NGINX_ROOT="$work/root" \
@@ -135,7 +135,7 @@ command_for() { # tool out-dir run-dir
         case "$1" in
         haul)
             cmd+=(--cacert "$work/cert.pem")
-            [[ "$http2" == 1 ]] && cmd+=(--http2)
+            if [[ "$http2" == 1 ]]; then cmd+=(--http2); fi
             ;;
         curl) cmd+=(--cacert "$work/cert.pem") ;;
         aria2) cmd+=(--ca-certificate="$work/cert.pem") ;;
