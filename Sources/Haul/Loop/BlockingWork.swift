@@ -5,12 +5,15 @@ import Synchronization
 /// Where a download's blocking steps run (opening and syncing files, committing to the store):
 /// a small fixed pool of threads, so that no thread of Swift's cooperative pool (one per core)
 /// waits for a disk or a database, and no download needs a thread of its own. Work that waits for
-/// a long time (a segmented download joining its connections) gets a thread of its own instead
-/// (`onThread`), so it never holds a pool thread.
+/// a long time (a shared store's wait for work) gets a thread of its own instead (`onThread`), so
+/// it never holds a pool thread.
 enum BlockingWork {
-    /// Threads in the pool at most: enough for the syncs of a batch's finishing files to overlap
-    /// (2 made a 1,000-file batch 17% slower). Started only as jobs overlap (`WorkerPool`).
-    static let width = 4
+    /// Threads in the pool at most: enough for a batch's claims, opens and finish groups to
+    /// overlap. Measured on 1,000 files of 64 KiB, alternated: 3 and 4 run `-j 8` alike and 3 is
+    /// about 4% slower at `-j 64` (medians 0.97 and 0.93 s of 7 runs), with a process of 8
+    /// threads instead of 9; 2 made such a batch 17% slower (before finish groups). Started only
+    /// as jobs overlap (`WorkerPool`).
+    static let width = 3
 
     /// Runs `body` on a pool thread; the task is suspended until it returns. `body` may touch
     /// state of the calling task: that task does nothing else meanwhile.
