@@ -19,6 +19,9 @@ public enum CrashPoint: String, Sendable, CaseIterable {
     case afterDirectorySync = "after-directory-sync"
     /// The record of a finished download is about to be removed.
     case beforeRecordRemove = "before-record-remove"
+    /// A segmented download's connections all ended and their progress was recorded; nothing is
+    /// put in place yet.
+    case afterSegmentsJoined = "after-segments-joined"
     /// The queue's database committed one transaction (the next one has not started).
     case betweenQueueCommits = "between-queue-commits"
 

@@ -19,7 +19,8 @@ struct CLICrashPointTests {
     /// The same steps while several connections write segments.
     static let segmentedSteps = [
         "after-body-write:1", "after-body-write:300", "after-record-save:1", "after-record-save:3",
-        "after-data-sync:1", "after-data-sync:2", "after-rename:1", "after-directory-sync:1", "before-record-remove:1",
+        "after-data-sync:1", "after-data-sync:2", "after-segments-joined:1", "after-rename:1", "after-directory-sync:1",
+        "before-record-remove:1",
     ]
 
     @Test(arguments: singleSteps)
@@ -30,6 +31,37 @@ struct CLICrashPointTests {
     @Test(arguments: segmentedSteps)
     func segmentedDownloadRecoversFromACrashAt(_ step: String) throws {
         try crashThenComplete(step: step, size: 12 << 20, flags: ["-x", "4"])
+    }
+
+    @Test(
+        "GIVEN a segmented download killed once all its connections ended, before its file is put in place WHEN run again THEN it completes without fetching the file again"
+    )
+    func aKillAfterTheJoinFetchesNothingAgain() throws {
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 12 << 20, seed: 4_242)
+        server.setResource("/f.bin", body: body)
+        let directory = try TemporaryDirectory()
+        let output = directory.file("f.bin")
+        let arguments = ["-q", "--retry", "0", "-x", "4", "-o", output, server.url("/f.bin")]
+
+        let crashed = try HaulBinary.run(arguments, environment: ["HAUL_TEST_CRASH_AT": "after-segments-joined"])
+        #expect(crashed.status == 128 + SIGKILL, "the crash point was not reached (status \(crashed.status), stderr: \(crashed.stderr))")
+        // The first connection's response runs past its part until the kill closes it: the
+        // server's count settles once it has noticed.
+        var sentBefore = server.bodyBytesSent("/f.bin")
+        for _ in 0..<50 {
+            Thread.sleep(forTimeInterval: 0.1)
+            let now = server.bodyBytesSent("/f.bin")
+            if now == sentBefore { break }
+            sentBefore = now
+        }
+        let next = try HaulBinary.run(arguments)
+
+        #expect(next.status == 0, "stderr: \(next.stderr)")
+        #expect(Disk.difference(output, body) == nil)
+        // Every byte was on disk and recorded: nothing is fetched again. (The server counts what
+        // it pushed into the socket before the client's close reached it, a few MiB on loopback.)
+        #expect(server.bodyBytesSent("/f.bin") - sentBefore < 6 << 20, "fetched again: \(server.bodyBytesSent("/f.bin") - sentBefore) bytes")
     }
 
     private func crashThenComplete(step: String, size: Int, flags: [String]) throws {

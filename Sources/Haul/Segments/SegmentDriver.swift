@@ -109,6 +109,14 @@ final class SegmentDriver {
     func join(_ output: PartialDownload, cutBack: (Int64) throws(DownloadError) -> Void) throws(DownloadError) -> DownloadMachine.SegmentsEnd {
         guard let coordinator, let file = output.partialFile else { return .incomplete }
         coordinator.waitForHelpers()
+        if coordinator.failure == nil {
+            // What the connections left is recorded before anything else happens to the file: at
+            // once for this boot, then durably (the monitor's last checkpoint may be a second old,
+            // and the final sync of a large file takes a while).
+            coordinator.recordProgress()
+            coordinator.checkpointRecordingFailure()
+        }
+        CrashPoint.reach(.afterSegmentsJoined)
         if let failure = coordinator.ioFailure {
             retire()
             throw DownloadError(.io, failure)
