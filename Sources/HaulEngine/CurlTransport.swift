@@ -73,15 +73,26 @@
         }
 
         private func prepare(_ request: TransferRequest, _ options: TransferOptions, _ handler: any TransferHandler) -> Preparation {
-            guard let handle = takeHandle() else {
+            guard let (handle, reused) = takeHandle() else {
                 return .ended(.failed(TransportError(.other, "libcurl could not create a transfer handle")))
             }
             let context = CurlCallContext(handler: handler, stallTimeout: options.stallTimeout, pacer: options.pacer)
             do {
                 return .ready(Prepared(handle: handle, context: context, headerList: try configure(handle, request, options, context)))
             } catch {
-                giveBack(handle)
-                return .ended(Self.outcome(refused: error))
+                guard reused, let fresh = CurlEasyHandle() else {
+                    giveBack(handle)
+                    return .ended(Self.outcome(refused: error))
+                }
+                // A handle libcurl still holds a receive buffer for (its HTTP/2 stream not let go
+                // yet) refuses a buffer size (libcurl 7.88: "bad argument"): it is dropped, and the
+                // transfer gets a new handle.
+                do {
+                    return .ready(Prepared(handle: fresh, context: context, headerList: try configure(fresh, request, options, context)))
+                } catch {
+                    giveBack(fresh)
+                    return .ended(Self.outcome(refused: error))
+                }
             }
         }
 
@@ -95,12 +106,13 @@
             .failed(TransportError(.optionRefused, error.description))
         }
 
-        private func takeHandle() -> CurlEasyHandle? {
+        /// A handle from the pool (`reused`), else a new one.
+        private func takeHandle() -> (handle: CurlEasyHandle, reused: Bool)? {
             if let handle = idle.withLock({ $0.popLast() }) {
                 handle.reset()
-                return handle
+                return (handle, true)
             }
-            return CurlEasyHandle()
+            return CurlEasyHandle().map { ($0, false) }
         }
 
         private func giveBack(_ handle: CurlEasyHandle) {

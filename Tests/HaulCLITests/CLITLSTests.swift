@@ -56,6 +56,26 @@ struct CLITLSTests {
         #expect(overH1.count > 1 && overH1.allSatisfy { $0.httpProtocol == "HTTP/1.1" }, "\(overH1)")
     }
 
+    @Test(
+        "GIVEN nginx offering HTTP/2 WHEN a batch of many small files runs with --http2 THEN every file arrives (a reused transfer handle libcurl still holds a buffer for is replaced, not refused)",
+        .timeLimit(.minutes(1))
+    )
+    func aBatchOverHTTP2ReusesItsHandles() throws {
+        let files = (0..<300).map { ("s\($0).bin", TestData.bytes(count: 2_000 + $0, seed: 500 + UInt64($0))) }
+        let fixture = try Fixture(files: Dictionary(uniqueKeysWithValues: files))
+        let list = fixture.work.file("urls.txt")
+        try Disk.write(Array(files.map { fixture.nginx.baseURL + "/" + $0.0 }.joined(separator: "\n").utf8), to: list)
+        let out = fixture.work.file("out")
+
+        let result = try HaulBinary.run(
+            ["-q", "--http2", "--cacert", fixture.caCert, "--state", fixture.work.file("state"), "-i", list, "-j", "8", "-d", out], timeout: 50)
+
+        #expect(result.status == 0, "stderr: \(result.stderr.prefix(600))")
+        for (name, bytes) in files {
+            #expect(Disk.difference(out + "/" + name, bytes) == nil, "\(name)")
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func serverSignedByAnUntrustedCAIsRefusedWithNetworkExitCode() throws {
         // GIVEN nginx over HTTPS with a certificate from a CA that nothing trusts
