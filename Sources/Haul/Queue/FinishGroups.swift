@@ -52,7 +52,13 @@ final class FinishGroups: Sendable {
     /// as a group of one on the pool.
     static func place(_ member: FinishGroup.Member, with groups: FinishGroups?) async -> Result<String, OutputError> {
         if let groups { return await groups.finish(member) }
-        return await BlockingWork.run { FinishGroup.finish([member]).first ?? .failure(OutputError(.io, "internal: no outcome")) }
+        return await BlockingWork.run { () -> Result<String, OutputError> in
+            do throws(OutputError) {
+                return .success(try member.output.finish(replacing: member.replacing, hash: member.hash))
+            } catch {
+                return .failure(error)
+            }
+        }
     }
 
     /// Finishes groups until none waits.
