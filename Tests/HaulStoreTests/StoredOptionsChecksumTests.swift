@@ -36,4 +36,20 @@ struct StoredOptionsChecksumTests {
         #expect(item.damage?.reason == "its stored options are damaged: it has a value Haul cannot read (at checksum)")
         #expect(item.options == nil)
     }
+
+    @Test("GIVEN options read once WHEN the same text is read again THEN it decodes alike from what was kept; options with a password are never kept")
+    func readTextsAreKeptWithoutSecrets() throws {
+        let plain = #"{"connections":3,"maxRedirects":4}"#
+        let secret = #"{"proxy":"http://user:pw-secret@127.0.0.1:9"}"#
+
+        let first = try StoredOptions.decode(plain, id: 1)
+        let again = try StoredOptions.decode(plain, id: 2)
+        let withPassword = try StoredOptions.decode(secret, id: 3)
+
+        #expect(first == again)
+        #expect(again.connections == 3 && again.maxRedirects == 4)
+        #expect(StoredOptions.keepsDecoded(plain))
+        #expect(withPassword.proxy == "http://user:pw-secret@127.0.0.1:9")
+        #expect(!StoredOptions.keepsDecoded(secret))
+    }
 }

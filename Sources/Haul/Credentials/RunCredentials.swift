@@ -28,6 +28,9 @@ final class RunCredentials {
         transport = CookieTransport(base: transport, session: session)
     }
 
+    /// Whether the run writes cookies to a jar when it ends (`saveJar` has work to do).
+    var writesJar: Bool { cookies != nil }
+
     /// Writes the cookie jar, when one was asked for: before the end of the run is published, so
     /// whoever hears it (a CLI about to exit) finds the file written.
     func saveJar() throws(DownloadError) {

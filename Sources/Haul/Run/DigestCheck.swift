@@ -106,6 +106,9 @@ final class DigestCheck {
         }
     }
 
+    /// Whether `verify` has a digest to finish and check (or report).
+    var hasDigestToVerify: Bool { expected != nil && hash != nil }
+
     /// The digest of the finished file, checked against the expected one. On a mismatch the data
     /// is set aside (or, when it cannot be, kept as a partial: `checkpointOnExit` records it) and
     /// the error names both digests.

@@ -67,10 +67,15 @@ final class DownloadRunner {
                 // The limiter slows the handler, not the network: such a transport would queue the file in memory.
                 throw DownloadError(.engine, "this engine cannot keep a speed limit: it reads on while a chunk is written (use \(setting: .curlEngine))")
             }
-            let output = try await BlockingWork.step { () throws(DownloadError) in try open() }
-            self.output = output
-            // The digest starts from what is on disk (reading it back when a partial is resumed).
-            try await BlockingWork.step { () throws(DownloadError) in try digest.start(output) }
+            // One trip to the pool: the output is opened, then the digest starts from what is on
+            // disk (reading it back when a partial is resumed). The output is this run's, to
+            // release, even if the digest cannot start.
+            let output = try await BlockingWork.step { () throws(DownloadError) -> PartialDownload in
+                let output = try open()
+                self.output = output
+                try digest.start(output)
+                return output
+            }
             // A segmented partial holds segments past its sequential prefix too.
             figures.resumedFrom = output.bytesOnDisk
             setup.hub.publish(.started(setup.started(output)))
@@ -197,11 +202,15 @@ final class DownloadRunner {
     /// steps run on `BlockingWork`'s pool.
     private func finish(_ output: PartialDownload) async throws(DownloadError) -> DownloadCompletion {
         setup.transfersEnded?()
-        let verified = try await BlockingWork.step { () throws(DownloadError) in
-            // Before the file is put in place: a jar that cannot be written fails the download
-            // with its bytes kept, and the next run finishes it.
-            try credentials.saveJar()
-            return try digest.verify(output, checkpointOnExit: checkpointOnExit)
+        // Without a digest to check or a cookie jar to write there is nothing to wait for here.
+        var verified: String?
+        if digest.hasDigestToVerify || credentials.writesJar {
+            verified = try await BlockingWork.step { () throws(DownloadError) in
+                // Before the file is put in place: a jar that cannot be written fails the download
+                // with its bytes kept, and the next run finishes it.
+                try credentials.saveJar()
+                return try digest.verify(output, checkpointOnExit: checkpointOnExit)
+            }
         }
         let member = FinishGroup.Member(output, replacing: request.existingFile == .overwrite, hash: digest.hash)
         let path = try await FinishGroups.place(member, with: setup.finishGroups).mapError { DownloadError($0) }.get()

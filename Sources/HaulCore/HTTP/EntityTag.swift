@@ -21,7 +21,7 @@ public struct EntityTag: Equatable, Sendable, Codable {
     public init?(headerValue: String) {
         // Work on scalars: a quote followed by a combining mark is one Character, which a
         // Character comparison would not recognise as the closing quote.
-        var scalars = Substring(headerValue.trimmingCharacters(in: .whitespacesAndNewlines)).unicodeScalars
+        var scalars = Substring(headerValue.trimmingWhitespaceAndNewlines()).unicodeScalars
         let isWeak = scalars.starts(with: "W/".unicodeScalars)
         if isWeak { scalars = scalars.dropFirst(2) }
 

@@ -13,7 +13,7 @@ public struct ResponseHead: Sendable, Equatable {
 
     /// `Content-Length`, when present and a valid non-negative number.
     public var contentLength: Int64? {
-        guard let raw = headers["Content-Length"]?.trimmingCharacters(in: .whitespaces),
+        guard let raw = headers["Content-Length"]?.trimmingWhitespace(),
             !raw.isEmpty, raw.allSatisfy(\.isASCIIDigit), let value = Int64(raw)
         else { return nil }
         return value
@@ -28,13 +28,13 @@ public struct ResponseHead: Sendable, Equatable {
     public var validators: Validators {
         Validators(
             etag: headers["ETag"].flatMap(EntityTag.init(headerValue:)),
-            lastModified: headers["Last-Modified"]?.trimmingCharacters(in: .whitespaces)
+            lastModified: headers["Last-Modified"]?.trimmingWhitespace()
         )
     }
 
     /// The content coding, lower-cased; nil when absent or `identity`.
     public var contentEncoding: String? {
-        guard let raw = headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces).lowercased(),
+        guard let raw = headers["Content-Encoding"]?.trimmingWhitespace().lowercased(),
             !raw.isEmpty, raw != "identity"
         else { return nil }
         return raw

@@ -45,6 +45,8 @@ extension StoredDownload {
 
     /// The `headers` column: JSON pairs `[[name, value], ...]`, as `QueueStore.encodeHeaders` writes.
     static func decodeHeaders(_ text: String) -> [HTTPHeaders.Field]? {
+        // What most rows hold (and what a settled one is left with): not worth a JSON parser.
+        if text == "[]" { return [] }
         guard let pairs = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String]],
             pairs.allSatisfy({ $0.count == 2 })
         else { return nil }

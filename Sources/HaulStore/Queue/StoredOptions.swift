@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import Synchronization
 
 /// The settings of one queued download beyond its URL, method, headers, body, destination and
 /// range: what shapes the request and the file, stored as given, so a download run later behaves
@@ -90,15 +91,34 @@ public struct StoredOptions: Codable, Sendable, Equatable {
         let detail: String
     }
 
-    /// Reads the `options` column.
+    /// Reads the `options` column. The items of a batch share a few texts, and each item's is read
+    /// at its claim and at its settlement: the last texts read are kept decoded (`recentlyRead`).
     static func read(_ text: String) -> Result<StoredOptions, Unreadable> {
+        if let known = recentlyRead.withLock({ $0[text] }) { return .success(known) }
         do {
-            return .success(try JSONDecoder().decode(StoredOptions.self, from: Data(text.utf8)))
+            let options = try JSONDecoder().decode(StoredOptions.self, from: Data(text.utf8))
+            // Never a secret: options with a password in them are decoded each time, not kept.
+            if options == options.withoutSecrets {
+                recentlyRead.withLock { known in
+                    if known.count >= Self.recentlyReadLimit { known.removeAll() }
+                    known[text] = options
+                }
+            }
+            return .success(options)
         } catch let error as DecodingError {
             return .failure(Unreadable(detail: Self.describe(error)))
         } catch {
             return .failure(Unreadable(detail: "\(error)"))
         }
+    }
+
+    /// Texts decoded lately, with what they decode to; none holds a secret.
+    private static let recentlyRead = Mutex<[String: StoredOptions]>([:])
+    private static let recentlyReadLimit = 16
+
+    /// Whether `text` is kept decoded (for tests).
+    static func keepsDecoded(_ text: String) -> Bool {
+        recentlyRead.withLock { $0[text] != nil }
     }
 
     private static func describe(_ error: DecodingError) -> String {
