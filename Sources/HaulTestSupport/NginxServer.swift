@@ -97,6 +97,8 @@ public final class NginxServer: Sendable {
             case .ready:
                 self.process = process
                 self.pid = process.processIdentifier
+                // Stopped when the test process exits, should this object never be released.
+                ServersLeftAtExit.note(process.processIdentifier) { Self.terminate(process) }
                 self.port = port
                 self.tls = tls
                 self.directory = directory
@@ -141,6 +143,7 @@ public final class NginxServer: Sendable {
         }
         guard !alreadyStopped else { return }
         Self.terminate(process)
+        ServersLeftAtExit.forget(pid)
         try? FileManager.default.removeItem(atPath: directory)
     }
 
