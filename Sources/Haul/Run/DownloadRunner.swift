@@ -298,7 +298,11 @@ extension DownloadRunner: BodyWriterHost {
         guard due.progress else { return nil }
         setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator)))
         guard due.checkpoint else { return nil }
-        guard segments.coordinator == nil, output.layout != nil else { return checkpointOnExit() }
+        // A segmented download is checkpointed by its monitor, every second, on the pool: a sync
+        // here, on the event loop's thread, would hold up every connection (their socket buffers
+        // fill, and what they hold is lost to a kill).
+        guard segments.coordinator == nil else { return nil }
+        guard output.layout != nil else { return checkpointOnExit() }
         // Called on the transport's event loop: the sync and the save run on the pool, so no
         // other transfer waits for this file's disk.
         figures.checkpointed()
