@@ -15,15 +15,12 @@ public enum ServersLeftAtExit {
     public typealias Stop = @Sendable () -> Void
 
     private static let servers = Mutex<[Int32: Stop]>([:])
-    private static let hooked = Mutex(false)
+    /// Installed once, on first use (a static's initializer runs once, whatever the thread).
+    private static let exitHook: Void = { atexit { ServersLeftAtExit.stopAll() } }()
 
     /// `stop` ends the server of `pid` if the process exits before `forget(pid)`.
     public static func note(_ pid: Int32, stop: @escaping Stop) {
-        hooked.withLock { hooked in
-            guard !hooked else { return }
-            hooked = true
-            atexit { ServersLeftAtExit.stopAll() }
-        }
+        exitHook
         servers.withLock { $0[pid] = stop }
     }
 

@@ -302,7 +302,8 @@ extension DownloadRunner: BodyWriterHost {
         // here, on the event loop's thread, would hold up every connection (their socket buffers
         // fill, and what they hold is lost to a kill).
         guard segments.coordinator == nil else { return nil }
-        guard output.layout != nil else { return checkpointOnExit() }
+        // Standard output keeps no record: nothing to checkpoint.
+        guard output.layout != nil else { return nil }
         // Called on the transport's event loop: the sync and the save run on the pool, so no
         // other transfer waits for this file's disk.
         figures.checkpointed()
