@@ -67,6 +67,7 @@ struct BatchCommand {
         var result = Enqueued()
         var fresh: [DownloadRequest] = []
         var seen: Set<String> = []
+        var distinct: [DownloadRequest] = []
         for request in requests {
             let key = DownloadQueue.destinationKey(of: request)
             guard seen.insert(key).inserted else {
@@ -74,7 +75,10 @@ struct BatchCommand {
                 result.duplicates += 1
                 continue
             }
-            if let existing = try queue.existingItem(for: request) {
+            distinct.append(request)
+        }
+        for (request, known) in zip(distinct, try queue.known(distinct)) {
+            if let existing = known.existing {
                 guard existing.url?.absoluteString == request.url.absoluteString else {
                     throw DownloadError(.destinationExists, "\(existing.destination) is already used by queued download \(existing.id) (\(existing.urlString))")
                 }
@@ -82,7 +86,7 @@ struct BatchCommand {
                     try queue.resume(existing.id)
                 }
                 result.ids.append(existing.id)
-            } else if let done = try queue.completedItem(for: request) {
+            } else if let done = known.completed {
                 result.alreadyDone.append(done)
             } else {
                 fresh.append(request)

@@ -33,10 +33,12 @@ public struct DownloadList: Sendable, Equatable {
     /// Lines that could not be used; the rest of the list still proceeds.
     public private(set) var problems: [Problem] = []
 
-    /// Parses the text of a list.
+    /// Parses the text of a list. Lines end at a line feed byte, so a list with CRLF line ends
+    /// (written on Windows) has one entry per line too: split over Characters, "\r\n" is one
+    /// Character, not "\n", and the whole list would be one line.
     public init(parsing text: String) {
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        for (index, raw) in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            let line = String(Substring(raw)).trimmingWhitespaceAndNewlines()
             if line.isEmpty || line.hasPrefix("#") { continue }
             let fields = line.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
             let urlText = String(fields[0])
@@ -49,7 +51,7 @@ public struct DownloadList: Sendable, Equatable {
             }
             var name: String?
             if fields.count > 1 {
-                let rawName = fields[1].trimmingCharacters(in: .whitespaces)
+                let rawName = String(fields[1]).trimmingWhitespace()
                 guard let safe = FileNameSanitizer.sanitize(rawName), safe == rawName else {
                     problems.append(Problem(line: index + 1, message: "unusable output name \"\(rawName.prefix(200))\" (a plain file name is needed)"))
                     continue

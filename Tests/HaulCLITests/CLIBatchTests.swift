@@ -59,6 +59,30 @@ struct CLIBatchTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aListWithCRLFLineEndsDownloadsEveryLine() throws {
+        // GIVEN three files and a list of them written on Windows (CR LF after every line), one with a name
+        let server = try FaultServer()
+        let bodies = (0..<3).map { TestData.bytes(count: 10_000 + $0, seed: 140 + UInt64($0)) }
+        for (index, body) in bodies.enumerated() { server.setResource("/w\(index).bin", body: body) }
+        let work = try TemporaryDirectory(prefix: "haul-cli-batch")
+        let out = work.file("out")
+        let list = work.file("list.txt")
+        let lines = [server.url("/w0.bin"), server.url("/w1.bin") + " named.bin", "# a comment", server.url("/w2.bin")]
+        try (lines.joined(separator: "\r\n") + "\r\n").write(toFile: list, atomically: true, encoding: .utf8)
+
+        // WHEN haul runs the list
+        let result = try HaulBinary.run(["-q", "-i", list, "-d", out, "--state", work.file("state"), "--retry", "0"])
+
+        // THEN it succeeds, and each line's file is there bit-exact under its name, with no CR in any name
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Disk.difference(out + "/w0.bin", bodies[0]) == nil)
+        #expect(Disk.difference(out + "/named.bin", bodies[1]) == nil)
+        #expect(Disk.difference(out + "/w2.bin", bodies[2]) == nil)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+        #expect(names.sorted() == ["named.bin", "w0.bin", "w2.bin"], "names: \(names)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func listFromStandardInputIsDownloadedAndItsBadLineNamedStdin() throws {
         // GIVEN three files and a list of them on standard input, with a malformed second line
         let server = try FaultServer()

@@ -22,6 +22,16 @@ struct DownloadListTests {
         #expect(list.problems.isEmpty)
     }
 
+    @Test func crlfLineEndsEndLinesToo() {
+        // GIVEN a list written on Windows: every line ends with CR LF, one line with a name
+        let list = DownloadList(parsing: "http://a.test/1.png\r\n# note\r\nhttp://a.test/2.png  two.png\r\n\r\nhttp://a.test/3.png")
+        // THEN one entry per line, with no CR left in a URL or a name
+        #expect(list.entries.map(\.line) == [1, 3, 5])
+        #expect(list.entries.map(\.url.absoluteString) == ["http://a.test/1.png", "http://a.test/2.png", "http://a.test/3.png"])
+        #expect(list.entries.map(\.name) == [nil, "two.png", nil])
+        #expect(list.problems.isEmpty)
+    }
+
     @Test func malformedLinesAreReportedWithTheirNumberAndSkipped() {
         let list = DownloadList(parsing: "http://a.test/ok\nftp://a.test/no\nnot a url\nhttp://a.test/x ../../etc/passwd\nhttp://a.test/y\n")
         #expect(list.entries.map(\.line) == [1, 5])

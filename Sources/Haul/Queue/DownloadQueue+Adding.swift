@@ -23,11 +23,12 @@ extension DownloadQueue {
     public func add(_ requests: [DownloadRequest], priority: Int = 0, paused: Bool = false) throws(DownloadError) -> [Int64] {
         var ids: [Int64?] = []
         var news: [NewDownload] = []
-        for request in requests {
-            let new = try Self.newDownload(request, priority: priority, paused: paused)
-            let known = try sameItem(as: new)
-            ids.append(known)
-            if known == nil { news.append(new) }
+        let all = try requests.map { request throws(DownloadError) in try Self.newDownload(request, priority: priority, paused: paused) }
+        let known = try storeCall { try $0.knownItems(for: all) }
+        for (new, known) in zip(all, known) {
+            let same = Self.sameItem(as: new, known)
+            ids.append(same)
+            if same == nil { news.append(new) }
         }
         guard !news.isEmpty else { return ids.compactMap { $0 } }
         do {
@@ -46,12 +47,31 @@ extension DownloadQueue {
     /// The item `new` was added as before, if it is in the queue: the unfinished one at its place,
     /// or, when none is, the completed one whose file is still there. (Another unfinished item at
     /// its place is left for the store to refuse.)
-    private func sameItem(as new: NewDownload) throws(DownloadError) -> Int64? {
-        if let active = try storeCall({ try $0.activeItem(for: new) }) { return new.isSameRequest(as: active) ? active.id : nil }
-        if let done = try storeCall({ try $0.completedItem(for: new) }), let path = done.finalPath, FileIO.exists(path), new.isSameRequest(as: done) {
+    private static func sameItem(as new: NewDownload, _ known: KnownItems) -> Int64? {
+        if let active = known.active { return new.isSameRequest(as: active) ? active.id : nil }
+        if let done = known.completed, let path = done.finalPath, FileIO.exists(path), new.isSameRequest(as: done) {
             return done.id
         }
         return nil
+    }
+
+    /// What the queue already has for a request: the unfinished download that writes where it
+    /// would, or else the newest completed download of the same URL to the same place whose file
+    /// is still there.
+    public struct Known: Sendable {
+        /// The unfinished download at the request's place.
+        public let existing: QueueItem?
+        /// With none, the completed one whose file is still in place.
+        public let completed: QueueItem?
+    }
+
+    /// `Known` for each of `requests`, in order, from one read of the store.
+    public func known(_ requests: [DownloadRequest]) throws(DownloadError) -> [Known] {
+        let news = try requests.map { request throws(DownloadError) in try Self.newDownload(request, priority: 0, paused: false) }
+        return try storeCall { try $0.knownItems(for: news) }.map { known in
+            let done = known.completed.flatMap { item in item.finalPath.map { FileManager.default.fileExists(atPath: $0) } == true ? QueueItem(item) : nil }
+            return Known(existing: known.active.map(QueueItem.init), completed: done)
+        }
     }
 
     /// The unfinished download that writes where `request` would, if there is one.
@@ -62,11 +82,7 @@ extension DownloadQueue {
 
     /// The newest completed download of the same URL to the same place, if its file is still there.
     public func completedItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
-        let new = try Self.newDownload(request, priority: 0, paused: false)
-        guard let item = try storeCall({ try $0.completedItem(for: new) }), let path = item.finalPath,
-            FileManager.default.fileExists(atPath: path)
-        else { return nil }
-        return QueueItem(item)
+        try known([request]).first?.completed
     }
 
     /// Every download in the queue, whatever its state, in the order they were added.

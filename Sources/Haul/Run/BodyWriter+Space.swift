@@ -15,6 +15,8 @@ extension BodyWriter {
         guard let layout = output.layout, let finalLength = body.finalLength,
             let free = FreeSpace.available(at: layout.directory)
         else { return }
+        // Just measured: the watch during the body starts a stride from here.
+        nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
         let kept = body.writeOffset + body.overlap
         // Bytes a restart truncates away come back as free space.
         let available = free + max(0, output.sink.prefixLength - kept)

@@ -56,10 +56,16 @@ public enum FileNameSanitizer {
     /// The last non-empty segment of the still-encoded path, decoded only afterwards so that an
     /// encoded "%2F" cannot shift which segment is last.
     private static func lastPathSegment(of url: URL) -> String? {
-        let encodedPath =
-            URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath
-            ?? url.path
+        // An absolute URL's encoded path as it is; a relative one's resolved against its base.
+        let encodedPath: String
+        if url.baseURL == nil, #available(macOS 13, iOS 16, tvOS 16, watchOS 9, *) {
+            encodedPath = url.path(percentEncoded: true)
+        } else {
+            encodedPath = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
+        }
         guard let segment = encodedPath.split(separator: "/").last else { return nil }
+        // Without a "%" there is nothing to decode (and Foundation's decoding is not cheap).
+        guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
         return segment.removingPercentEncoding ?? String(segment)
     }
 

@@ -16,17 +16,36 @@ public enum AbsolutePath {
         return String(decoding: bytes[..<slash], as: UTF8.self)
     }
 
-    /// `path` made absolute against the working directory, with `.`, `..` and repeated slashes resolved.
+    /// `path` made absolute against the working directory, with `.`, `..` and repeated slashes
+    /// resolved. Components are split at "/" bytes and compared byte for byte, as the kernel
+    /// reads a path: a component starting with a combining mark is not fused with the "/" before
+    /// it (which `split` over Characters would do), and the work is one pass over the bytes.
     public static func of(_ path: String) -> String {
-        let joined = path.hasPrefix("/") ? path : workingDirectory + "/" + path
-        var parts: [Substring] = []
-        for part in joined.split(separator: "/", omittingEmptySubsequences: true) {
-            switch part {
-            case ".": continue
-            case "..": if !parts.isEmpty { parts.removeLast() }
-            default: parts.append(part)
+        let joined = path.utf8.first == UInt8(ascii: "/") ? path : workingDirectory + "/" + path
+        let slash = UInt8(ascii: "/")
+        let dot = UInt8(ascii: ".")
+        var bytes = Array(joined.utf8)
+        // Components kept so far, as the start offset of each in `bytes` (written in place: the
+        // result is never longer than the input).
+        var starts: [Int] = []
+        var written = 0
+        var index = 0
+        while index < bytes.count {
+            while index < bytes.count, bytes[index] == slash { index += 1 }
+            let start = index
+            while index < bytes.count, bytes[index] != slash { index += 1 }
+            let length = index - start
+            if length == 0 || (length == 1 && bytes[start] == dot) { continue }
+            if length == 2, bytes[start] == dot, bytes[start + 1] == dot {
+                if let last = starts.popLast() { written = last - 1 }
+                continue
             }
+            bytes[written] = slash
+            starts.append(written + 1)
+            for offset in 0..<length { bytes[written + 1 + offset] = bytes[start + offset] }
+            written += 1 + length
         }
-        return "/" + parts.joined(separator: "/")
+        if written == 0 { return "/" }
+        return String(decoding: bytes[..<written], as: UTF8.self)
     }
 }

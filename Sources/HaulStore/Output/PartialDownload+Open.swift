@@ -113,7 +113,8 @@ extension PartialDownload {
             // Bytes without a record (lost, damaged, another request's, or a small download that
             // never wrote one) are not trusted: the path is cleared and the partial created anew,
             // so nothing that was there (a hard link, a planted file) is ever written through.
-            unlink(layout.partialPath)
+            // (The partial is created exclusively: one planted after this check makes it fail.)
+            if partialExists { unlink(layout.partialPath) }
             let file = try openPartial(layout, createNew: true)
             var record = fresh
             record.partialIdentity = try identity(of: file)

@@ -10,6 +10,7 @@ extension QueueStore {
         try write { db in
             var ids: [Int64] = []
             var claimed: Set<String> = []
+            var lastOptions: (value: StoredOptions, text: String)?
             for new in downloads {
                 let key = new.destinationKey
                 if claimed.contains(key) {
@@ -20,7 +21,18 @@ extension QueueStore {
                 }
                 claimed.insert(key)
                 let now = Date().timeIntervalSince1970
-                let options = try new.options.map { options throws(StoreError) in try options.encoded() }
+                // A batch's items share their options: each distinct value is encoded once.
+                let options: String?
+                if let value = new.options {
+                    if let last = lastOptions, last.value == value {
+                        options = last.text
+                    } else {
+                        options = try value.encoded()
+                        lastOptions = options.map { (value, $0) }
+                    }
+                } else {
+                    options = nil
+                }
                 try db.execute(
                     """
                     INSERT INTO downloads (url, method, headers, body, destination_kind, destination, range_spec,
@@ -42,25 +54,36 @@ extension QueueStore {
 
     /// The unfinished item that would write where `new` would, if any.
     public func activeItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
-        try read { db in
-            guard let id = try Self.activeItem(db, destinationKind: new.destinationKind, destination: new.destination, url: new.url) else {
-                return nil
-            }
-            return try Self.load(db, id: id)
-        }
+        try read { db in try Self.activeItem(db, new) }
     }
 
     /// The newest completed item of the same URL that wrote where `new` would, if any: a batch run
     /// again finds what it already finished.
     public func completedItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
+        try read { db in try Self.completedItem(db, new) }
+    }
+
+    /// Both lookups for every one of `news`, in one read transaction.
+    public func knownItems(for news: [NewDownload]) throws(StoreError) -> [KnownItems] {
         try read { db in
-            let rows = try db.query(
-                """
-                SELECT id FROM downloads WHERE destination_kind = ? AND destination = ? AND url = ? AND state = 'completed'
-                ORDER BY id DESC LIMIT 1
-                """, [.text(new.destinationKind.rawValue), .text(new.destination), .text(Redaction.withoutPassword(new.url))])
-            return try rows.first?.int64("id").flatMap { try Self.load(db, id: $0) }
+            try news.map { new in
+                let active = try Self.activeItem(db, new)
+                return KnownItems(active: active, completed: active == nil ? try Self.completedItem(db, new) : nil)
+            }
         }
+    }
+
+    private static func activeItem(_ db: SQLiteConnection, _ new: NewDownload) throws -> StoredDownload? {
+        try activeItem(db, destinationKind: new.destinationKind, destination: new.destination, url: new.url).flatMap { try load(db, id: $0) }
+    }
+
+    private static func completedItem(_ db: SQLiteConnection, _ new: NewDownload) throws -> StoredDownload? {
+        let rows = try db.query(
+            """
+            SELECT id FROM downloads WHERE destination_kind = ? AND destination = ? AND url = ? AND state = 'completed'
+            ORDER BY id DESC LIMIT 1
+            """, [.text(new.destinationKind.rawValue), .text(new.destination), .text(Redaction.withoutPassword(new.url))])
+        return try rows.first?.int64("id").flatMap { try load(db, id: $0) }
     }
 
     public func item(_ id: Int64) throws(StoreError) -> StoredDownload? {

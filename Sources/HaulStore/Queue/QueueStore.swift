@@ -130,6 +130,7 @@ public final class QueueStore: Sendable {
     }
 
     static func encodeHeaders(_ fields: [HTTPHeaders.Field]) -> String {
+        if fields.isEmpty { return "[]" }
         let pairs = fields.map { [$0.name, $0.value] }
         guard let data = try? JSONSerialization.data(withJSONObject: pairs), let text = String(data: data, encoding: .utf8) else { return "[]" }
         return text
