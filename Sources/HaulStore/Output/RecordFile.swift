@@ -35,7 +35,7 @@ public struct RecordFile: Sendable {
     }
 
     private func write(_ record: ResumeRecord, durably: Bool) throws(StoreError) {
-        let data = try ResumeRecordCodec.encode(record, "the resume record \(path)")
+        let data = Data(ResumeRecordCodec.encode(record).utf8)
         try FileIO.replace(path, with: data, temporary: path + ".tmp", durably: durably)
     }
 

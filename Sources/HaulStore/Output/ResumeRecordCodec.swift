@@ -4,15 +4,9 @@ import Foundation
 /// record column alike: JSON with sorted keys, and a record of an unknown version is damaged
 /// (treated as no record: its bytes are not trusted).
 enum ResumeRecordCodec {
-    /// `record` as JSON; `what` names it in an error ("the resume record of download 3").
-    static func encode(_ record: ResumeRecord, _ what: String) throws(StoreError) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        do {
-            return try encoder.encode(record)
-        } catch {
-            throw StoreError(.io, "cannot encode \(what): \(error)")
-        }
+    /// `record` as JSON (`ResumeRecordJSON`: what `JSONEncoder` writes with sorted keys).
+    static func encode(_ record: ResumeRecord) -> String {
+        ResumeRecordJSON.encode(record)
     }
 
     /// The record in `data`; `.corruptRecord` when it cannot be read or has an unknown version.

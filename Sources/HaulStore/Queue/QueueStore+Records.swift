@@ -58,9 +58,7 @@ extension QueueStore {
 
     /// The record column's JSON.
     static func encodeRecord(_ record: ResumeRecord, id: Int64) throws(StoreError) -> String {
-        let data = try ResumeRecordCodec.encode(record, "the resume record of download \(id)")
-        guard let string = String(data: data, encoding: .utf8) else { throw StoreError(.io, "cannot encode the resume record of download \(id) as UTF-8") }
-        return string
+        ResumeRecordCodec.encode(record)
     }
 
     func saveRecord(_ id: Int64, _ record: ResumeRecord?, epoch: Int64? = nil) throws(StoreError) {
