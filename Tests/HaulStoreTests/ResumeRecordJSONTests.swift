@@ -29,7 +29,8 @@ struct ResumeRecordJSONTests {
     private static func full(_ seed: Int, text: String) -> ResumeRecord {
         var record = ResumeRecord(
             originalURL: "https://h.test/a/\(text)?q=\(seed)", finalURL: "https://cdn.test/\(text)", method: seed % 2 == 0 ? "GET" : "POST",
-            range: "bytes=\(seed)-", validators: Validators(etag: EntityTag(isWeak: seed % 3 == 0, opaqueTag: text), lastModified: "Tue, 01 Dec 2026 00:00:\(seed % 60) GMT"),
+            range: "bytes=\(seed)-",
+            validators: Validators(etag: EntityTag(isWeak: seed % 3 == 0, opaqueTag: text), lastModified: "Tue, 01 Dec 2026 00:00:\(seed % 60) GMT"),
             totalLength: Int64(seed) * 1_000_003, finalLength: Int64(seed) * 999, contentEncoding: "gzip", resourceStart: Int64(seed),
             syncedLength: Int64(seed) * 17, bootID: "boot-\(seed)", fileName: text, isAdopted: seed % 2 == 1,
             updatedAt: Date(timeIntervalSinceReferenceDate: 786_000_000 + Double(seed) * 0.123_456_789))

@@ -42,15 +42,15 @@ enum ResumeRecordJSON {
     /// An object's members, added in key order (the order `sortedKeys` gives: every key here is
     /// ASCII, compared byte by byte).
     private struct Object {
-        private var text_ = "{"
+        private var members = "{"
 
         mutating func add(_ key: String, _ value: String?) {
             guard let value else { return }
-            if text_.utf8.count > 1 { text_ += "," }
-            text_ += "\"" + key + "\":" + value
+            if members.utf8.count > 1 { members += "," }
+            members += "\"" + key + "\":" + value
         }
 
-        var text: String { text_ + "}" }
+        var text: String { members + "}" }
     }
 
     private static func validators(_ validators: Validators) -> String {
