@@ -75,6 +75,9 @@ public final class PostgresCluster: Sendable {
             throw TestSupportError("PostgreSQL started but wrote no postmaster.pid; log: \(log())")
         }
         pid.withLock { $0 = started }
+        // `pg_ctl` detaches the server: one a test abandoned at its time limit would keep running
+        // after the test process, so it is stopped when the process exits.
+        ServersLeftAtExit.note(started) { Self.stopServer(pid: started) }
     }
 
     /// Stops the server by its PID (SIGINT, PostgreSQL's fast shutdown: clients are disconnected),
@@ -86,6 +89,11 @@ public final class PostgresCluster: Sendable {
                 return value
             })
         else { return }
+        Self.stopServer(pid: running)
+        ServersLeftAtExit.forget(running)
+    }
+
+    private static func stopServer(pid running: Int32) {
         kill(running, SIGINT)
         let deadline = Date().addingTimeInterval(10)
         while kill(running, 0) == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }

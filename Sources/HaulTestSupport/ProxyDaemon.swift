@@ -47,6 +47,8 @@ final class ProxyDaemon: Sendable {
                 self.port = port
                 self.directory = directory
                 self.process = process
+                // A test abandoned at its time limit keeps its proxy: stopped when the process exits.
+                ServersLeftAtExit.note(process.pid) { process.terminate() }
                 return
             }
             lastLog = (try? String(contentsOfFile: directory + "/output.log", encoding: .utf8)) ?? ""
@@ -85,6 +87,7 @@ final class ProxyDaemon: Sendable {
         }
         guard !alreadyStopped else { return }
         process.terminate()
+        ServersLeftAtExit.forget(process.pid)
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

@@ -27,4 +27,36 @@ struct ServersLeftAtExitTests {
         #expect(!ServersLeftAtExit.isNoted(abandoned.pid))
         abandoned.stop()
     }
+
+    @Test(
+        "GIVEN a SOCKS and an HTTP proxy whose fixtures are never released WHEN the process exits THEN the exit hook stops both; one stopped by its owner is not noted",
+        .timeLimit(.minutes(1))
+    )
+    func abandonedProxiesAreStoppedAtExit() throws {
+        let socks = try SocksProxy()
+        let http = try HTTPProxy()
+        #expect(ServersLeftAtExit.isNoted(socks.pid) && ServersLeftAtExit.isNoted(http.pid))
+
+        http.stop()
+        #expect(!ServersLeftAtExit.isNoted(http.pid))
+
+        ServersLeftAtExit.stopNoted(socks.pid)
+        #expect(kill(socks.pid, 0) == -1 && errno == ESRCH, "microsocks \(socks.pid) still runs")
+        socks.stop()
+    }
+
+    @Test(
+        "GIVEN a PostgreSQL cluster whose fixture is never released (pg_ctl detaches its server) WHEN the process exits THEN the exit hook stops the server",
+        .timeLimit(.minutes(2))
+    )
+    func anAbandonedPostgresServerIsStoppedAtExit() throws {
+        let cluster = try PostgresCluster()
+        let pid = try #require(cluster.serverPID)
+        #expect(ServersLeftAtExit.isNoted(pid))
+
+        ServersLeftAtExit.stopNoted(pid)
+        #expect(kill(pid, 0) == -1 && errno == ESRCH, "postgres \(pid) still runs")
+        cluster.stop()
+        #expect(!ServersLeftAtExit.isNoted(pid))
+    }
 }
