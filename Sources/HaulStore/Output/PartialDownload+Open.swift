@@ -80,7 +80,10 @@ extension PartialDownload {
             throw .io(error)
         }
         let fresh = request.fresh
-        let partialExists = PathKind.of(layout.partialPath) != .missing
+        // Without a record nothing is decided by whether a partial is there (its bytes are not
+        // trusted either way): a fresh download does not look it up, it creates its partial
+        // exclusively and clears one in the way only if that fails (`createPartial`).
+        let partialExists = loaded == nil ? false : PathKind.of(layout.partialPath) != .missing
         let finalPath = layout.finalPath(named: loaded?.fileName)
         let finishedInPlace =
             loaded.map { isInPlace($0, finalPath: finalPath, partialExists: partialExists, policy: request.existingFile) } ?? false
@@ -113,9 +116,7 @@ extension PartialDownload {
             // Bytes without a record (lost, damaged, another request's, or a small download that
             // never wrote one) are not trusted: the path is cleared and the partial created anew,
             // so nothing that was there (a hard link, a planted file) is ever written through.
-            // (The partial is created exclusively: one planted after this check makes it fail.)
-            if partialExists { unlink(layout.partialPath) }
-            let file = try openPartial(layout, createNew: true)
+            let file = try createPartial(layout, clearing: loaded == nil ? nil : partialExists)
             var record = fresh
             record.partialIdentity = try identity(of: file)
             return PartialDownload(layout: layout, sink: .partial(file), record: record, keeper: keeper, lock: lock)
@@ -226,6 +227,22 @@ extension PartialDownload {
             return try file.identity()
         } catch {
             throw .io(error)
+        }
+    }
+
+    /// A new, empty partial, created exclusively (`O_EXCL`, never through a link). `clearing`: a
+    /// partial is there and is removed first (true), is not (false), or was not looked up (nil):
+    /// then one in the way is removed and the partial created again, once.
+    private static func createPartial(_ layout: OutputLayout, clearing: Bool?) throws(OutputError) -> PartialFile {
+        if clearing == true { unlink(layout.partialPath) }
+        guard clearing == nil else { return try openPartial(layout, createNew: true) }
+        do {
+            return try PartialFile(path: layout.partialPath, createNew: true)
+        } catch  where error.code == EEXIST {
+            unlink(layout.partialPath)
+            return try openPartial(layout, createNew: true)
+        } catch {
+            throw .store(error, path: layout.partialPath)
         }
     }
 
