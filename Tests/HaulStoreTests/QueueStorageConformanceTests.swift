@@ -193,6 +193,30 @@ struct QueueStorageConformanceTests {
     }
 }
 
+extension QueueStorageConformanceTests {
+    @Test(
+        "GIVEN an unfinished item, a completed one and a new download WHEN knownItems looks up all three at once THEN each gets what one lookup would give, in order",
+        arguments: StoreKind.allCases)
+    func knownItemsAnswersAsSingleLookupsDo(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add([harness.download("done"), harness.download("waiting")])
+        let owner = LeaseOwner()
+        let claimed = try #require(try store.claimNext(for: owner, among: [ids[0]], settling: []))
+        let completed = QueueSettlement(id: ids[0], input: .transferCompleted, finished: (3, "/tmp/done"), epoch: claimed.leaseEpoch)
+        _ = try store.claimNext(for: owner, among: [], settling: [completed])
+
+        let lookups = [harness.download("waiting"), harness.download("done"), harness.download("new")]
+        let known = try store.knownItems(for: lookups)
+
+        #expect(known.map { $0.active?.id } == [ids[1], nil, nil])
+        #expect(known.map { $0.completed?.id } == [nil, ids[0], nil])
+        #expect(known.map { $0.active?.id } == (try lookups.map { try store.activeItem(for: $0)?.id }))
+        #expect(known[1].completed?.id == (try store.completedItem(for: lookups[1])?.id))
+    }
+}
+
 /// Claims seen by several threads.
 final class ClaimLog: @unchecked Sendable {
     // Only touched under `lock`.

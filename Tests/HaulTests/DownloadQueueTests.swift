@@ -43,6 +43,32 @@ struct DownloadQueueTests {
         #expect(items[0].bytes == Int64(files[0].count))
     }
 
+    @Test func onlyTheLastFinishedDownloadsKeepTheirEventsInMemory() async throws {
+        // GIVEN a queue that keeps the events of the last 2 downloads that ended, and 5 downloads
+        let server = try FaultServer()
+        defer { server.stop() }
+        for index in 0..<5 { server.setResource("/k\(index)", body: TestData.bytes(count: 1_000 + index, seed: UInt64(60 + index))) }
+        let directory = try TemporaryDirectory()
+        let state = try TemporaryDirectory()
+        let queue = try DownloadQueue(stateDirectory: state.path)
+        queue.live.withLock { $0.finishedHubLimit = 2 }
+        let ids = try queue.add(try (0..<5).map { try request(server, "/k\($0)", into: directory, name: "k\($0)") })
+
+        // WHEN they all run, one at a time
+        let summary = await queue.run(QueueRunOptions(maxConcurrent: 1), only: Set(ids))
+
+        // THEN all completed, only the last two hubs are kept, and a late subscriber to one of
+        // them still gets its story to the end
+        #expect(Set(summary.completed) == Set(ids))
+        let kept = queue.live.withLock { Set($0.hubs.keys) }
+        #expect(kept == Set(ids.suffix(2)), "kept: \(kept)")
+        var sawCompleted = false
+        for await event in queue.events(for: ids[4]) {
+            if case .completed = event { sawCompleted = true }
+        }
+        #expect(sawCompleted)
+    }
+
     @Test func destinationUsedTwiceIsRefusedAtAddTime() throws {
         let state = try TemporaryDirectory()
         let directory = try TemporaryDirectory()

@@ -119,7 +119,10 @@ extension DownloadQueue {
             settlement = .init(id: id, input: draining ? .ownerLost : .transferPaused, epoch: epoch)
             run.summary.withLock { $0.paused.append(id) }
         }
-        live.withLock { $0.active(remove: id) }
+        live.withLock { state in
+            state.active(remove: id)
+            state.keepFinishedHub(id)
+        }
         publishAggregate(force: false)
         return settlement
     }
@@ -191,6 +194,17 @@ extension DownloadQueue {
 }
 
 extension DownloadQueue.LiveState {
+    /// `id` ended: its hub is among those kept, and the oldest beyond the limit is let go (unless
+    /// it runs again).
+    mutating func keepFinishedHub(_ id: Int64) {
+        finishedHubs.removeAll { $0 == id }
+        finishedHubs.append(id)
+        while finishedHubs.count > finishedHubLimit {
+            let oldest = finishedHubs.removeFirst()
+            if hubs[oldest]?.isFinished == true { hubs.removeValue(forKey: oldest) }
+        }
+    }
+
     /// A finished download leaves the active set; its bytes stay counted in the aggregate.
     mutating func active(remove id: Int64) {
         if let last = progress.removeValue(forKey: id) {

@@ -24,7 +24,13 @@ public final class DownloadQueue: Sendable {
     let nextAggregateNanos = Atomic<Int64>(0)
 
     struct LiveState {
+        /// Each download's events, for subscribers: those running, and the last
+        /// `finishedHubLimit` that ended (`finishedHubs`, oldest first), whose whole story a late
+        /// subscriber still gets. Older ones are let go: a long-running `haul serve` keeps
+        /// memory for its recent downloads, not for every one it ever ran (about 1 KiB each).
         var hubs: [Int64: EventHub] = [:]
+        var finishedHubs: [Int64] = []
+        var finishedHubLimit = 1024
         var controls: [Int64: RunControl] = [:]
         var progress: [Int64: DownloadProgress] = [:]
         var persistedAt: [Int64: ContinuousClock.Instant] = [:]
@@ -153,7 +159,8 @@ public final class DownloadQueue: Sendable {
 
     // MARK: observing
 
-    /// The events of one download in this process, starting with what it missed.
+    /// The events of one download in this process, starting with what it missed (for one that
+    /// ended, while it is among the last 1,024 that ended here).
     public func events(for id: Int64) -> AsyncStream<DownloadEvent> {
         hub(for: id, fresh: false).subscribe()
     }
