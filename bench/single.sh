@@ -10,6 +10,10 @@
 #   BENCH_ROUNDS    rounds per tool (default 3); the table shows medians
 #   BENCH_TMPDIR    where the served file and the downloads go (default $TMPDIR or /var/tmp); use a disk,
 #                   not tmpfs, to measure writing to disk
+#   BENCH_NO_URLSESSION  1: leave out `--engine urlsession` (default 0)
+#
+# Rows: haul (default, -x 1, --checksum, --engine urlsession), curl, curl-sync (curl, then
+# `sync -d` on its file: the durability haul gives a file before naming it), aria2c (one connection).
 #
 # Every download is written to a file on disk and deleted before the next run. Wall time, CPU time
 # (user + sys) and peak RSS come from /usr/bin/time. The first round's downloads are checked against
@@ -49,11 +53,13 @@ url="http://127.0.0.1:$nginx_port/file.bin"
 log "nginx PID $nginx_pid serving $url"
 
 # ---- haul -------------------------------------------------------------------------------------
-tools=(curl aria2)
+tools=(curl curl-sync aria2)
 haul_bin=.build/release/haul
 log "building haul: swift build -c release"
 if swift build -c release >"$work/haul-build.log" 2>&1 && [[ -x "$haul_bin" ]]; then
-    tools=(haul haul-x1 haul-sha haul-us curl aria2)
+    tools=(haul haul-x1 haul-sha haul-us curl curl-sync aria2)
+    # BENCH_NO_URLSESSION=1 leaves out the second engine (a 2 GiB run of it takes about 40 s).
+    if [[ "${BENCH_NO_URLSESSION:-0}" == 1 ]]; then tools=(haul haul-x1 haul-sha curl curl-sync aria2); fi
 else
     echo "warning: could not build $haul_bin; benchmarking the others only. Build output (tail):" >&2
     tail -n 30 "$work/haul-build.log" >&2
@@ -71,6 +77,9 @@ command_for() { # tool out-file
     # The second engine: Foundation's URLSession (FoundationNetworking on Linux), default options.
     haul-us) cmd=("$haul_bin" -q --engine urlsession -o "$out" "$url") ;;
     curl) cmd=(curl -s -o "$out" "$url") ;;
+    # curl, then the file's data made durable (`sync -d`: fdatasync): what haul does before it gives
+    # the file its name. curl alone leaves the data in the page cache when it exits.
+    curl-sync) cmd=(sh -c 'curl -s -o "$1" "$2" && sync -d "$1"' curl-sync "$out" "$url") ;;
     aria2) cmd=(aria2c -x1 -q --allow-overwrite=true --file-allocation=none
         -d "$(dirname "$out")" -o "$(basename "$out")" "$url") ;;
     esac
@@ -120,7 +129,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; els
 echo
 printf 'Single file, %d MiB, %d round(s), nginx on 127.0.0.1, output written to %s\n' "$size_mb" "$rounds" "$base_tmp"
 printf '%-9s %6s %14s %14s %12s %12s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" "MiB/s"
-for tool in haul haul-x1 haul-sha haul-us curl aria2; do
+for tool in haul haul-x1 haul-sha haul-us curl curl-sync aria2; do
     lines=${results[$tool]:-}
     if [[ -z "$lines" || -n "${failed[$tool]:-}" ]]; then
         printf '%-9s %6s\n' "$tool" "failed or not run"
@@ -143,6 +152,10 @@ if [[ -n "${wall[haul]:-}" && -n "${wall[curl]:-}" ]]; then
 else
     echo
     echo "haul / curl: n/a (haul did not run or failed)"
+fi
+if [[ -n "${wall[haul]:-}" && -n "${wall[curl-sync]:-}" ]]; then
+    printf 'haul / (curl + sync -d), the same durability: wall %s, CPU %s\n' \
+        "$(ratio "${wall[haul]}" "${wall[curl-sync]}")" "$(ratio "${cpu[haul]}" "${cpu[curl-sync]}")"
 fi
 if [[ -n "${wall[haul-x1]:-}" && -n "${wall[curl]:-}" ]]; then
     printf 'haul -x 1 / curl: wall %s, CPU %s\n' \
