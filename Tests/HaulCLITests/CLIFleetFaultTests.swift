@@ -45,7 +45,11 @@ struct CLIFleetFaultTests {
 
     @Test("GIVEN two workers mid-run WHEN PostgreSQL restarts THEN they reconnect with backoff and finish every item once, bit-exact")
     func databaseRestart() throws {
-        let fleet = try FleetFixture(limitRate: "1m")
+        // nginx sends a second's worth at once (limit_rate), then the rest at the rate: each file
+        // takes 0.25-0.75 s whatever the workers' speed, so the run lasts about 5 s and the restart
+        // comes mid-run. (At 1m, a whole file went in the first burst: a fast enough run was over
+        // before the restart.)
+        let fleet = try FleetFixture(limitRate: "200k")
         defer { fleet.stop() }
         let names = try fleet.makeFiles(40, size: 250_000...350_000)
         try fleet.add(names, path: "/limited/")
