@@ -56,13 +56,8 @@ extension QueueStore {
         return try ResumeRecordCodec.decode(Data(text.utf8), "the resume record of download \(id)")
     }
 
-    /// The record column's JSON.
-    static func encodeRecord(_ record: ResumeRecord, id: Int64) throws(StoreError) -> String {
-        ResumeRecordCodec.encode(record)
-    }
-
     func saveRecord(_ id: Int64, _ record: ResumeRecord?, epoch: Int64? = nil) throws(StoreError) {
-        let text = try record.map { record throws(StoreError) in SQLiteValue.text(try Self.encodeRecord(record, id: id)) } ?? .null
+        let text = record.map { SQLiteValue.text(ResumeRecordCodec.encode($0)) } ?? .null
         let fence = epoch.map(SQLiteValue.integer) ?? .null
         try write { db in
             try db.execute("UPDATE downloads SET record = ? WHERE id = ? AND (? IS NULL OR lease_epoch = ?)", [text, .integer(id), fence, fence])
@@ -76,22 +71,12 @@ extension QueueStore {
     /// each `epoch` fences its item as `saveRecord` does. Returns each one's failure (nil: saved),
     /// in order: a lost lease fails only its own item; a failed commit fails them all.
     func saveRecords(_ records: [(id: Int64, record: ResumeRecord, epoch: Int64?)]) -> [StoreError?] {
-        var texts: [Result<SQLiteValue, StoreError>] = []
-        for entry in records {
-            do throws(StoreError) {
-                texts.append(.success(.text(try Self.encodeRecord(entry.record, id: entry.id))))
-            } catch {
-                texts.append(.failure(error))
-            }
-        }
+        // Encoded before the store is taken: the commit holds it only for the updates.
+        let texts = records.map { SQLiteValue.text(ResumeRecordCodec.encode($0.record)) }
         do throws(StoreError) {
             return try write { db -> [StoreError?] in
                 var failures: [StoreError?] = []
                 for (entry, text) in zip(records, texts) {
-                    guard case .success(let text) = text else {
-                        if case .failure(let error) = text { failures.append(error) }
-                        continue
-                    }
                     let fence = entry.epoch.map(SQLiteValue.integer) ?? .null
                     try db.execute(
                         "UPDATE downloads SET record = ? WHERE id = ? AND (? IS NULL OR lease_epoch = ?)", [text, .integer(entry.id), fence, fence])
