@@ -167,6 +167,37 @@ struct CLIBatchTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aLongListIsCheckedWholeBeforeAnyOfItIsAdded() throws {
+        // GIVEN a queued, paused download of one URL into out/taken.bin, and a list of 1,200 lines
+        // (more than two of the batch's chunks) whose last line is another URL to that file and
+        // whose line 1,101 repeats line 1's destination
+        let server = try FaultServer()
+        let work = try TemporaryDirectory(prefix: "haul-cli-batch")
+        let out = work.file("out")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let queued = try HaulBinary.run(["queue", "add", "--paused", "-o", work.file("out/taken.bin"), "--state", work.file("state"), server.url("/other.bin")])
+        #expect(queued.status == 0, "stderr: \(queued.stderr)")
+        var lines = (0..<1_200).map { server.url("/f\($0).bin") }
+        lines[0] = server.url("/f0.bin") + " first.bin"
+        lines[1_100] = server.url("/again.bin") + " first.bin"
+        lines[1_199] = server.url("/f1199.bin") + " taken.bin"
+        let list = work.file("list.txt")
+        try lines.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+
+        // WHEN haul runs the list
+        let result = try HaulBinary.run(["-q", "-i", list, "-d", out, "--state", work.file("state"), "--retry", "0"])
+
+        // THEN the conflict is refused with its own exit code, before anything was added or fetched
+        #expect(result.status == 7, "stderr: \(result.stderr.prefix(500))")
+        #expect(result.stderr.contains("already used by queued download"), "stderr: \(result.stderr.prefix(500))")
+        // AND the repeat of line 1's destination, in a later chunk than line 1, was seen as one
+        #expect(result.stderr.contains("/again.bin: the same destination appears twice"), "stderr: \(result.stderr.prefix(500))")
+        let listing = try StoreFixture(directory: work.file("state")).items()
+        #expect(listing.values.count == 1, "items: \(listing.values.count)")
+        #expect(server.requests.isEmpty, "requests: \(server.requests.count)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func rerunningAFinishedBatchFetchesNothingAgainAndSucceeds() throws {
         // GIVEN a batch of two files that has run to completion
         let server = try FaultServer()

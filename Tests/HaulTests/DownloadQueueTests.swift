@@ -71,6 +71,16 @@ struct DownloadQueueTests {
         #expect(sawCompleted)
     }
 
+    @Test func aRunHoldsAboutAsManyFilesBeingPutInPlaceWhateverItsWorkers() {
+        // Four each up to eight workers; beyond, the run's total stays near 32, and never zero each.
+        #expect(DownloadQueue.finishingPerWorker(workers: 1) == 4)
+        #expect(DownloadQueue.finishingPerWorker(workers: 8) == 4)
+        #expect(DownloadQueue.finishingPerWorker(workers: 16) == 2)
+        #expect(DownloadQueue.finishingPerWorker(workers: 64) == 1)
+        #expect(DownloadQueue.finishingPerWorker(workers: 500) == 1)
+        #expect(DownloadQueue.finishingPerWorker(workers: 0) == 4)
+    }
+
     @Test func destinationUsedTwiceIsRefusedAtAddTime() throws {
         let state = try TemporaryDirectory()
         let directory = try TemporaryDirectory()

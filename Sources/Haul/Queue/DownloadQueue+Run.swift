@@ -31,7 +31,7 @@ extension DownloadQueue {
                 // A task each, not a thread: transfers wait on the transport's event loop, store
                 // calls and syncs on `BlockingWork`'s pool.
                 group.addTask {
-                    await self.work(index, options, ids, runState, ClaimRules(maxPerHost: maxPerHost), finishGroups)
+                    await self.work(index, of: workers, options, ids, runState, ClaimRules(maxPerHost: maxPerHost), finishGroups)
                 }
             }
         }
