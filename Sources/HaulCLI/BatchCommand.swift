@@ -61,12 +61,12 @@ struct BatchCommand {
         var duplicates = 0
     }
 
-    /// Adds the batch, reusing what an earlier run of the same batch left: unfinished items are
-    /// resumed, completed ones (file still in place) are not fetched again.
     /// How many of the batch's requests are looked up, and added, at a time: a list of 10,000 is
     /// not copied whole three times over (its peak was 72 MiB).
     static let chunkSize = 512
 
+    /// Adds the batch, reusing what an earlier run of the same batch left: unfinished items are
+    /// resumed, completed ones (file still in place) are not fetched again.
     private func enqueue(_ queue: DownloadQueue) throws(DownloadError) -> Enqueued {
         var result = Enqueued()
         var seen: Set<String> = []
