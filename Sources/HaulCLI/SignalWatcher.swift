@@ -9,7 +9,7 @@ final class SignalWatcher: @unchecked Sendable {
     private let last = LockedValue<Int32>(0)
 
     init(_ handler: @escaping @Sendable (Int32) -> Void) {
-        // On a global queue's threads, not an overcommit one: the handler runs once at most, and
+        // On a global queue's threads, not an overcommit one: the handler is short, and
         // the sources' cancellation at exit starts no thread of its own (a batch's last moment had
         // 11 threads, now 9).
         let queue = DispatchQueue(label: "haul.signals", target: .global(qos: .utility))
