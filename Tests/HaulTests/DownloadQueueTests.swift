@@ -72,7 +72,7 @@ struct DownloadQueueTests {
     }
 
     @Test func aRunHoldsAboutAsManyFilesBeingPutInPlaceWhateverItsWorkers() {
-        // Four each up to eight workers; beyond, the run's total stays near 32, and never zero each.
+        // Four each up to eight workers; beyond, 32 shared out, and never fewer than one each.
         #expect(DownloadQueue.finishingPerWorker(workers: 1) == 4)
         #expect(DownloadQueue.finishingPerWorker(workers: 8) == 4)
         #expect(DownloadQueue.finishingPerWorker(workers: 16) == 2)
