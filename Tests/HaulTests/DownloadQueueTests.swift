@@ -71,7 +71,7 @@ struct DownloadQueueTests {
         #expect(sawCompleted)
     }
 
-    @Test func aRunHoldsAboutAsManyFilesBeingPutInPlaceWhateverItsWorkers() {
+    @Test func theFilesBeingPutInPlaceAreSharedOutAmongARunsWorkers() {
         // Four each up to eight workers; beyond, 32 shared out, and never fewer than one each.
         #expect(DownloadQueue.finishingPerWorker(workers: 1) == 4)
         #expect(DownloadQueue.finishingPerWorker(workers: 8) == 4)
