@@ -65,6 +65,11 @@ struct BatchCommand {
     /// not copied whole three times over (its peak was 72 MiB).
     static let chunkSize = 512
 
+    /// `0..<count` cut into ranges of `chunkSize` at most, in order.
+    static func chunks(_ count: Int) -> [Range<Int>] {
+        stride(from: 0, to: count, by: chunkSize).map { $0..<min($0 + chunkSize, count) }
+    }
+
     /// Adds the batch, reusing what an earlier run of the same batch left: unfinished items are
     /// resumed, completed ones (file still in place) are not fetched again.
     private func enqueue(_ queue: DownloadQueue) throws(DownloadError) -> Enqueued {
@@ -74,9 +79,9 @@ struct BatchCommand {
         // adds none of the batch.
         var fresh: [Int] = []
         var distinct: [Int] = []
-        for start in stride(from: 0, to: requests.count, by: Self.chunkSize) {
+        for chunk in Self.chunks(requests.count) {
             distinct.removeAll(keepingCapacity: true)
-            for index in start..<min(start + Self.chunkSize, requests.count) {
+            for index in chunk {
                 let request = requests[index]
                 guard seen.insert(DownloadQueue.destinationKey(of: request)).inserted else {
                     presenter.error("\(Redaction.url(request.url)): the same destination appears twice in the batch (skipped)")
@@ -103,9 +108,8 @@ struct BatchCommand {
                 }
             }
         }
-        for start in stride(from: 0, to: fresh.count, by: Self.chunkSize) {
-            let chunk = fresh[start..<min(start + Self.chunkSize, fresh.count)]
-            result.ids += try queue.add(chunk.map { requests[$0] })
+        for chunk in Self.chunks(fresh.count) {
+            result.ids += try queue.add(fresh[chunk].map { requests[$0] })
         }
         return result
     }
