@@ -45,6 +45,52 @@ struct SegmentTableTests {
         #expect(table.segments[again?.index ?? 0] == Segment(begin: 35 * mib, end: 40 * mib))
     }
 
+    @Test func aStealNeverTakesBytesAConnectionAskedFor() {
+        // GIVEN a helper that asked for the first 30 MiB of its 40 MiB segment
+        var table = SegmentTable(segments: [Segment(begin: 0, end: 40 * mib)])
+        _ = table.claim(mainNext: 0, mainEnd: 0)
+        #expect(table.request(0, upTo: 30 * mib) == 30 * mib)
+        // WHEN an idle connection steals THEN it splits at the piece's end, not at the middle
+        let stolen = table.claim(mainNext: 0, mainEnd: 0)
+        #expect(stolen?.newMainEnd == nil)
+        #expect(table.segments[0].end == 30 * mib)
+        #expect(table.segments[stolen?.index ?? 0] == Segment(begin: 30 * mib, end: 40 * mib))
+    }
+
+    @Test func aPieceUpToTheEndLeavesNothingToSteal() {
+        // GIVEN a helper that asked for all but 1 MiB of its segment, less than a split's minimum
+        var table = SegmentTable(segments: [Segment(begin: 0, end: 40 * mib)])
+        _ = table.claim(mainNext: 0, mainEnd: 0)
+        _ = table.request(0, upTo: 39 * mib)
+        // THEN nothing can be stolen; once its connection lets go, the segment is free again
+        #expect(table.claim(mainNext: 0, mainEnd: 0) == nil)
+        table.release(0)
+        #expect(table.requestedEnds.isEmpty)
+        #expect(table.claim(mainNext: 0, mainEnd: 0)?.index == 0)
+    }
+
+    @Test func aStealPrefersTheLargestShareItCanTake() {
+        // GIVEN two helpers: a 40 MiB segment whose piece covers most of it, and a 20 MiB one
+        // asked for 4 MiB at a time
+        var table = SegmentTable(segments: [Segment(begin: 0, end: 40 * mib), Segment(begin: 40 * mib, end: 60 * mib)])
+        _ = table.claim(mainNext: 0, mainEnd: 0)
+        _ = table.claim(mainNext: 0, mainEnd: 0)
+        _ = table.request(0, upTo: 36 * mib)
+        _ = table.request(1, upTo: 4 * mib)
+        // WHEN an idle connection steals THEN it splits the smaller segment, whose free half is larger
+        let stolen = table.claim(mainNext: 0, mainEnd: 0)
+        #expect(table.segments[1].end == 50 * mib)
+        #expect(table.segments[stolen?.index ?? 0] == Segment(begin: 50 * mib, end: 60 * mib))
+    }
+
+    @Test func aPieceEndsAtTheSegmentsEnd() {
+        var table = SegmentTable(segments: [Segment(begin: 0, next: 5 * mib, end: 8 * mib)])
+        _ = table.claim(mainNext: 0, mainEnd: 0)
+        #expect(table.request(0, upTo: 4 * mib) == 8 * mib)
+        table.advance(0, by: 3 * mib)
+        #expect(table.request(0, upTo: 4 * mib) == 8 * mib)
+    }
+
     @Test func nothingLeftToStealBelowTwiceTheMinimum() {
         var table = SegmentTable(segments: [Segment(begin: 0, next: 0, end: 3 * mib)])
         _ = table.claim(mainNext: 0, mainEnd: 0)

@@ -316,6 +316,35 @@ struct SegmentedDownloadTests {
         #expect(watched.progress.contains { $0.segments != nil })
     }
 
+    @Test("no byte is asked for twice: connections ask a piece at a time, and a steal takes only what nobody asked for")
+    func stealsNeverOverlapARequest() async throws {
+        // GIVEN a 32 MiB resource at 4 MiB/s per connection, downloaded adaptively (the
+        // connections join one after another and steal from each other)
+        let body = TestData.bytes(count: 32 << 20, seed: 211)
+        let server = try Self.serve(body)
+        let directory = try TemporaryDirectory()
+        let destination = directory.file("pieces.bin")
+        let watched = try await FaultHarness.run(Self.request(server, to: destination, connections: nil), timeout: 40)
+        #expect(watched.completion != nil, "failed: \(String(describing: watched.error))")
+        FaultHarness.expectFile(destination, equals: body)
+
+        // THEN the segment requests' ranges never overlap: no response is cut short by a steal,
+        // so the server sends nothing past what is kept
+        let ranges = Self.segmentRequests(server).compactMap { $0.header("Range").flatMap(Self.closedRange) }.sorted { $0.lowerBound < $1.lowerBound }
+        #expect(ranges.count >= 3, "requests: \(Self.describe(server))")
+        for (earlier, later) in zip(ranges, ranges.dropFirst()) {
+            #expect(earlier.upperBound <= later.lowerBound, "\(earlier) overlaps \(later); requests: \(Self.describe(server))")
+        }
+        // AND none asks for more than the largest piece
+        #expect(ranges.allSatisfy { Int64($0.count) <= PieceSize.maximum }, "requests: \(Self.describe(server))")
+    }
+
+    /// The bytes `a..<b+1` of `bytes=a-b`.
+    static func closedRange(_ header: String) -> Range<Int>? {
+        guard let first = rangeStart(header), let dash = header.firstIndex(of: "-"), let last = Int(header[header.index(after: dash)...]) else { return nil }
+        return first..<(last + 1)
+    }
+
     /// `a` of `bytes=a-b` or `bytes=a-`.
     static func rangeStart(_ header: String) -> Int? {
         guard header.hasPrefix("bytes="), let dash = header.firstIndex(of: "-") else { return nil }

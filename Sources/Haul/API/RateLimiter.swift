@@ -45,8 +45,7 @@ public final class RateLimiter: TransferPacer {
 
     /// Seconds since this limiter was made: the buckets' clock.
     private var now: Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - start).inSeconds
     }
 
     /// Accounts for `bytes` a transfer took, here and in the enclosing limit. Never waits: the

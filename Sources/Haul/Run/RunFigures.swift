@@ -21,8 +21,7 @@ struct RunFigures {
 
     /// Seconds since the run started, for the meter and the pacer.
     var elapsedSeconds: Double {
-        let elapsed = clock.now - startedAt
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (clock.now - startedAt).inSeconds
     }
 
     /// Body bytes of the run's own connection.

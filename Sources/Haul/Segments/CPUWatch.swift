@@ -8,8 +8,7 @@ struct CPUWatch {
     mutating func loadSinceLastLook() -> CPULoad {
         let cpu = Self.processCPUSeconds()
         let now = ContinuousClock.now
-        let elapsed = now - lastWall
-        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let wall = (now - lastWall).inSeconds
         defer {
             lastCPU = cpu
             lastWall = now

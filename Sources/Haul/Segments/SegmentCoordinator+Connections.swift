@@ -24,6 +24,7 @@ extension SegmentCoordinator {
         let source = assignment.source
         var validators: Validators?
         if case .fetch(_, let admitted) = assignment { validators = admitted }
+        var pieces = PieceSize()
         while !shouldStop {
             if state.withLock({ $0.sources.isDropped(source) }) { return .reassign }
             let claimed = state.withLock { state -> Int? in
@@ -48,7 +49,7 @@ extension SegmentCoordinator {
                 }
                 return shouldStop ? .finished : .reassign
             }
-            let end = await fetch(index, from: source, validators: validators)
+            let end = await fetch(index, from: source, validators: validators, pieces: &pieces)
             let slow = state.withLock { state -> Bool in
                 state.table.release(index)
                 return state.dropped.remove(index) != nil
@@ -72,28 +73,34 @@ extension SegmentCoordinator {
         case reassign
     }
 
-    /// Fetches one segment from `source` to its end, with that source's `validators` in `If-Range`.
-    func fetch(_ index: Int, from source: Int, validators: Validators) async -> FetchEnd {
+    /// Fetches one segment from `source` to its end, a piece at a time (`pieces`: the connection's
+    /// piece size, which follows its speed), with that source's `validators` in `If-Range`. Each
+    /// piece is a request of its own on the same connection, so a steal only ever takes bytes
+    /// not yet asked for.
+    func fetch(_ index: Int, from source: Int, validators: Validators, pieces: inout PieceSize) async -> FetchEnd {
         // The same rule as the first connection's retries (`DownloadMachine`), waits capped at
         // 2 s: the other connections carry on meanwhile.
         var retries = RetryBudget(setup.retry)
         let role: SegmentSource = source == SegmentSources.primary ? .primary : .mirror
         while !abandons(index, from: source) {
+            let pieceSize = pieces.bytes
             guard
-                let range = state.withLock({ state -> Segment? in
+                let piece = state.withLock({ state -> (begin: Int64, end: Int64)? in
                     let segment = state.table.segments[index]
-                    return segment.isDone ? nil : segment
+                    return segment.isDone ? nil : (segment.next, state.table.request(index, upTo: pieceSize))
                 })
             else {
                 state.withLock { $0.sources.delivered(source) }
                 return .segmentDone
             }
-            let plan = ResumePlanner.segmentPlan(begin: range.next, end: range.end, validators: validators, total: setup.total)
+            let plan = ResumePlanner.segmentPlan(begin: piece.begin, end: piece.end, validators: validators, total: setup.total)
             let fetcher = SegmentFetcher(coordinator: self, index: index, source: source, role: role, plan: plan)
             let request = state.withLock { $0.requests[source] }.asking(for: plan)
             // The speed limit is the transport's to keep: a chunk it holds back pauses this transfer alone.
+            let started = ContinuousClock.now
             let outcome = await transport.transfer(
                 request, options: setup.transfer.paced(by: setup.rateLimiter), handler: fetcher, handlerMayBlock: false)
+            pieces.observe(moved: Int64(fetcher.wroteBytes), seconds: (ContinuousClock.now - started).inSeconds)
             switch fetcher.verdict {
             case .mismatch(let reason):
                 state.withLock { if $0.failure == nil { $0.failure = .restart(reason) } }
@@ -138,8 +145,8 @@ extension SegmentCoordinator {
     /// Bytes of one segment response: written at their offset, never past the segment's end.
     func write(_ bytes: UnsafeRawBufferPointer, into index: Int) -> (written: Int, done: Bool) {
         // The bytes go to disk outside the lock (other connections go on writing meanwhile). Only
-        // this connection advances its segment, so `next` stays where it is; a steal splits half
-        // of what remains (at least 2 MiB past `next`), never below a chunk in flight; and a
+        // this connection advances its segment, so `next` stays where it is; a steal never splits
+        // below the piece this connection asked for, so never below a chunk in flight; and a
         // checkpoint claims `next`, which moves only once the bytes are written. Once stopping,
         // nothing is written: the file may be truncated or closed next (`stopAndWait` waits only
         // for the writes already under way, counted in `inFlight`).

@@ -23,7 +23,9 @@ public struct Segment: Sendable, Equatable, Codable {
 
 /// The segments of a download past its sequential prefix, and the rules for sharing them out:
 /// an initial split, and work stealing (a free connection takes the second half of the largest
-/// remaining segment). Pure: no I/O, no threads.
+/// remaining segment). A connection asks for its segment a piece at a time (`request`), and a
+/// steal never takes bytes a connection has asked for: a response is never cut short, so the
+/// server never sends bytes nobody keeps. Pure: no I/O, no threads.
 public struct SegmentTable: Sendable, Equatable {
     /// Below this, a segment is not split again: the request would cost more than it saves.
     public static let minimumSplit: Int64 = 2 << 20
@@ -32,6 +34,8 @@ public struct SegmentTable: Sendable, Equatable {
     public private(set) var segments: [Segment]
     /// Which segments a connection is working on.
     public private(set) var owned: Set<Int>
+    /// For each owned segment with a request under way, the end of the bytes asked for.
+    public private(set) var requestedEnds: [Int: Int64] = [:]
 
     /// A table of these segments, none owned by a connection.
     public init(segments: [Segment] = []) {
@@ -54,29 +58,46 @@ public struct SegmentTable: Sendable, Equatable {
 
     /// Claims work for a free connection: an unowned unfinished segment if there is one, else the
     /// second half of the largest remaining one (the sequential connection's included, whose
-    /// remaining range is `mainNext..<mainEnd`). Returns the segment's index and, when the main
-    /// connection's range was split, its new end.
+    /// remaining range is `mainNext..<mainEnd`), never below the bytes its connection has asked
+    /// for. Returns the segment's index and, when the main connection's range was split, its new
+    /// end.
     public mutating func claim(mainNext: Int64, mainEnd: Int64) -> (index: Int, newMainEnd: Int64?)? {
         if let free = segments.indices.first(where: { !owned.contains($0) && !segments[$0].isDone }) {
             owned.insert(free)
             return (free, nil)
         }
-        let largest = segments.indices.filter { !segments[$0].isDone }.max { segments[$0].remaining < segments[$1].remaining }
-        let largestRemaining = largest.map { segments[$0].remaining } ?? 0
+        // Where each segment would be split, and how much the thief would get.
+        let cuts = segments.indices.compactMap { index -> (index: Int, at: Int64)? in
+            let segment = segments[index]
+            guard segment.remaining >= 2 * Self.minimumSplit else { return nil }
+            let at = max(segment.next + segment.remaining / 2, requestedEnds[index] ?? segment.next)
+            return segment.end - at >= Self.minimumSplit ? (index, at) : nil
+        }
+        let best = cuts.max { segments[$0.index].end - $0.at < segments[$1.index].end - $1.at }
+        let bestShare = best.map { segments[$0.index].end - $0.at } ?? 0
         let mainRemaining = mainEnd - mainNext
-        if mainRemaining >= largestRemaining, mainRemaining >= 2 * Self.minimumSplit {
+        if mainRemaining - mainRemaining / 2 >= bestShare, mainRemaining >= 2 * Self.minimumSplit {
             let middle = mainNext + mainRemaining / 2
             segments.append(Segment(begin: middle, end: mainEnd))
             owned.insert(segments.count - 1)
             return (segments.count - 1, middle)
         }
-        guard let largest, largestRemaining >= 2 * Self.minimumSplit else { return nil }
-        let victim = segments[largest]
-        let middle = victim.next + victim.remaining / 2
-        segments[largest].end = middle
-        segments.append(Segment(begin: middle, end: victim.end))
+        guard let best else { return nil }
+        let end = segments[best.index].end
+        segments[best.index].end = best.at
+        segments.append(Segment(begin: best.at, end: end))
         owned.insert(segments.count - 1)
         return (segments.count - 1, nil)
+    }
+
+    /// The owner of segment `index` asks for up to `size` more bytes of it: returns the end of the
+    /// piece to request (`next` when the segment is done). Until the owner asks again or releases
+    /// the segment, no steal takes any of the piece.
+    public mutating func request(_ index: Int, upTo size: Int64) -> Int64 {
+        let segment = segments[index]
+        let end = segment.next + min(max(0, size), segment.remaining)
+        requestedEnds[index] = end
+        return end
     }
 
     /// Records bytes written to a segment (never past its end, which stealing may have moved).
@@ -91,6 +112,7 @@ public struct SegmentTable: Sendable, Equatable {
     /// A connection stops working on a segment (done, failed or refused); it can be claimed again.
     public mutating func release(_ index: Int) {
         owned.remove(index)
+        requestedEnds[index] = nil
     }
 
     /// Bytes of the segments on disk.
