@@ -20,6 +20,18 @@ struct PieceSizeTests {
         #expect(pieces.bytes == 12 * mib)
     }
 
+    @Test func aFarServerGetsPiecesTwentyTimesItsRoundTrip() {
+        // GIVEN a connection at 8 MiB/s whose responses start 0.1 s after each request
+        var pieces = PieceSize()
+        pieces.observe(moved: 4 * mib, seconds: 0.5, waited: 0.1)
+        // THEN a piece lasts 2 s (16 MiB): the round trip between pieces is 5% of its time
+        #expect(pieces.bytes == 16 * mib)
+        // AND a near one (1 ms) stays at half a second
+        var near = PieceSize()
+        near.observe(moved: 4 * mib, seconds: 0.5, waited: 0.001)
+        #expect(near.bytes == 4 * mib)
+    }
+
     @Test func aPieceGrowsAtMostFourfoldAndNeverPastTheMaximum() {
         var pieces = PieceSize()
         pieces.observe(moved: 4 * mib, seconds: 0.001)

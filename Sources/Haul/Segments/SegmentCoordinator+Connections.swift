@@ -100,7 +100,9 @@ extension SegmentCoordinator {
             let started = ContinuousClock.now
             let outcome = await transport.transfer(
                 request, options: setup.transfer.paced(by: setup.rateLimiter), handler: fetcher, handlerMayBlock: false)
-            pieces.observe(moved: Int64(fetcher.wroteBytes), seconds: (ContinuousClock.now - started).inSeconds)
+            pieces.observe(
+                moved: Int64(fetcher.wroteBytes), seconds: (ContinuousClock.now - started).inSeconds,
+                waited: ((fetcher.headArrived ?? started) - started).inSeconds)
             switch fetcher.verdict {
             case .mismatch(let reason):
                 state.withLock { if $0.failure == nil { $0.failure = .restart(reason) } }

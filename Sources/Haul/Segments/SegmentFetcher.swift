@@ -15,6 +15,8 @@ final class SegmentFetcher: TransferHandler {
     private(set) var verdict: SegmentVerdict?
     private(set) var status: Int?
     private(set) var wroteBytes = 0
+    /// When the response's head arrived (for the next piece's size).
+    private(set) var headArrived: ContinuousClock.Instant?
 
     init(coordinator: SegmentCoordinator, index: Int, source: Int, role: SegmentSource, plan: RequestPlan) {
         self.coordinator = coordinator
@@ -25,6 +27,7 @@ final class SegmentFetcher: TransferHandler {
     }
 
     func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl {
+        headArrived = .now
         let verdict = SegmentVerdict.evaluate(head, for: plan, from: role)
         self.verdict = verdict
         status = head.status

@@ -2,7 +2,9 @@
 /// the next piece on the same connection. A piece is never cut by a steal, so its size is what an
 /// idle connection cannot take over: small enough that the end of a download is shared out, large
 /// enough that a request's round trip is a small part of the piece's time. It follows the
-/// connection's speed, aiming at `targetSeconds` a piece. Pure.
+/// connection's speed, aiming at `targetSeconds` a piece, or at `latencyFactor` times the wait for
+/// a response's head where that is longer (a far server: each request idles the connection for a
+/// round trip). Pure.
 public struct PieceSize: Sendable, Equatable {
     /// The first piece, before the connection's speed is known.
     public static let first: Int64 = 4 << 20
@@ -12,6 +14,9 @@ public struct PieceSize: Sendable, Equatable {
     public static let maximum: Int64 = 64 << 20
     /// The time one piece should take at the connection's speed.
     public static let targetSeconds = 0.5
+    /// A piece takes at least this many times the wait for its response's head, so the round trip
+    /// between two pieces costs at most about 5% of the connection's time.
+    public static let latencyFactor = 20.0
     /// A piece grows at most this many times over the last one (its speed may be a burst).
     public static let maximumGrowth: Int64 = 4
 
@@ -21,11 +26,13 @@ public struct PieceSize: Sendable, Equatable {
     /// A connection's pieces, none fetched yet.
     public init() {}
 
-    /// The last piece moved `moved` bytes in `seconds`: the next one is sized by that speed.
-    /// A piece that moved nothing (it failed) leaves the size as it was.
-    public mutating func observe(moved: Int64, seconds: Double) {
+    /// The last piece moved `moved` bytes in `seconds`, of which `waited` went by before its
+    /// response's head arrived: the next one is sized by that speed and that wait. A piece that
+    /// moved nothing (it failed) leaves the size as it was.
+    public mutating func observe(moved: Int64, seconds: Double, waited: Double = 0) {
         guard moved > 0, seconds > 0 else { return }
-        let wanted = Double(moved) / seconds * Self.targetSeconds
+        let duration = max(Self.targetSeconds, Self.latencyFactor * max(0, waited))
+        let wanted = Double(moved) / seconds * duration
         let capped = min(Double(bytes * Self.maximumGrowth), Double(Self.maximum), wanted)
         bytes = max(Self.minimum, Int64(capped))
     }
