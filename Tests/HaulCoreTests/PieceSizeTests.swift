@@ -21,15 +21,38 @@ struct PieceSizeTests {
     }
 
     @Test func aFarServerGetsPiecesTwentyTimesItsRoundTrip() {
-        // GIVEN a connection at 8 MiB/s whose responses start 0.1 s after each request
+        // GIVEN a connection whose response started 0.125 s after the request, then moved 1 MiB
+        // in 0.25 s (4 MiB/s)
         var pieces = PieceSize()
-        pieces.observe(moved: 4 * mib, seconds: 0.5, waited: 0.1)
-        // THEN a piece lasts 2 s (16 MiB): the round trip between pieces is 5% of its time
-        #expect(pieces.bytes == 16 * mib)
-        // AND a near one (1 ms) stays at half a second
+        pieces.observe(moved: 1 * mib, seconds: 0.375, waited: 0.125)
+        // THEN a piece lasts 2.5 s at that speed (10 MiB): the round trip between pieces is 5% of its time
+        #expect(pieces.bytes == 10 * mib)
+        // AND a near one (8 ms) stays at half a second
         var near = PieceSize()
-        near.observe(moved: 4 * mib, seconds: 0.5, waited: 0.001)
+        near.observe(moved: 4 * mib, seconds: 0.5078125, waited: 0.0078125)
         #expect(near.bytes == 4 * mib)
+    }
+
+    @Test func theShortestWaitIsTheRoundTrip() {
+        // GIVEN a first request that waited 0.5 s (the connection's setup with it), then one that
+        // waited 0.0625 s, both moving 8 MiB/s once started
+        var pieces = PieceSize()
+        pieces.observe(moved: 4 * mib, seconds: 1.0, waited: 0.5)
+        pieces.observe(moved: 4 * mib, seconds: 0.5625, waited: 0.0625)
+        // THEN the next is sized by 0.0625 s (a piece of 1.25 s, 10 MiB), not by the first's wait
+        #expect(pieces.bytes == 10 * mib)
+    }
+
+    @Test func nearTheEndAPieceIsAFairShareOfWhatIsLeft() {
+        var pieces = PieceSize()
+        pieces.observe(moved: 32 * mib, seconds: 0.5)
+        #expect(pieces.bytes == 16 * mib)
+        // Plenty left: the piece is the speed's
+        #expect(pieces.next(unrequested: 400 * mib, connections: 8) == 16 * mib)
+        // 40 MiB left for 8 connections: 5 MiB each
+        #expect(pieces.next(unrequested: 40 * mib, connections: 8) == 5 * mib)
+        // Almost nothing left: never below the minimum
+        #expect(pieces.next(unrequested: 3 * mib, connections: 8) == PieceSize.minimum)
     }
 
     @Test func aPieceGrowsAtMostFourfoldAndNeverPastTheMaximum() {

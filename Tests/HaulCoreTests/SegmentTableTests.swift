@@ -83,6 +83,41 @@ struct SegmentTableTests {
         #expect(table.segments[stolen?.index ?? 0] == Segment(begin: 50 * mib, end: 60 * mib))
     }
 
+    @Test func anOwnedSegmentThatAskedForNothingIsSplitInTheMiddle() {
+        var table = SegmentTable(segments: [Segment(begin: 0, end: 40 * mib)])
+        _ = table.claim(mainNext: 0, mainEnd: 0)
+        let stolen = table.claim(mainNext: 0, mainEnd: 0)
+        #expect(table.segments[0].end == 20 * mib)
+        // AND the new segment starts with no piece asked for
+        #expect(table.requestedEnds[stolen?.index ?? -1] == nil)
+        #expect(table.unrequestedBytes == 40 * mib)
+    }
+
+    @Test func theMainRangeWinsATieAndLosesToALargerShare() {
+        // GIVEN a helper segment of 20 MiB, nothing asked for
+        var table = SegmentTable(segments: [Segment(begin: 20 * mib, end: 40 * mib)])
+        _ = table.claim(mainNext: 0, mainEnd: 20 * mib)
+        // WHEN the main range has as much left THEN the main range is split
+        var tie = table
+        #expect(tie.claim(mainNext: 0, mainEnd: 20 * mib)?.newMainEnd == 10 * mib)
+        // WHEN the main range has less left THEN the helper's segment is split
+        let split = table.claim(mainNext: 2 * mib, mainEnd: 20 * mib)
+        #expect(split?.newMainEnd == nil)
+        #expect(table.segments[0].end == 30 * mib)
+    }
+
+    @Test func aFailedRequestIsForgottenAndItsBytesCanBeTaken() {
+        var table = SegmentTable(segments: [Segment(begin: 0, end: 40 * mib)])
+        _ = table.claim(mainNext: 0, mainEnd: 0)
+        _ = table.request(0, upTo: 36 * mib)
+        #expect(table.unrequestedBytes == 4 * mib)
+        // WHEN the request failed THEN the segment is split in the middle again
+        table.forgetRequest(0)
+        #expect(table.unrequestedBytes == 40 * mib)
+        _ = table.claim(mainNext: 0, mainEnd: 0)
+        #expect(table.segments[0].end == 20 * mib)
+    }
+
     @Test func aPieceEndsAtTheSegmentsEnd() {
         var table = SegmentTable(segments: [Segment(begin: 0, next: 5 * mib, end: 8 * mib)])
         _ = table.claim(mainNext: 0, mainEnd: 0)

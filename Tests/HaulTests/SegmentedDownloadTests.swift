@@ -335,8 +335,6 @@ struct SegmentedDownloadTests {
         for (earlier, later) in zip(ranges, ranges.dropFirst()) {
             #expect(earlier.upperBound <= later.lowerBound, "\(earlier) overlaps \(later); requests: \(Self.describe(server))")
         }
-        // AND none asks for more than the largest piece
-        #expect(ranges.allSatisfy { Int64($0.count) <= PieceSize.maximum }, "requests: \(Self.describe(server))")
     }
 
     /// The bytes `a..<b+1` of `bytes=a-b`.

@@ -83,11 +83,15 @@ extension SegmentCoordinator {
         var retries = RetryBudget(setup.retry)
         let role: SegmentSource = source == SegmentSources.primary ? .primary : .mirror
         while !abandons(index, from: source) {
-            let pieceSize = pieces.bytes
+            let pieceSizes = pieces
             guard
                 let piece = state.withLock({ state -> (begin: Int64, end: Int64)? in
                     let segment = state.table.segments[index]
-                    return segment.isDone ? nil : (segment.next, state.table.request(index, upTo: pieceSize))
+                    guard !segment.isDone else { return nil }
+                    // Near the end, a fair share of what is left, so that idle connections still find work.
+                    let size = pieceSizes.next(
+                        unrequested: state.table.unrequestedBytes + state.mainEnd - state.mainNext, connections: state.helpers + 1)
+                    return (segment.next, state.table.request(index, upTo: size))
                 })
             else {
                 state.withLock { $0.sources.delivered(source) }
@@ -124,7 +128,16 @@ extension SegmentCoordinator {
             case .write, .none:
                 break
             }
-            guard case .failed(let error) = outcome else { continue }
+            guard case .failed(let error) = outcome else {
+                guard fetcher.wroteBytes == 0, !abandons(index, from: source) else { continue }
+                // A response that ended without a byte of its piece: a retry, not a spin.
+                state.withLock { $0.table.forgetRequest(index) }
+                guard let retry = retries.spend(retryable: true, progressed: false, maxDelay: 2) else { return .end }
+                await control.pause(seconds: retry.delay)
+                continue
+            }
+            // While it waits to try again, the piece is anyone's to take.
+            state.withLock { $0.table.forgetRequest(index) }
             if role == .mirror {
                 // A mirror is a helper: its failed range goes back to the others at once.
                 mirrorFailed(source, reason: "its transfers failed (\(error.message)) \(Self.failuresSaid)")

@@ -1,10 +1,10 @@
 /// How many bytes a segment connection asks for in one request (`bytes=a-b`), before it asks for
-/// the next piece on the same connection. A piece is never cut by a steal, so its size is what an
-/// idle connection cannot take over: small enough that the end of a download is shared out, large
-/// enough that a request's round trip is a small part of the piece's time. It follows the
-/// connection's speed, aiming at `targetSeconds` a piece, or at `latencyFactor` times the wait for
-/// a response's head where that is longer (a far server: each request idles the connection for a
-/// round trip). Pure.
+/// the next piece on the same connection. A steal never takes a piece asked for, so a piece is
+/// what an idle connection cannot take over: small enough that the end of a download is shared
+/// out, large enough that a request's round trip is a small part of the piece's time. It follows
+/// the connection's speed, aiming at `targetSeconds` a piece, or at `latencyFactor` times the
+/// shortest wait seen for a response's head where that is longer (a far server: each request idles
+/// the connection for a round trip). Pure.
 public struct PieceSize: Sendable, Equatable {
     /// The first piece, before the connection's speed is known.
     public static let first: Int64 = 4 << 20
@@ -22,18 +22,31 @@ public struct PieceSize: Sendable, Equatable {
 
     /// The size of the next piece to ask for.
     public private(set) var bytes: Int64 = Self.first
+    /// The shortest wait for a response's head seen so far: the round trip itself (the first
+    /// request's wait also holds the connection's setup).
+    private var shortestWait: Double?
 
     /// A connection's pieces, none fetched yet.
     public init() {}
 
     /// The last piece moved `moved` bytes in `seconds`, of which `waited` went by before its
-    /// response's head arrived: the next one is sized by that speed and that wait. A piece that
-    /// moved nothing (it failed) leaves the size as it was.
+    /// response's head arrived: the next one is sized by the speed of its body and by the round
+    /// trip. A piece that moved nothing (it failed) leaves the size as it was.
     public mutating func observe(moved: Int64, seconds: Double, waited: Double = 0) {
         guard moved > 0, seconds > 0 else { return }
-        let duration = max(Self.targetSeconds, Self.latencyFactor * max(0, waited))
-        let wanted = Double(moved) / seconds * duration
+        let wait = min(shortestWait ?? .infinity, max(0, waited))
+        shortestWait = wait
+        let bodySeconds = max(seconds - max(0, waited), seconds / 1000)
+        let duration = max(Self.targetSeconds, Self.latencyFactor * wait)
+        let wanted = Double(moved) / bodySeconds * duration
         let capped = min(Double(bytes * Self.maximumGrowth), Double(Self.maximum), wanted)
         bytes = max(Self.minimum, Int64(capped))
+    }
+
+    /// The piece to ask for now: `bytes`, but no more than a fair share of what nobody has asked
+    /// for yet (`unrequested`, over `connections`), so near the end of a download every connection
+    /// still has something to take (never below `minimum`).
+    public func next(unrequested: Int64, connections: Int) -> Int64 {
+        max(Self.minimum, min(bytes, unrequested / Int64(max(1, connections))))
     }
 }

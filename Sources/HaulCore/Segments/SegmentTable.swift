@@ -22,10 +22,10 @@ public struct Segment: Sendable, Equatable, Codable {
 }
 
 /// The segments of a download past its sequential prefix, and the rules for sharing them out:
-/// an initial split, and work stealing (a free connection takes the second half of the largest
-/// remaining segment). A connection asks for its segment a piece at a time (`request`), and a
-/// steal never takes bytes a connection has asked for: a response is never cut short, so the
-/// server never sends bytes nobody keeps. Pure: no I/O, no threads.
+/// an initial split, and work stealing (a free connection splits the remaining segment it can take
+/// the most of). A connection asks for its segment a piece at a time (`request`), and a steal
+/// never takes bytes a connection has asked for: a steal never cuts a response short, so it never
+/// makes the server send bytes nobody keeps. Pure: no I/O, no threads.
 public struct SegmentTable: Sendable, Equatable {
     /// Below this, a segment is not split again: the request would cost more than it saves.
     public static let minimumSplit: Int64 = 2 << 20
@@ -34,7 +34,8 @@ public struct SegmentTable: Sendable, Equatable {
     public private(set) var segments: [Segment]
     /// Which segments a connection is working on.
     public private(set) var owned: Set<Int>
-    /// For each owned segment with a request under way, the end of the bytes asked for.
+    /// For each owned segment, the end of the bytes its connection last asked for: kept until it
+    /// asks again, gives the request up (`forgetRequest`) or releases the segment.
     public private(set) var requestedEnds: [Int: Int64] = [:]
 
     /// A table of these segments, none owned by a connection.
@@ -56,11 +57,12 @@ public struct SegmentTable: Sendable, Equatable {
         return from + size
     }
 
-    /// Claims work for a free connection: an unowned unfinished segment if there is one, else the
-    /// second half of the largest remaining one (the sequential connection's included, whose
-    /// remaining range is `mainNext..<mainEnd`), never below the bytes its connection has asked
-    /// for. Returns the segment's index and, when the main connection's range was split, its new
-    /// end.
+    /// Claims work for a free connection: an unowned unfinished segment if there is one, else a
+    /// split of the range it can take the most of: the second half of a remaining range (the
+    /// sequential connection's included, whose remaining range is `mainNext..<mainEnd`), or
+    /// what lies past the piece its connection asked for when that is further. Both sides keep at
+    /// least `minimumSplit`. Returns the segment's index and, when the main connection's range
+    /// was split, its new end.
     public mutating func claim(mainNext: Int64, mainEnd: Int64) -> (index: Int, newMainEnd: Int64?)? {
         if let free = segments.indices.first(where: { !owned.contains($0) && !segments[$0].isDone }) {
             owned.insert(free)
@@ -107,6 +109,20 @@ public struct SegmentTable: Sendable, Equatable {
         let accepted = max(0, min(count, segments[index].remaining))
         segments[index].next += accepted
         return accepted
+    }
+
+    /// The owner of segment `index` gave its request up (it failed): while it waits to try again,
+    /// a steal may take any of the segment's remainder.
+    public mutating func forgetRequest(_ index: Int) {
+        requestedEnds[index] = nil
+    }
+
+    /// Bytes of the segments that no connection has asked for yet.
+    public var unrequestedBytes: Int64 {
+        segments.indices.reduce(0) { sum, index in
+            let segment = segments[index]
+            return sum + max(0, segment.end - max(segment.next, requestedEnds[index] ?? segment.next))
+        }
     }
 
     /// A connection stops working on a segment (done, failed or refused); it can be claimed again.
