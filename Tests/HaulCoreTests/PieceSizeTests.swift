@@ -44,15 +44,26 @@ struct PieceSizeTests {
     }
 
     @Test func nearTheEndAPieceIsAFairShareOfWhatIsLeft() {
+        // GIVEN a far connection: 4 MiB/s once started, 0.125 s for each head (pieces of 10 MiB)
+        var pieces = PieceSize()
+        pieces.observe(moved: 1 * mib, seconds: 0.375, waited: 0.125)
+        #expect(pieces.bytes == 10 * mib)
+        #expect(pieces.tailBytes == 2 * mib)
+        // Plenty left: the piece is the speed's
+        #expect(pieces.next(unrequested: 400 * mib, connections: 8) == 10 * mib)
+        // 40 MiB left for 8 connections: 5 MiB each
+        #expect(pieces.next(unrequested: 40 * mib, connections: 8) == 5 * mib)
+        // Almost nothing left: half a second of the connection's speed
+        #expect(pieces.next(unrequested: 3 * mib, connections: 8) == 2 * mib)
+    }
+
+    @Test func aNearConnectionsPiecesDoNotShrinkNearTheEnd() {
+        // GIVEN a connection at 64 MiB/s on a near server (pieces of 16 MiB, half a second's worth capped by the growth)
         var pieces = PieceSize()
         pieces.observe(moved: 32 * mib, seconds: 0.5)
         #expect(pieces.bytes == 16 * mib)
-        // Plenty left: the piece is the speed's
-        #expect(pieces.next(unrequested: 400 * mib, connections: 8) == 16 * mib)
-        // 40 MiB left for 8 connections: 5 MiB each
-        #expect(pieces.next(unrequested: 40 * mib, connections: 8) == 5 * mib)
-        // Almost nothing left: never below the minimum
-        #expect(pieces.next(unrequested: 3 * mib, connections: 8) == PieceSize.minimum)
+        // THEN its piece stays 16 MiB however little is left: it is half a second already
+        #expect(pieces.next(unrequested: 20 * mib, connections: 8) == 16 * mib)
     }
 
     @Test func aPieceGrowsAtMostFourfoldAndNeverPastTheMaximum() {

@@ -22,6 +22,9 @@ public struct PieceSize: Sendable, Equatable {
 
     /// The size of the next piece to ask for.
     public private(set) var bytes: Int64 = Self.first
+    /// `targetSeconds` of the connection's speed (at most `bytes`): near the end of a download a
+    /// piece shrinks to a fair share of what is left, but never below this.
+    public private(set) var tailBytes: Int64 = Self.first
     /// The shortest wait for a response's head seen so far: the round trip itself (the first
     /// request's wait also holds the connection's setup).
     private var shortestWait: Double?
@@ -41,12 +44,15 @@ public struct PieceSize: Sendable, Equatable {
         let wanted = Double(moved) / bodySeconds * duration
         let capped = min(Double(bytes * Self.maximumGrowth), Double(Self.maximum), wanted)
         bytes = max(Self.minimum, Int64(capped))
+        let halfSecond = Double(moved) / bodySeconds * Self.targetSeconds
+        tailBytes = max(Self.minimum, min(bytes, Int64(min(halfSecond, Double(Self.maximum)))))
     }
 
     /// The piece to ask for now: `bytes`, but no more than a fair share of what nobody has asked
     /// for yet (`unrequested`, over `connections`), so near the end of a download every connection
-    /// still has something to take (never below `minimum`).
+    /// still has something to take; never below `tailBytes`, so that a far server's last pieces
+    /// do not turn into round trips.
     public func next(unrequested: Int64, connections: Int) -> Int64 {
-        max(Self.minimum, min(bytes, unrequested / Int64(max(1, connections))))
+        min(bytes, max(tailBytes, unrequested / Int64(max(1, connections))))
     }
 }
