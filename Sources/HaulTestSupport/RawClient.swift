@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 
 #if canImport(Glibc)
     import Glibc
@@ -75,7 +76,7 @@ public final class RawClient {
                 pending = bytes
                 throw TestSupportError("timed out; got \(bytes.count) bytes: \(String(decoding: bytes, as: UTF8.self).prefix(300))")
             }
-            guard let more = receive(timeout: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18) else {
+            guard let more = receive(timeout: left.inSeconds) else {
                 throw TestSupportError("closed by the server; got \(String(decoding: bytes, as: UTF8.self).prefix(300))")
             }
             bytes += more

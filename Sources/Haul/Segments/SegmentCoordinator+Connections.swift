@@ -128,19 +128,14 @@ extension SegmentCoordinator {
             case .write, .none:
                 break
             }
-            guard case .failed(let error) = outcome else {
-                guard fetcher.wroteBytes == 0, !abandons(index, from: source) else { continue }
-                // A response that ended without a byte of its piece: a retry, not a spin.
-                state.withLock { $0.table.forgetRequest(index) }
-                guard let retry = retries.spend(retryable: true, progressed: false, maxDelay: 2) else { return .end }
-                await control.pause(seconds: retry.delay)
-                continue
-            }
+            let failure: TransportError? = if case .failed(let error) = outcome { error } else { nil }
+            // A response that ended without a byte of its piece is retried like a failure, not spun on.
+            guard failure != nil || (fetcher.wroteBytes == 0 && !abandons(index, from: source)) else { continue }
             // While it waits to try again, the piece is anyone's to take.
             state.withLock { $0.table.forgetRequest(index) }
-            if role == .mirror {
+            if role == .mirror, let failure {
                 // A mirror is a helper: its failed range goes back to the others at once.
-                mirrorFailed(source, reason: "its transfers failed (\(error.message)) \(Self.failuresSaid)")
+                mirrorFailed(source, reason: "its transfers failed (\(failure.message)) \(Self.failuresSaid)")
                 return .reassign
             }
             if fetcher.wroteBytes > 0 {

@@ -39,13 +39,12 @@ public struct PieceSize: Sendable, Equatable {
         guard moved > 0, seconds > 0 else { return }
         let wait = min(shortestWait ?? .infinity, max(0, waited))
         shortestWait = wait
-        let bodySeconds = max(seconds - max(0, waited), seconds / 1000)
+        // Bytes a second once the body flows: the wait is the round trip's, not the speed's.
+        let rate = Double(moved) / max(seconds - max(0, waited), seconds / 1000)
         let duration = max(Self.targetSeconds, Self.latencyFactor * wait)
-        let wanted = Double(moved) / bodySeconds * duration
-        let capped = min(Double(bytes * Self.maximumGrowth), Double(Self.maximum), wanted)
+        let capped = min(Double(bytes * Self.maximumGrowth), Double(Self.maximum), rate * duration)
         bytes = max(Self.minimum, Int64(capped))
-        let halfSecond = Double(moved) / bodySeconds * Self.targetSeconds
-        tailBytes = max(Self.minimum, min(bytes, Int64(min(halfSecond, Double(Self.maximum)))))
+        tailBytes = max(Self.minimum, min(bytes, Int64(min(rate * Self.targetSeconds, Double(Self.maximum)))))
     }
 
     /// The piece to ask for now: `bytes`, but no more than a fair share of what nobody has asked
