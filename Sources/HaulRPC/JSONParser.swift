@@ -6,6 +6,9 @@ public enum JSONParseError: Error, Sendable, Equatable {
     case malformed(offset: Int)
     /// Arrays and objects nested deeper than `JSONParser.maximumDepth`.
     case tooDeep
+    /// More values (numbers, strings, literals, arrays, objects, keys not counted) than the
+    /// caller allowed.
+    case tooManyValues(limit: Int)
 }
 
 /// RFC 8259 JSON from bytes, with a bound on nesting.
@@ -23,14 +26,21 @@ public struct JSONParser {
 
     private let bytes: [UInt8]
     private var index = 0
+    /// Values that may still be read.
+    private var valuesLeft: Int
+    private let maximumValues: Int
 
-    private init(_ bytes: [UInt8]) {
+    private init(_ bytes: [UInt8], maximumValues: Int) {
         self.bytes = bytes
+        self.maximumValues = maximumValues
+        valuesLeft = maximumValues
     }
 
-    /// The value `data` holds (surrounding whitespace allowed, nothing else after it).
-    public static func parse(_ data: Data) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser([UInt8](data))
+    /// The value `data` holds (surrounding whitespace allowed, nothing else after it), made of at
+    /// most `maximumValues` values: a caller that must bound the memory a parsed tree takes
+    /// (a small value costs tens of bytes in the tree for each byte of input) says how many.
+    public static func parse(_ data: Data, maximumValues: Int = .max) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser([UInt8](data), maximumValues: maximumValues)
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()
         guard parser.index == parser.bytes.count else { throw .malformed(offset: parser.index) }
@@ -44,6 +54,8 @@ public struct JSONParser {
     }
 
     private mutating func value(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard valuesLeft > 0 else { throw .tooManyValues(limit: maximumValues) }
+        valuesLeft -= 1
         skipWhitespace()
         guard let byte = current else { throw .malformed(offset: index) }
         switch byte {

@@ -5,6 +5,14 @@ import Foundation
 /// `token:` parameter in constant time, expands `system.multicall`, leaves requests without an
 /// `id` unanswered (JSON-RPC notifications), and hands each authorised call, token removed, to
 /// `dispatch`. A body it cannot read gets an error answer; nothing it is sent makes it trap.
+///
+/// What one message may make the server do is bounded before anything runs, and what it may
+/// make it answer as the answer is built (aria2 bounds neither):
+/// - at most `maximumCalls` calls, batch entries and `system.multicall` entries together, and
+///   `maximumCalls * valuesPerCall` JSON values in all; a message over either gets one error
+///   and nothing of it runs;
+/// - at most `maximumAnswerBytes` of answers: a call whose answer would pass that gets an error
+///   in its place, and the calls after it are not run (each gets an error saying so).
 public struct RPCEndpoint: Sendable {
     /// The `--secret`; nil takes every call (aria2 without `--rpc-secret`).
     public let secret: String?
@@ -12,13 +20,61 @@ public struct RPCEndpoint: Sendable {
     public let openMethods: Set<String>
     /// The largest body read; a larger one is refused.
     public let maximumBodyBytes: Int
+    /// The most calls one message may hold.
+    public let maximumCalls: Int
+    /// The most bytes of answers one message may get.
+    public let maximumAnswerBytes: Int
+
+    /// JSON values allowed per call, on average over the message: an `addUri` with a few options
+    /// takes about 15 (a single call may take the whole message's allowance). It bounds the
+    /// parsed tree, which takes tens of bytes for each byte of a body of small values.
+    public static let valuesPerCall = 32
+    /// 1,000 calls: a web UI's multicall over a page of downloads takes a few hundred at most.
+    public static let defaultMaximumCalls = 1000
+    /// 8 MiB: `tellStopped` of 5,000 downloads with every field takes about 4.
+    public static let defaultMaximumAnswerBytes = 8 << 20
 
     public typealias Dispatch = (_ method: String, _ params: [JSONValue]) -> Result<JSONValue, RPCError>
 
-    public init(secret: String?, openMethods: Set<String>, maximumBodyBytes: Int) {
+    public init(
+        secret: String?, openMethods: Set<String>, maximumBodyBytes: Int, maximumCalls: Int = defaultMaximumCalls,
+        maximumAnswerBytes: Int = defaultMaximumAnswerBytes
+    ) {
         self.secret = secret
         self.openMethods = openMethods
         self.maximumBodyBytes = maximumBodyBytes
+        self.maximumCalls = max(1, maximumCalls)
+        self.maximumAnswerBytes = max(1024, maximumAnswerBytes)
+    }
+
+    /// What is left of one message's answer budget.
+    struct AnswerBudget {
+        let limit: Int
+        private(set) var spent = 0
+        /// Past the limit: the calls still to come are not run.
+        private(set) var isExhausted = false
+
+        init(limit: Int) { self.limit = limit }
+
+        /// Counts an answer of `bytes`; false (and exhausted from now on) when it does not fit.
+        mutating func spend(_ bytes: Int) -> Bool {
+            guard !isExhausted, bytes <= limit - spent else {
+                isExhausted = true
+                return false
+            }
+            spent += bytes
+            return true
+        }
+
+        var tooLarge: RPCError {
+            RPCError(
+                "the answer to this call would pass the \(limit) bytes one message may be answered with; "
+                    + "ask for less (offset and num, keys) or send fewer calls per message")
+        }
+
+        var notRun: RPCError {
+            RPCError("not run: the answers to this message passed the \(limit) bytes one message may be answered with; send fewer calls per message")
+        }
     }
 
     /// The answer to one HTTP body or WebSocket message (nil when it held only requests without
@@ -29,28 +85,85 @@ public struct RPCEndpoint: Sendable {
         }
         let request: JSONValue
         do throws(JSONParseError) {
-            request = try JSONParser.parse(body)
+            request = try JSONParser.parse(body, maximumValues: maximumCalls * Self.valuesPerCall)
         } catch .tooDeep {
             let error = RPCError(code: -32600, "Invalid Request: nested deeper than \(JSONParser.maximumDepth) levels")
+            return (Self.reply(id: .null, .failure(error)).serialized(), false)
+        } catch .tooManyValues(let limit) {
+            let error = RPCError(code: -32600, "Invalid Request: more than \(limit) JSON values in one message; send fewer calls per message")
             return (Self.reply(id: .null, .failure(error)).serialized(), false)
         } catch {
             return (Self.reply(id: .null, .failure(.parse)).serialized(), false)
         }
-        if case .array(let batch) = request {
-            guard !batch.isEmpty else { return (Self.reply(id: .null, .failure(.invalidRequest)).serialized(), false) }
-            var authenticated = false
-            let replies = batch.compactMap { element -> JSONValue? in
-                let (reply, ok) = handle(request: element, dispatch)
-                authenticated = authenticated || ok
-                return reply
-            }
-            return (replies.isEmpty ? nil : JSONValue.array(replies).serialized(), authenticated)
+        let calls = Self.callCount(request)
+        guard calls <= maximumCalls else {
+            let error = RPCError(
+                code: -32600, "Invalid Request: \(calls) calls in one message, over the \(maximumCalls) allowed (batch and system.multicall entries together)")
+            return (Self.reply(id: .null, .failure(error)).serialized(), false)
         }
-        let (reply, authenticated) = handle(request: request, dispatch)
-        return (reply?.serialized(), authenticated)
+        var budget = AnswerBudget(limit: maximumAnswerBytes)
+        guard case .array(let batch) = request else {
+            let (reply, authenticated) = handle(request: request, dispatch, &budget)
+            return (reply.map { answer($0, id: Self.id(of: request), counted: budget.spent, &budget) }, authenticated)
+        }
+        guard !batch.isEmpty else { return (Self.reply(id: .null, .failure(.invalidRequest)).serialized(), false) }
+        var authenticated = false
+        var answers: [Data] = []
+        for element in batch {
+            guard !budget.isExhausted else {
+                // Not run; the error saying so is small and always sent.
+                if !Self.isNotification(element) { answers.append(Self.reply(id: Self.id(of: element), .failure(budget.notRun)).serialized()) }
+                continue
+            }
+            let before = budget.spent
+            let (reply, ok) = handle(request: element, dispatch, &budget)
+            authenticated = authenticated || ok
+            if let reply { answers.append(answer(reply, id: Self.id(of: element), counted: budget.spent - before, &budget)) }
+        }
+        guard !answers.isEmpty else { return (nil, authenticated) }
+        var joined = Data("[".utf8)
+        for (index, part) in answers.enumerated() {
+            if index > 0 { joined.append(UInt8(ascii: ",")) }
+            joined.append(part)
+        }
+        joined.append(UInt8(ascii: "]"))
+        return (joined, authenticated)
     }
 
-    private func handle(request: JSONValue, _ dispatch: Dispatch) -> (JSONValue?, Bool) {
+    /// `reply` serialized, or the budget's error in its place when it does not fit. `counted`:
+    /// the bytes of it counted already (a multicall's results, counted as they were made).
+    private func answer(_ reply: JSONValue, id: JSONValue, counted: Int, _ budget: inout AnswerBudget) -> Data {
+        let bytes = reply.serialized()
+        // A multicall judged its results one by one already: its envelope is always sent.
+        if counted > 0 || budget.spend(bytes.count) { return bytes }
+        return Self.reply(id: id, .failure(budget.tooLarge)).serialized()
+    }
+
+    /// The calls `request` holds: one per request, one per entry of a `system.multicall`.
+    static func callCount(_ request: JSONValue) -> Int {
+        func calls(_ element: JSONValue) -> Int {
+            guard element["method"]?.string == "system.multicall", case .array(let params)? = element["params"] else { return 1 }
+            let list = params.first { $0.array != nil }?.array
+            return max(1, list?.count ?? 1)
+        }
+        guard case .array(let batch) = request else { return calls(request) }
+        return batch.reduce(0) { $0 + calls($1) }
+    }
+
+    /// A request's id as it is echoed back (null when it has none a reply may carry).
+    static func id(of request: JSONValue) -> JSONValue {
+        switch request["id"] {
+        case .string?, .int?, .double?: return request["id"] ?? .null
+        default: return .null
+        }
+    }
+
+    static func isNotification(_ request: JSONValue) -> Bool {
+        guard case .object(let fields) = request else { return false }
+        return fields["id"] == nil
+    }
+
+    private func handle(request: JSONValue, _ dispatch: Dispatch, _ budget: inout AnswerBudget) -> (JSONValue?, Bool) {
         guard case .object(let fields) = request else { return (Self.reply(id: .null, .failure(.invalidRequest)), false) }
         // An id is a string, a number or null (JSON-RPC 2.0); anything else is not echoed back.
         let id: JSONValue
@@ -67,14 +180,19 @@ public struct RPCEndpoint: Sendable {
         case .array(let list)?: params = list
         default: return (isNotification ? nil : Self.reply(id: id, .failure(.invalidParams("params must be a list"))), false)
         }
-        let (result, authenticated) = call(method, params, dispatch)
+        let (result, authenticated) = call(method, params, dispatch, &budget)
         return (isNotification ? nil : Self.reply(id: id, result), authenticated)
     }
 
     /// One call: the token checked (and removed from the params), then the method.
     public func call(_ method: String, _ params: [JSONValue], _ dispatch: Dispatch) -> (Result<JSONValue, RPCError>, Bool) {
+        var budget = AnswerBudget(limit: maximumAnswerBytes)
+        return call(method, params, dispatch, &budget)
+    }
+
+    private func call(_ method: String, _ params: [JSONValue], _ dispatch: Dispatch, _ budget: inout AnswerBudget) -> (Result<JSONValue, RPCError>, Bool) {
         if method == "system.multicall" {
-            return multicall(params, dispatch)
+            return multicall(params, dispatch, &budget)
         }
         var rest = params
         let given = Self.token(in: &rest)
@@ -89,14 +207,18 @@ public struct RPCEndpoint: Sendable {
     }
 
     /// `system.multicall`: each call checked on its own; results as one-element lists, failures
-    /// as `{code, message}`.
-    private func multicall(_ params: [JSONValue], _ dispatch: Dispatch) -> (Result<JSONValue, RPCError>, Bool) {
+    /// as `{code, message}`. Its results count against the message's answer budget one by one.
+    private func multicall(_ params: [JSONValue], _ dispatch: Dispatch, _ budget: inout AnswerBudget) -> (Result<JSONValue, RPCError>, Bool) {
         guard let calls = params.first?.array, params.count == 1 else {
             return (.failure(.invalidParams("system.multicall takes one list of {methodName, params}")), false)
         }
         var authenticated = false
         var results: [JSONValue] = []
         for entry in calls {
+            guard !budget.isExhausted else {
+                results.append(budget.notRun.json)
+                continue
+            }
             guard case .string(let name)? = entry["methodName"], name != "system.multicall" else {
                 results.append(RPCError.invalidParams("each call needs a methodName (and no nested multicall)").json)
                 continue
@@ -109,12 +231,14 @@ public struct RPCEndpoint: Sendable {
                 results.append(RPCError.invalidParams("params must be a list").json)
                 continue
             }
-            let (result, ok) = call(name, nested, dispatch)
+            let (result, ok) = call(name, nested, dispatch, &budget)
             authenticated = authenticated || ok
+            let made: JSONValue
             switch result {
-            case .success(let value): results.append([value])
-            case .failure(let error): results.append(error.json)
+            case .success(let value): made = [value]
+            case .failure(let error): made = error.json
             }
+            results.append(budget.spend(made.serialized().count) ? made : budget.tooLarge.json)
         }
         return (.success(.array(results)), authenticated)
     }

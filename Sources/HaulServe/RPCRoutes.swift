@@ -9,7 +9,9 @@ struct RPCRoutes: HTTPServerHandler {
     let policy: RequestPolicy
 
     static let rpcPath = "/jsonrpc"
-    static let securityPolicy = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:"
+    /// The dashboard's scripts and connections come from this server only, and no other page may
+    /// frame it (clicks lured onto a framed dashboard would pause or remove downloads).
+    static let securityPolicy = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; frame-ancestors 'none'"
 
     func route(_ head: HTTPRequestHead) -> HTTPRoute {
         let origin = head.header("Origin")
@@ -44,7 +46,7 @@ struct RPCRoutes: HTTPServerHandler {
     func message(_ payload: Data) -> WebSocketReply {
         let (answer, authenticated) = service.handle(payload)
         // A socket that made an authenticated call receives notifications from then on.
-        return WebSocketReply(message: answer, subscribes: authenticated)
+        return WebSocketReply(message: answer, authenticated: authenticated)
     }
 
     private func page(_ head: HTTPRequestHead) -> HTTPResponse {
@@ -67,8 +69,9 @@ struct RPCRoutes: HTTPServerHandler {
         var headers = [
             HTTPHeader(name: "Content-Type", value: type), HTTPHeader(name: "Cache-Control", value: "no-store"),
             HTTPHeader(name: "X-Content-Type-Options", value: "nosniff"), HTTPHeader(name: "Content-Security-Policy", value: Self.securityPolicy),
+            HTTPHeader(name: "X-Frame-Options", value: "DENY"),
         ]
-        if let origin, policy.allowedOrigins.contains(origin) || policy.allowedOrigins.contains("*") {
+        if let origin, policy.admitsCrossOrigin(origin) {
             headers += [
                 HTTPHeader(name: "Access-Control-Allow-Origin", value: origin), HTTPHeader(name: "Access-Control-Allow-Headers", value: "Content-Type"),
                 HTTPHeader(name: "Access-Control-Allow-Methods", value: "POST, OPTIONS"), HTTPHeader(name: "Vary", value: "Origin"),

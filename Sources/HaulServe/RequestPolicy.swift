@@ -24,14 +24,22 @@ public struct RequestPolicy: Sendable, Equatable {
                 return "the Host header must name this machine (127.0.0.1, localhost or [::1])"
             }
         }
-        guard let origin, origin != "null" || !allowedOrigins.contains("null") else {
-            return origin == nil ? nil : "requests from origin null are refused"
+        guard let origin else { return nil }
+        if admitsCrossOrigin(origin) { return nil }
+        if origin == "null" {
+            return "requests from origin null (a sandboxed page or a local file) are refused (start haul serve with --allow-origin null to allow them)"
         }
-        if allowedOrigins.contains(origin) || allowedOrigins.contains("*") { return nil }
         if let host, origin.lowercased() == "http://" + host.lowercased() || origin.lowercased() == "https://" + host.lowercased() {
             return nil
         }
         return "requests from origin \(origin) are refused (start haul serve with --allow-origin \(origin) to allow a web UI there)"
+    }
+
+    /// Whether a page of `origin`, another origin than the server's own, was allowed by the user:
+    /// named with `--allow-origin`, or any origin with `*`. `null` (sandboxed frames, local
+    /// files, some redirects: pages anyone can make) only when named itself, never by `*`.
+    public func admitsCrossOrigin(_ origin: String) -> Bool {
+        allowedOrigins.contains(origin) || (origin != "null" && allowedOrigins.contains("*"))
     }
 
     /// Whether `host` (a Host header: name or address, optional port) is loopback.

@@ -48,11 +48,12 @@ public final class ServeSession: Sendable {
         maxPerHost = configuration.maxPerHost
         let server = LockedServer()
         self.server = server
+        let concurrency = settings.concurrency
         let service = RPCService(
             queue: queue, settings: settings, secret: configuration.secret,
             notify: { method, id in server.get()?.notify(method, gid: GID.string(id)) },
             // `stop()`: every download pauses at a checkpoint and `run()` ends.
-            shutdown: { _ in queue.stopAll() })
+            shutdown: { _ in Self.stop(queue, concurrency) })
         let started = try RPCServer(
             service: service, host: configuration.host, port: configuration.port, allowedOrigins: configuration.allowedOrigins,
             notifyUnauthenticated: configuration.notifyUnauthenticated)
@@ -76,8 +77,15 @@ public final class ServeSession: Sendable {
         server.get()?.stop()
     }
 
-    /// Pauses every download at a checkpoint and ends `run()`.
+    /// Pauses every download at a checkpoint and ends `run()`, whenever it comes: before `run()`
+    /// started too (its run then ends at once).
     public func stop() {
+        Self.stop(queue, settings.concurrency)
+    }
+
+    /// The stop is recorded on the run's own control first, so a run starting meanwhile sees it.
+    private static func stop(_ queue: DownloadQueue, _ concurrency: QueueConcurrency) {
+        concurrency.requestStop()
         queue.stopAll()
     }
 

@@ -246,15 +246,20 @@ struct HTTPServerTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func beyondTheCapsConnectionsAreClosedAndUpgradesGet503() throws {
+    func beyondTheCapsBusyConnectionsAreKeptAndTheNewcomerRefused() throws {
         var limits = HTTPServerLimits()
         limits.connections = 4
         limits.webSockets = 2
         let fixture = try ServerFixture(limits: limits)
         defer { fixture.server.stop() }
-        // GIVEN two WebSockets (the cap): a third upgrade is refused with 503
+        // GIVEN two WebSockets (the cap), each in the middle of a fragmented message
         let sockets = try (0..<2).map { _ in try RawClient(port: fixture.server.port) }
-        for socket in sockets { #expect(try socket.handshake(port: fixture.server.port).contains(" 101 ")) }
+        for socket in sockets {
+            #expect(try socket.handshake(port: fixture.server.port).contains(" 101 "))
+            try socket.send(RawClient.frame(1, Array("[".utf8), final: false))
+        }
+        usleep(100_000)
+        // WHEN a third upgrade comes: none may make room, so it is refused with 503
         do {
             let third = try RawClient(port: fixture.server.port)
             #expect(try third.handshake(port: fixture.server.port).contains(" 503 "))
@@ -262,18 +267,50 @@ struct HTTPServerTests {
         }
         // (the refused one hung up: the server closes its side too)
         usleep(200_000)
-        // GIVEN four connections open (the cap): a fifth is closed at once
+        // GIVEN four connections open (the cap), the other two in the middle of a request head
         let plain = try (0..<2).map { _ in try RawClient(port: fixture.server.port) }
+        for client in plain { try client.send("GET /nope HTTP/1.1\r\n") }
         usleep(100_000)
+        // WHEN a fifth comes: it is closed at once
         let fifth = try RawClient(port: fixture.server.port)
         let start = ContinuousClock.now
         #expect(fifth.closes(within: 1))
         #expect(ContinuousClock.now - start < .milliseconds(500))
         // AND the connections within the cap are served
         for client in plain {
-            try client.send("GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            try client.send("Host: 127.0.0.1\r\n\r\n")
             #expect(try client.response().status == 404)
         }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func beyondTheCapsTheIdleMakeRoom() throws {
+        var limits = HTTPServerLimits()
+        limits.connections = 4
+        limits.webSockets = 2
+        let fixture = try ServerFixture(limits: limits)
+        defer { fixture.server.stop() }
+        // GIVEN two idle WebSockets (the cap), the first of which proved the token
+        let sockets = try (0..<2).map { _ in try RawClient(port: fixture.server.port) }
+        for socket in sockets { #expect(try socket.handshake(port: fixture.server.port).contains(" 101 ")) }
+        try sockets[0].sendText(ServerFixture.call("aria2.getVersion"))
+        #expect(sockets[0].text(timeout: 5)?.contains("\"version\"") == true)
+        // WHEN a third upgrade comes
+        let third = try RawClient(port: fixture.server.port)
+        // THEN it is accepted, and the socket without the token made room for it
+        #expect(try third.handshake(port: fixture.server.port).contains(" 101 "))
+        #expect(sockets[1].closes(within: 2))
+        try sockets[0].sendText(ServerFixture.call("aria2.getVersion", id: 2))
+        #expect(sockets[0].text(timeout: 5)?.contains("\"version\"") == true)
+        // GIVEN then two idle HTTP connections beside the two WebSockets (the cap of four)
+        let idle = try (0..<2).map { _ in try RawClient(port: fixture.server.port) }
+        usleep(100_000)
+        // WHEN a fifth client calls
+        let (output, elapsed) = try fixture.curlGetVersion(maxTime: 3)
+        // THEN it is answered at once, and the longest idle HTTP connection made room
+        #expect(output.contains("\"version\""), "\(output)")
+        #expect(elapsed < .seconds(1))
+        #expect(idle[0].closes(within: 2))
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -310,8 +347,8 @@ struct HTTPServerTests {
         let fixture = try ServerFixture()
         defer { fixture.server.stop() }
         #expect(fixture.server.port > 0)
-        // A port in use: the error of before
-        #expect(throws: ServeError("cannot listen on 127.0.0.1:\(fixture.server.port) (in use, or not an address of this machine)")) {
+        // A port in use: said so
+        #expect(throws: ServeError("cannot listen on 127.0.0.1:\(fixture.server.port): 127.0.0.1:\(fixture.server.port) is in use by another process")) {
             _ = try RPCServer(service: fixture.service, host: "127.0.0.1", port: fixture.server.port, allowedOrigins: [])
         }
         #expect(throws: ServeError.self) {

@@ -16,7 +16,9 @@ extension DownloadQueue {
     public func run(_ options: QueueRunOptions = QueueRunOptions(), only ids: Set<Int64>? = nil, maxPerHost: Int? = nil) async -> QueueRunSummary {
         let pending = ids?.count ?? (try? pendingCount()) ?? 0
         live.withLock { state in
-            state.draining = false
+            // A stop asked of a long-running run before it got here holds (a signal sent as soon
+            // as `haul serve` listens).
+            state.draining = options.concurrency?.isStopRequested ?? false
             state.finishedBytes = 0
             state.aggregate = QueueProgress(filesTotal: pending)
         }

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// How many downloads a long-running queue (`haul serve`) runs at once, changeable while it runs,
-/// and the signal that wakes its idle workers when there may be something new to claim.
+/// the signal that wakes its idle workers when there may be something new to claim, and whether
+/// the run is to end (a stop asked for before the run started is kept, never lost).
 ///
 /// A run given one keeps going when the queue is empty: its workers wait here (for a wake-up, or
 /// a few seconds, to notice items other processes added) until `DownloadQueue.stopAll()`.
@@ -10,6 +11,7 @@ public final class QueueConcurrency: Sendable {
     /// Workers a run starts; at most this many downloads run at once, whatever `limit` says.
     public let maximum: Int
     private let current: Atomic<Int>
+    private let stopped = Atomic<Bool>(false)
     private let signal = AsyncSignal()
 
     /// `limit` downloads at once (at least 1), never more than `maximum` workers.
@@ -26,6 +28,16 @@ public final class QueueConcurrency: Sendable {
         current.store(min(max(1, value), maximum), ordering: .relaxed)
         wake()
     }
+
+    /// Ends the run it is given to, also one not started yet: its downloads pause at a checkpoint
+    /// (with `DownloadQueue.stopAll()`), and a run that starts later ends at once. For good.
+    public func requestStop() {
+        stopped.store(true, ordering: .sequentiallyConsistent)
+        wake()
+    }
+
+    /// Whether `requestStop()` was called.
+    public var isStopRequested: Bool { stopped.load(ordering: .sequentiallyConsistent) }
 
     /// Wakes every idle worker (an item was added or resumed, the limit changed, the run stops).
     public func wake() {

@@ -32,6 +32,21 @@ final class Connection {
         var busy = false
         /// It receives broadcasts.
         var subscribed: Bool
+        /// It made a call with the token: it is kept over those that did not when the server
+        /// makes room.
+        var authenticated = false
+        /// What its deadline is for, when it has one.
+        var timer: WebSocketTimer?
+    }
+
+    /// Why a WebSocket has a deadline.
+    enum WebSocketTimer: Equatable {
+        /// It sent nothing for a while: at the deadline it is pinged.
+        case idle
+        /// It was pinged: at the deadline, with nothing received since, it is closed.
+        case pong
+        /// A message was begun: it must be whole by the deadline.
+        case message
     }
 
     /// A request or message complete and ready for a worker.
@@ -44,8 +59,9 @@ final class Connection {
     struct Context {
         let handler: any HTTPServerHandler
         let now: ContinuousClock.Instant
-        /// No WebSocket slot is free.
-        let webSocketsFull: Bool
+        /// Whether a WebSocket slot is free, or could be made free by closing an idle one (which
+        /// it then does): asked only for an upgrade.
+        let webSocketRoom: () -> Bool
         let subscribeNewSockets: Bool
     }
 
@@ -64,12 +80,31 @@ final class Connection {
     private(set) var deadline: ContinuousClock.Instant?
     /// To be closed now (the peer went, a deadline passed, a write failed).
     private(set) var isFinished = false
+    /// When a byte last went either way (or it was accepted): who has been idle longest.
+    private(set) var lastActivity: ContinuousClock.Instant
 
     init(id: ConnectionID, fd: Int32, limits: HTTPServerLimits, now: ContinuousClock.Instant) {
         self.id = id
         self.fd = fd
         self.limits = limits
         deadline = now + .seconds(limits.idleSeconds)
+        lastActivity = now
+    }
+
+    /// How readily it may be closed to make room for a new client; nil while it is in the middle
+    /// of something (a request, a call, a message) and must not be.
+    var shedding: Shedding.Rank? {
+        switch phase {
+        case .closing:
+            return .lingering
+        case .awaitingHead(started: false):
+            return output.isEmpty && input.isEmpty ? .idleHTTP : nil
+        case .webSocket:
+            guard let webSocket, !webSocket.busy, !webSocket.parser.isMidMessage, input.isEmpty else { return nil }
+            return webSocket.authenticated ? .idleAuthenticatedWebSocket : .idleWebSocket
+        case .awaitingHead(started: true), .readingBody, .handling:
+            return nil
+        }
     }
 
     /// Whether the loop should read from it now. A connection that waits for a worker, or whose
@@ -85,10 +120,14 @@ final class Connection {
     }
 
     /// Reads once what the socket holds (into `scratch`).
-    func read(using scratch: UnsafeMutableRawBufferPointer) {
+    func read(using scratch: UnsafeMutableRawBufferPointer, now: ContinuousClock.Instant) {
         switch Socket.receive(fd, into: scratch) {
         case .bytes(let count):
             if case .closing = phase { return }
+            lastActivity = now
+            // Anything from the client answers a ping and ends an idle spell; a message begun
+            // keeps its own deadline.
+            if webSocket?.timer != .message { webSocket?.timer = nil }
             input.append(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
         case .none:
             break
@@ -104,6 +143,7 @@ final class Connection {
         case .failed:
             isFinished = true
         case .sent(let count):
+            if count > 0 { lastActivity = now }
             if count > 0, phase == .awaitingHead(started: false) || phase == .closing(shutDown: false) {
                 // A response still moving is not idle.
                 deadline = now + .seconds(limits.idleSeconds)
@@ -120,9 +160,16 @@ final class Connection {
         isFinished = true
     }
 
-    /// Closes it at `now` if its deadline passed.
+    /// Closes it at `now` if its deadline passed; a WebSocket idle that long is pinged first.
     func expire(now: ContinuousClock.Instant) {
-        if let deadline, now >= deadline { isFinished = true }
+        guard let deadline, now >= deadline else { return }
+        if phase == .webSocket, webSocket?.timer == .idle {
+            output.append(WebSocketFrame.ping(Data()))
+            webSocket?.timer = .pong
+            self.deadline = now + .seconds(limits.pongSeconds)
+            return
+        }
+        isFinished = true
     }
 
     /// Takes the next steps its input allows: answers what it can answer itself, and returns a
@@ -160,11 +207,15 @@ final class Connection {
                 guard webSocket?.busy == false, let step = webSocket?.parser.next(input.readable) else { return nil }
                 switch step {
                 case .needMore:
-                    // A message begun must be finished in time: a partial one holds memory.
                     if input.isEmpty, webSocket?.parser.isMidMessage != true {
-                        deadline = nil
-                    } else if deadline == nil {
-                        deadline = context.now + .seconds(limits.idleSeconds)
+                        // Idle since its last byte: pinged after a while (broadcasts sent to it
+                        // meanwhile do not count, a ping sent keeps its deadline).
+                        if webSocket?.timer != .idle, webSocket?.timer != .pong {
+                            arm(.idle, at: context.now + .seconds(limits.webSocketIdleSeconds))
+                        }
+                    } else if webSocket?.timer != .message {
+                        // A message begun must be finished in time: a partial one holds memory.
+                        arm(.message, at: context.now + .seconds(limits.idleSeconds))
                     }
                     return nil
                 case .failed(let failure):
@@ -174,6 +225,7 @@ final class Connection {
                     switch event {
                     case .message(let payload, _)?:
                         webSocket?.busy = true
+                        webSocket?.timer = nil
                         deadline = nil
                         return .message(payload)
                     case .ping(let payload)?:
@@ -197,18 +249,20 @@ final class Connection {
         deadline = now + .seconds(limits.idleSeconds)
     }
 
-    /// A worker's answer to the WebSocket message it had.
-    func replied(_ frame: Data?, subscribes: Bool) {
+    /// A worker's answer to the WebSocket message it had, and whether that message carried the
+    /// token (the socket then receives broadcasts).
+    func replied(_ frame: Data?, authenticated: Bool) {
         guard phase == .webSocket, webSocket != nil else { return }
         webSocket?.busy = false
-        if subscribes { webSocket?.subscribed = true }
-        guard let frame else { return }
-        // A client that sends calls and never reads their answers is not kept.
-        guard output.bytes <= limits.answerBacklogBytes else {
-            isFinished = true
-            return
+        if authenticated {
+            webSocket?.subscribed = true
+            webSocket?.authenticated = true
         }
+        guard let frame else { return }
         output.append(frame)
+        // A client that sends calls and never reads their answers is not kept: judged with this
+        // answer counted, so no answer lifts a socket past the bound and stays held.
+        if output.bytes > limits.answerBacklogBytes { isFinished = true }
     }
 
     /// A notification, unless the socket does not receive them or is too far behind.
@@ -224,7 +278,7 @@ final class Connection {
         let framing: HTTPRequestFraming
         switch HTTPRequestFraming.of(head) {
         case .failure(let refusal):
-            refuse(HTTPResponse.text(refusal.status, refusal.reason), context)
+            refuse(HTTPResponse.text(refusal.status, refusal.reason), context, to: head)
             return
         case .success(let value):
             framing = value
@@ -232,12 +286,13 @@ final class Connection {
         switch context.handler.route(head) {
         case .answer(let response):
             // A body it announced is not read: the connection cannot be used after it.
-            guard framing.bodyLength == 0, framing.keepAlive else { return refuse(response, context) }
-            output.append(response.serialized(connection: HTTPRequestFraming.connectionHeader(keepAlive: true, minorVersion: head.minorVersion)))
+            guard framing.bodyLength == 0, framing.keepAlive else { return refuse(response, context, to: head) }
+            let connection = HTTPRequestFraming.connectionHeader(keepAlive: true, minorVersion: head.minorVersion)
+            output.append(response.serialized(connection: connection, toHEAD: head.method == "HEAD"))
             phase = .awaitingHead(started: false)
             deadline = context.now + .seconds(limits.idleSeconds)
         case .read(let limit, let tooLarge):
-            guard framing.bodyLength <= limit else { return refuse(tooLarge, context) }
+            guard framing.bodyLength <= limit else { return refuse(tooLarge, context, to: head) }
             if framing.expectsContinue, input.count < framing.bodyLength {
                 output.append(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
             }
@@ -245,11 +300,12 @@ final class Connection {
         case .webSocket:
             switch WebSocketHandshake.check(head) {
             case .failure(let refusal):
-                refuse(WebSocketHandshake.refusalResponse(refusal), context)
+                refuse(WebSocketHandshake.refusalResponse(refusal), context, to: head)
             case .success(let key):
-                guard !context.webSocketsFull else { return refuse(HTTPResponse.text(503, "too many WebSockets are open"), context) }
+                guard context.webSocketRoom() else { return refuse(HTTPResponse.text(503, "too many WebSockets are open"), context, to: head) }
                 output.append(WebSocketHandshake.response(for: key))
-                webSocket = WebSocketSession(parser: WebSocketFrameParser(limit: limits.messageBytes), subscribed: context.subscribeNewSockets)
+                webSocket = WebSocketSession(
+                    parser: WebSocketFrameParser(limit: limits.messageBytes, fragments: limits.messageFragments), subscribed: context.subscribeNewSockets)
                 phase = .webSocket
                 isUpgraded = true
                 deadline = nil
@@ -257,11 +313,17 @@ final class Connection {
         }
     }
 
-    /// Sends `response` and closes after it.
-    private func refuse(_ response: HTTPResponse, _ context: Context) {
-        output.append(response.serialized(connection: "close"))
+    /// Sends `response` (without its body when it answers a HEAD request) and closes after it.
+    private func refuse(_ response: HTTPResponse, _ context: Context, to head: HTTPRequestHead? = nil) {
+        output.append(response.serialized(connection: "close", toHEAD: head?.method == "HEAD"))
         phase = .closing(shutDown: false)
         deadline = context.now + .seconds(limits.idleSeconds)
+    }
+
+    /// Gives the WebSocket a deadline for `timer`.
+    private func arm(_ timer: WebSocketTimer, at instant: ContinuousClock.Instant) {
+        webSocket?.timer = timer
+        deadline = instant
     }
 
     /// Sends a close frame and closes after it.

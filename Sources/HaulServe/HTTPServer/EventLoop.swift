@@ -87,22 +87,54 @@ final class EventLoop {
                 }
                 if events & Int32(POLLOUT) != 0 { connection.flush(now: turn) }
                 if events & Int32(POLLIN | POLLHUP) != 0, !connection.isFinished {
-                    scratch.withUnsafeMutableBytes { connection.read(using: $0) }
+                    scratch.withUnsafeMutableBytes { connection.read(using: $0, now: turn) }
                 }
                 advance(connection, now: turn)
             }
+            var unsent = 0
             for connection in connections.values {
                 connection.expire(now: turn)
-                if connection.isFinished { close(connection) }
+                if connection.isFinished {
+                    close(connection)
+                } else {
+                    unsent += connection.output.bytes
+                }
             }
+            if unsent > limits.unsentBytes { shedUnsent(over: unsent - limits.unsentBytes) }
         }
+    }
+
+    /// Closes the connections with the most unsent bytes until `excess` bytes are gone: clients
+    /// that stopped reading, each within its own bounds, must not add up past the server's.
+    private func shedUnsent(over excess: Int) {
+        var freed = 0
+        for connection in connections.values.sorted(by: { $0.output.bytes > $1.output.bytes }) {
+            guard freed < excess else { return }
+            freed += connection.output.bytes
+            connection.finish()
+            close(connection)
+        }
+    }
+
+    /// Closes the connection that matters least, if any may go (`Shedding`), to make room for a
+    /// new one; among WebSockets only when `webSocketsOnly`.
+    private func makeRoom(webSocketsOnly: Bool) -> Bool {
+        let candidates = connections.values.lazy.compactMap { connection in
+            connection.shedding.map { Shedding.Candidate(id: connection.id, rank: $0, idleSince: connection.lastActivity) }
+        }
+        guard let victim = Shedding.victim(among: candidates, webSocketsOnly: webSocketsOnly), let connection = connections[victim] else { return false }
+        connection.finish()
+        close(connection)
+        return true
     }
 
     /// Lets `connection` take its next steps and hands what needs a worker to one.
     private func advance(_ connection: Connection, now: ContinuousClock.Instant) {
         guard !connection.isFinished else { return }
         let context = Connection.Context(
-            handler: handler, now: now, webSocketsFull: webSockets >= limits.webSockets, subscribeNewSockets: subscribeNewSockets)
+            handler: handler, now: now,
+            webSocketRoom: { [unowned self] in self.webSockets < self.limits.webSockets || self.makeRoom(webSocketsOnly: true) },
+            subscribeNewSockets: subscribeNewSockets)
         let wasUpgraded = connection.isUpgraded
         let dispatch = connection.advance(context)
         if connection.isUpgraded, !wasUpgraded { webSockets += 1 }
@@ -116,12 +148,12 @@ final class EventLoop {
             submitted = workers.submit {
                 let response = handler.respond(to: head, body: body)
                 let connectionHeader = HTTPRequestFraming.connectionHeader(keepAlive: keepAlive, minorVersion: head.minorVersion)
-                mailbox.post(.response(id, response.serialized(connection: connectionHeader), keepAlive: keepAlive))
+                mailbox.post(.response(id, response.serialized(connection: connectionHeader, toHEAD: head.method == "HEAD"), keepAlive: keepAlive))
             }
         case .message(let payload):
             submitted = workers.submit {
                 let reply = handler.message(payload)
-                mailbox.post(.webSocketReply(id, reply.message.map(WebSocketFrame.text), subscribes: reply.subscribes))
+                mailbox.post(.webSocketReply(id, reply.message.map(WebSocketFrame.text), authenticated: reply.authenticated))
             }
         }
         if !submitted { connection.finish() }
@@ -135,9 +167,9 @@ final class EventLoop {
                 guard let connection = connections[id] else { continue }
                 connection.responded(bytes, keepAlive: keepAlive, now: now)
                 answered.append(connection)
-            case .webSocketReply(let id, let frame, let subscribes):
+            case .webSocketReply(let id, let frame, let authenticated):
                 guard let connection = connections[id] else { continue }
-                connection.replied(frame, subscribes: subscribes)
+                connection.replied(frame, authenticated: authenticated)
                 answered.append(connection)
             case .broadcast(let frame):
                 for connection in connections.values { connection.broadcast(frame) }
@@ -158,7 +190,7 @@ final class EventLoop {
                 }
                 return
             }
-            guard connections.count < limits.connections else {
+            guard connections.count < limits.connections || makeRoom(webSocketsOnly: false) else {
                 _ = systemClose(fd)
                 continue
             }

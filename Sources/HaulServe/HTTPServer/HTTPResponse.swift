@@ -29,7 +29,9 @@ struct HTTPResponse: Sendable, Equatable {
 
     /// The bytes on the wire. `connection` is the value of a `Connection` field to add (`close`
     /// when the server closes after it, `keep-alive` for an HTTP/1.0 client that asked), if any.
-    func serialized(connection: String?) -> Data {
+    /// The answer to a HEAD request (`toHEAD`) announces its body's length and sends no body: a
+    /// body sent would be read as the start of the next answer on the connection.
+    func serialized(connection: String?, toHEAD: Bool = false) -> Data {
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for header in headers { head += "\(header.name): \(header.value)\r\n" }
         // RFC 9110 section 8.6: no Content-Length on 1xx and 204.
@@ -37,7 +39,7 @@ struct HTTPResponse: Sendable, Equatable {
         if let connection { head += "Connection: \(connection)\r\n" }
         head += "\r\n"
         var bytes = Data(head.utf8)
-        bytes.append(body)
+        if !toHEAD { bytes.append(body) }
         return bytes
     }
 

@@ -16,8 +16,10 @@ enum HTTPRoute: Sendable, Equatable {
 struct WebSocketReply: Sendable, Equatable {
     /// The text message to send back, if any.
     let message: Data?
-    /// Whether the socket receives broadcasts from now on (it stays subscribed once it is).
-    let subscribes: Bool
+    /// Whether the message carried a valid token: the socket receives broadcasts from now on (it
+    /// stays subscribed once it is), and is kept over sockets that never did when the server
+    /// makes room for new clients.
+    let authenticated: Bool
 }
 
 /// The application behind an `HTTPServer`.

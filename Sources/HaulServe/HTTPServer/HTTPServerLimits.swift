@@ -1,22 +1,33 @@
 /// What one client may cost the server, and how long it may take. The defaults are the server's;
 /// tests shorten the timeouts.
 struct HTTPServerLimits: Sendable {
-    /// Open connections at most; one more is accepted and closed at once. An idle connection
-    /// costs a descriptor and a small record, so this bounds descriptors, not threads.
+    /// Open connections at most. One more makes room by closing the connection that matters
+    /// least (`Shedding`): one lingering after its last answer, else the longest idle HTTP
+    /// connection, else the longest idle WebSocket that never proved the token, else the longest
+    /// idle one that did; with none of those (every one mid-request) it is closed at once. An
+    /// idle connection costs a descriptor and a small record, so this bounds descriptors, not threads.
     var connections = 512
-    /// Open WebSockets at most; one more upgrade is answered 503.
+    /// Open WebSockets at most. One more upgrade makes room the same way among the idle
+    /// WebSockets; with none idle it is answered 503.
     var webSockets = 256
     /// A request head (request line and fields) at most this long, else 431.
     var headBytes = 16 * 1024
     /// A WebSocket message (whole or fragmented) at most this long, else close 1009 from its
     /// frame header.
     var messageBytes = 1 << 20
+    /// A WebSocket message in at most this many frames, else close 1009 at the next one.
+    var messageFragments = 1024
     /// A request's head and body must have arrived this long after its first byte, else the
     /// connection is closed: a slow client cannot hold a connection by trickling bytes.
     var requestSeconds = 10.0
     /// An HTTP connection with no request under way (and nothing left to send) is closed after
-    /// this long; so is one whose response has not moved for as long. WebSockets may stay idle.
+    /// this long; so is one whose response has not moved for as long.
     var idleSeconds = 30.0
+    /// A WebSocket that sent nothing for this long is pinged; one that then sends nothing (no
+    /// pong) for `pongSeconds` more is closed. A live client's WebSocket library answers pings
+    /// by itself, so only dead and stuck sockets (or a client that stopped reading) go.
+    var webSocketIdleSeconds = 60.0
+    var pongSeconds = 30.0
     /// After the server's last byte on a connection it closes, it reads (and drops) what the
     /// client still sends for up to this long, so the client sees the answer rather than a reset.
     var lingerSeconds = 2.0
@@ -25,8 +36,13 @@ struct HTTPServerLimits: Sendable {
     /// read from until it catches up.
     var backlogMessages = 512
     var backlogBytes = 4 << 20
-    /// A WebSocket whose unsent answers exceed this many bytes is closed.
+    /// A WebSocket whose unsent answers exceed this many bytes is closed (judged whenever an
+    /// answer is queued, after it is).
     var answerBacklogBytes = 16 << 20
+    /// Unsent bytes of every connection together at most: past this, the connections with the
+    /// most unsent are closed until the rest fits (clients that stopped reading, each within its
+    /// own bounds, cannot add up to gigabytes).
+    var unsentBytes = 64 << 20
     /// Threads that run the request handlers, and the stack each gets.
     var workers = 8
     var workerStackBytes = 4 << 20

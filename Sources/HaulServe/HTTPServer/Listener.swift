@@ -5,8 +5,11 @@
 #endif
 
 /// The listening sockets of a server: the first address of `host` that binds, and for
-/// `localhost` also the loopback address of the other family on the same port when it binds
-/// too (a client may try either of `::1` and `127.0.0.1`).
+/// `localhost` also the loopback address of the other family on the same port (a client may try
+/// either of `::1` and `127.0.0.1`, browsers the one they prefer first). That one is skipped only
+/// where the machine has no such address; taken by another process, it is an error (that
+/// process would get the clients that try it first), and on a port of the system's choice
+/// another port is chosen.
 struct Listener: Sendable {
     let descriptors: [Int32]
     /// The port bound (the system's choice when asked for 0).
@@ -14,30 +17,76 @@ struct Listener: Sendable {
 
     static let backlog: Int32 = 128
 
+    /// Tries of a port of the system's choice whose other loopback is taken.
+    static let portTries = 16
+
     init(host: String, port: Int) throws(ServeError) {
-        let failure = ServeError("cannot listen on \(host):\(port) (in use, or not an address of this machine)")
-        let addresses = Self.resolve(host: host, port: port)
-        var bound: (fd: Int32, family: Int32)?
-        for address in addresses {
-            let fd = Self.bind(address)
-            if fd >= 0 {
-                bound = (fd, address.family)
-                break
+        var tries = 0
+        while true {
+            tries += 1
+            let failure: OpenFailure
+            do throws(OpenFailure) {
+                (descriptors, self.port) = try Self.open(host: host, port: port)
+                return
+            } catch {
+                failure = error
+            }
+            switch failure {
+            case .unbound(let inUse?):
+                throw ServeError("cannot listen on \(host):\(port): \(inUse) is in use by another process")
+            case .unbound(nil):
+                throw ServeError("cannot listen on \(host):\(port) (in use, or not an address of this machine)")
+            case .otherLoopbackTaken(let address, let taken):
+                // Only a port of the system's choice may be chosen again.
+                guard port == 0, tries < Self.portTries else {
+                    throw ServeError(
+                        "cannot listen on localhost:\(taken): \(address) is in use by another process (listen on one address, e.g. --listen 127.0.0.1:\(taken), or choose another port)"
+                    )
+                }
             }
         }
-        guard let bound, let actual = Socket.localPort(bound.fd) else { throw failure }
+    }
+
+    private enum OpenFailure: Error {
+        /// No address of the host binds; `inUse` names one another socket has.
+        case unbound(inUse: String?)
+        /// The other loopback address of `localhost` is in use at the port bound on the first.
+        case otherLoopbackTaken(address: String, port: Int)
+    }
+
+    private static func open(host: String, port: Int) throws(OpenFailure) -> ([Int32], Int) {
+        var bound: (fd: Int32, family: Int32)?
+        var inUse: String?
+        for address in resolve(host: host, port: port) {
+            switch bind(address) {
+            case .bound(let fd): bound = (fd, address.family)
+            case .inUse: inUse = inUse ?? address.description
+            case .unavailable: break
+            }
+            if bound != nil { break }
+        }
+        guard let bound, let actual = Socket.localPort(bound.fd) else {
+            if let bound { _ = systemClose(bound.fd) }
+            throw .unbound(inUse: inUse)
+        }
         var descriptors = [bound.fd]
         if host.lowercased() == "localhost" {
             // The other family's loopback, whatever the hosts file says: browsers resolve
             // localhost to both themselves.
             let other = bound.family == AF_INET6 ? "127.0.0.1" : "::1"
-            if let address = Self.resolve(host: other, port: actual).first {
-                let fd = Self.bind(address)
-                if fd >= 0 { descriptors.append(fd) }
+            if let address = resolve(host: other, port: actual).first {
+                switch bind(address) {
+                case .bound(let fd):
+                    descriptors.append(fd)
+                case .inUse:
+                    _ = systemClose(bound.fd)
+                    throw .otherLoopbackTaken(address: other.contains(":") ? "[\(other)]:\(actual)" : "\(other):\(actual)", port: actual)
+                case .unavailable:
+                    break
+                }
             }
         }
-        self.descriptors = descriptors
-        self.port = actual
+        return (descriptors, actual)
     }
 
     /// Closes every listening socket.
@@ -46,9 +95,28 @@ struct Listener: Sendable {
     }
 
     /// One address getaddrinfo gave, copied out of its list.
-    private struct Address {
+    private struct Address: CustomStringConvertible {
         let family: Int32
         let bytes: [UInt8]
+
+        /// `127.0.0.1:6800` or `[::1]:6800`.
+        var description: String {
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            let port: UInt16? = bytes.withUnsafeBytes { raw in
+                if family == AF_INET6, raw.count >= MemoryLayout<sockaddr_in6>.size {
+                    var address = raw.loadUnaligned(as: sockaddr_in6.self)
+                    guard inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count)) != nil else { return nil }
+                    return UInt16(bigEndian: address.sin6_port)
+                }
+                guard family == AF_INET, raw.count >= MemoryLayout<sockaddr_in>.size else { return nil }
+                var address = raw.loadUnaligned(as: sockaddr_in.self)
+                guard inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count)) != nil else { return nil }
+                return UInt16(bigEndian: address.sin_port)
+            }
+            guard let port else { return "an address" }
+            let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+        }
     }
 
     private static func resolve(host: String, port: Int) -> [Address] {
@@ -71,10 +139,19 @@ struct Listener: Sendable {
         return addresses
     }
 
-    /// A socket bound to `address` and listening, or -1.
-    private static func bind(_ address: Address) -> Int32 {
+    /// What binding one address came to.
+    private enum Binding {
+        case bound(Int32)
+        /// Another socket has it.
+        case inUse
+        /// Not an address of this machine, or its family is not supported here.
+        case unavailable
+    }
+
+    /// A socket bound to `address` and listening.
+    private static func bind(_ address: Address) -> Binding {
         let fd = Socket.make(family: address.family)
-        guard fd >= 0 else { return -1 }
+        guard fd >= 0 else { return .unavailable }
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         let bound = address.bytes.withUnsafeBytes { raw in
@@ -87,9 +164,10 @@ struct Listener: Sendable {
             } ?? -1
         }
         guard bound == 0, listen(fd, backlog) == 0 else {
+            let failure = errno
             _ = systemClose(fd)
-            return -1
+            return failure == EADDRINUSE ? .inUse : .unavailable
         }
-        return fd
+        return .bound(fd)
     }
 }

@@ -21,9 +21,9 @@ final class LoopMailbox: @unchecked Sendable {
     enum Letter: Sendable {
         /// An HTTP response, serialized, and whether the connection stays open after it.
         case response(ConnectionID, Data, keepAlive: Bool)
-        /// A WebSocket handler returned: the frame to send (if any) and whether the socket now
-        /// receives broadcasts.
-        case webSocketReply(ConnectionID, Data?, subscribes: Bool)
+        /// A WebSocket handler returned: the frame to send (if any) and whether the message
+        /// carried the token.
+        case webSocketReply(ConnectionID, Data?, authenticated: Bool)
         /// A frame for every WebSocket that receives broadcasts.
         case broadcast(Data)
     }

@@ -6,6 +6,8 @@ enum WebSocketFrame {
 
     static func pong(_ payload: Data) -> Data { encode(opcode: 10, payload) }
 
+    static func ping(_ payload: Data) -> Data { encode(opcode: 9, payload) }
+
     /// A close frame with `code` (none when nil) and a reason cut to fit a control frame.
     static func close(code: UInt16?, reason: String = "") -> Data {
         guard let code else { return encode(opcode: 8, Data()) }

@@ -21,7 +21,10 @@ struct WebSocketFailure: Error, Sendable, Equatable {
 
 /// Reads client frames (RFC 6455 section 5) out of the bytes received so far and joins fragmented
 /// messages. A frame or message longer than `limit` is refused from its header alone, before any
-/// of its payload is read, so a client cannot make the server buffer more than `limit` bytes.
+/// of its payload is read, so a client cannot make the server buffer more than `limit` bytes; a
+/// message in more than `fragments` frames is refused too, so a client cannot make the server
+/// parse a million frames for one message. Each frame costs time in proportion to its own
+/// length: fragments are appended in place, never copied again.
 /// Pure: the connection hands it its unread input and consumes what it used.
 struct WebSocketFrameParser: Sendable {
     /// The outcome of one look at the input.
@@ -36,15 +39,21 @@ struct WebSocketFrameParser: Sendable {
 
     /// The largest message, in bytes, whole or fragmented.
     let limit: Int
-    /// A fragmented message so far: whether it is text, and its payload.
-    private var fragments: (isText: Bool, payload: Data)?
+    /// The most frames one message may come in.
+    let fragments: Int
+    /// A fragmented message so far: whether it is text, its payload, and how many frames it came in.
+    private var pending: (isText: Bool, frames: Int)?
+    private var pendingPayload = Data()
 
-    init(limit: Int) {
+    /// A parser of messages up to `limit` bytes in up to `fragments` frames (1,024 by default:
+    /// clients that fragment send a large message in large pieces).
+    init(limit: Int, fragments: Int = 1024) {
         self.limit = limit
+        self.fragments = max(1, fragments)
     }
 
     /// Some fragments of a message were read, not its last.
-    var isMidMessage: Bool { fragments != nil }
+    var isMidMessage: Bool { pending != nil }
 
     /// Reads the frame at the start of `bytes`.
     mutating func next(_ bytes: ArraySlice<UInt8>) -> Step {
@@ -55,14 +64,18 @@ struct WebSocketFrameParser: Sendable {
         let isFinal = first & 0x80 != 0
         let opcode = first & 0x0F
         guard first & 0x70 == 0 else { return .failed(.protocolError("reserved bits set (no extension was agreed)")) }
-        guard [0, 1, 2, 8, 9, 10].contains(opcode) else { return .failed(.protocolError("reserved opcode \(opcode)")) }
+        switch opcode {
+        case 0, 1, 2, 8, 9, 10: break
+        default: return .failed(.protocolError("reserved opcode \(opcode)"))
+        }
         guard second & 0x80 != 0 else { return .failed(.protocolError("client frames must be masked")) }
         let isControl = opcode >= 8
         if isControl {
             guard isFinal, second & 0x7F <= 125 else { return .failed(.protocolError("control frames are final and at most 125 bytes")) }
         } else if opcode == 0 {
-            guard fragments != nil else { return .failed(.protocolError("a continuation frame with no message to continue")) }
-        } else if fragments != nil {
+            guard let pending else { return .failed(.protocolError("a continuation frame with no message to continue")) }
+            guard pending.frames < fragments else { return .failed(WebSocketFailure(code: 1009, reason: "message in over \(fragments) fragments")) }
+        } else if pending != nil {
             return .failed(.protocolError("a new message before the fragmented one ended"))
         }
         var headerLength = 2
@@ -77,38 +90,56 @@ struct WebSocketFrameParser: Sendable {
             guard length >> 63 == 0 else { return .failed(.protocolError("a 64-bit length with its top bit set")) }
             headerLength = 10
         }
-        let sofar = UInt64(fragments?.payload.count ?? 0)
+        let sofar = UInt64(pending == nil ? 0 : pendingPayload.count)
         guard isControl || length <= UInt64(limit) - min(sofar, UInt64(limit)) else {
             return .failed(WebSocketFailure(code: 1009, reason: "message over \(limit) bytes"))
         }
         let payloadLength = Int(length)
         headerLength += 4
         guard bytes.count >= headerLength + payloadLength else { return .needMore }
-        let mask = bytes[(base + headerLength - 4)..<(base + headerLength)].map { $0 }
-        var unmasked = [UInt8](repeating: 0, count: payloadLength)
-        for index in 0..<payloadLength { unmasked[index] = bytes[base + headerLength + index] ^ mask[index & 3] }
-        let payload = Data(unmasked)
+        let maskStart = base + headerLength - 4
+        let mask = (bytes[maskStart], bytes[maskStart + 1], bytes[maskStart + 2], bytes[maskStart + 3])
+        let payloadStart = base + headerLength
         let consumed = headerLength + payloadLength
+        if !isControl {
+            if pending == nil {
+                pending = (isText: opcode == 1, frames: 0)
+                pendingPayload.removeAll(keepingCapacity: true)
+            }
+            pending?.frames += 1
+            Self.unmask(bytes[payloadStart..<(payloadStart + payloadLength)], mask, into: &pendingPayload)
+            return isFinal ? finishMessage(consumed: consumed) : .frame(consumed: consumed, event: nil)
+        }
+        var payload = Data()
+        Self.unmask(bytes[payloadStart..<(payloadStart + payloadLength)], mask, into: &payload)
         switch opcode {
         case 8: return close(payload, consumed: consumed)
         case 9: return .frame(consumed: consumed, event: .ping(payload))
-        case 10: return .frame(consumed: consumed, event: .pong)
-        default: return data(opcode: opcode, isFinal: isFinal, payload: payload, consumed: consumed)
+        default: return .frame(consumed: consumed, event: .pong)
         }
     }
 
-    private mutating func data(opcode: UInt8, isFinal: Bool, payload: Data, consumed: Int) -> Step {
-        var message = fragments ?? (isText: opcode == 1, payload: Data())
-        message.payload.append(payload)
-        guard isFinal else {
-            fragments = message
-            return .frame(consumed: consumed, event: nil)
+    /// Appends `masked` to `payload`, unmasked.
+    private static func unmask(_ masked: ArraySlice<UInt8>, _ mask: (UInt8, UInt8, UInt8, UInt8), into payload: inout Data) {
+        guard !masked.isEmpty else { return }
+        let keys = [mask.0, mask.1, mask.2, mask.3]
+        let start = payload.count
+        payload.count += masked.count
+        payload.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
+            for (offset, byte) in masked.enumerated() { raw[start + offset] = byte ^ keys[offset & 3] }
         }
-        fragments = nil
-        if message.isText, String(validating: message.payload, as: UTF8.self) == nil {
+    }
+
+    /// The message whose last frame was just read.
+    private mutating func finishMessage(consumed: Int) -> Step {
+        let isText = pending?.isText ?? true
+        let payload = pendingPayload
+        pending = nil
+        pendingPayload = Data()
+        if isText, String(validating: payload, as: UTF8.self) == nil {
             return .failed(WebSocketFailure(code: 1007, reason: "a text message that is not UTF-8"))
         }
-        return .frame(consumed: consumed, event: .message(message.payload, isText: message.isText))
+        return .frame(consumed: consumed, event: .message(payload, isText: isText))
     }
 
     private func close(_ payload: Data, consumed: Int) -> Step {

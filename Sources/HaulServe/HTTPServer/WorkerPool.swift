@@ -23,14 +23,17 @@ final class JoinableThread: Sendable {
 
 /// The threads that run request handlers (JSON-RPC calls may be slow: the store, the disk), so
 /// the event loop never does. Each has a stack of its own size (a deep request cannot overflow
-/// a small one). Jobs run in the order given.
+/// a small one). Jobs run in the order given, and each is released as soon as a worker takes it
+/// (its captures, a request's head and body, go when it returns, not when the queue next runs
+/// empty: under steady load it never does).
 ///
 /// `@unchecked Sendable`: `jobs`, `next` and `stopping` are guarded by `condition`.
 final class WorkerPool: @unchecked Sendable {
     typealias Job = @Sendable () -> Void
 
     private let condition = NSCondition()
-    private var jobs: [Job] = []
+    /// Jobs waiting from `next` on; the slots before it are taken (nil).
+    private var jobs: [Job?] = []
     private var next = 0
     private var stopping = false
     private var threads: [JoinableThread] = []
@@ -81,9 +84,13 @@ final class WorkerPool: @unchecked Sendable {
             while next == jobs.count, !stopping { condition.wait() }
             guard !stopping else { return nil }
             let job = jobs[next]
+            jobs[next] = nil
             next += 1
             if next == jobs.count {
                 jobs.removeAll(keepingCapacity: true)
+                next = 0
+            } else if next >= 64, next * 2 >= jobs.count {
+                jobs.removeFirst(next)
                 next = 0
             }
             return job
