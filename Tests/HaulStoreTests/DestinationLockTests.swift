@@ -57,7 +57,7 @@ struct DestinationLockTests {
             print('locked', flush=True)
             time.sleep(30)
             """
-        holder.arguments = ["python3", "-c", script, lockPath, String(DestinationLock.slot(of: key))]
+        holder.arguments = ["python3", "-c", script, lockPath, String(DestinationLock.slot(forPartial: key))]
         let output = Pipe()
         holder.standardOutput = output
         try holder.run()

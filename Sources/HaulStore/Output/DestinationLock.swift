@@ -3,31 +3,48 @@ import Synchronization
 
 /// One writer per destination, held for a whole run (single downloads and queue runs alike): a
 /// POSIX record lock on one byte of the directory's lock file (`OutputLayout.lockPath`), the byte
-/// chosen by a 62-bit hash of the destination's partial path. A second run finds the byte held and
-/// stops, naming the process that holds it (`F_GETLK` tells), instead of writing into the same
-/// partial. Within one process the registry refuses the second holder itself: record locks never
-/// conflict with their own process.
+/// chosen by a 62-bit hash of the partial's name in that directory. A second run finds the byte
+/// held and stops, naming the process that holds it (`F_GETLK` tells), instead of writing into
+/// the same partial. Within one process the registry refuses the second holder itself: record
+/// locks never conflict with their own process.
+///
+/// A destination is known by its identity, never by its spelling: the directory by its lock
+/// file's device and inode (`x`, `./x`, an absolute path and a path through a symlinked directory
+/// all reach the same lock file), the file by its name in it. So two spellings of one file take
+/// the same byte of the same file, and the process holds one lock file per directory whatever
+/// the paths it was reached by.
 ///
 /// One lock file per directory, not one per destination: a batch of many small files no longer
 /// creates and removes a file for each of them (on ext4 every such pair also slows the next
-/// creations in the directory). The process keeps one descriptor per directory (closing any
-/// descriptor of the file would drop all of the process's locks on it). The kernel drops the locks
-/// when the holder dies (even by `kill -9`). The last holder of a directory's lock file removes it
-/// while it holds a lock on the whole file, so no one is left holding a lock on a removed file; a
-/// process that opened the old file before that finds it gone once it has its lock, and tries again.
+/// creations in the directory). Closing any descriptor of a file drops all of the process's locks
+/// on it, so a descriptor of a lock file this process holds a lock in is never closed before the
+/// last of them is released (a second descriptor, opened through another spelling before the
+/// file was recognised, is kept beside the first). The kernel drops the locks when the holder dies
+/// (even by `kill -9`). The last holder of a directory's lock file removes it while it holds a lock
+/// on the whole file, so no one is left holding a lock on a removed file; a process that opened the
+/// old file before that finds it gone once it has its lock, and tries again.
+///
+/// A directory others may write to (`/tmp`, a group's folder) gets a lock file they may lock
+/// too (mode 0666, or 0660 for a group's), so one user's lock file never locks another out; a
+/// private directory's is 0600, so no other user can take its locks. A lock file another user
+/// left that this one cannot open (an older Haul made it 0600) is stepped around: this user's
+/// runs then lock in `.haul-lock-UID` beside it, and only their own downloads exclude each other
+/// there (another user's partial is theirs alone to write anyway).
 public final class DestinationLock: Sendable {
     /// The directory's lock file.
     public let path: String
     /// The byte of the lock file this destination's lock is on.
     let slot: Int64
+    private let file: LockFiles.FileID
     private let released = Atomic<Bool>(false)
 
-    /// Takes the lock of the destination whose partial is `key`, in the lock file at `path`
-    /// (created 0600 if missing), or throws `.conflict` naming the holder.
+    /// Takes the lock of the destination whose partial is `key` (its name in the directory of
+    /// `path` is what counts), in the lock file at `path` (created if missing), or throws
+    /// `.conflict` naming the holder.
     public init(path: String, key: String) throws(StoreError) {
         self.path = path
-        slot = Self.slot(of: key)
-        try LockFiles.shared.lock(slot, in: path)
+        slot = Self.slot(forPartial: key)
+        file = try LockFiles.shared.lock(slot, in: path)
     }
 
     /// Releases the lock; the last holder in this process removes the lock file if no other
@@ -35,10 +52,16 @@ public final class DestinationLock: Sendable {
     public func release() {
         // Once: the same destination may be locked again by this process meanwhile.
         guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        LockFiles.shared.unlock(slot, in: path)
+        LockFiles.shared.unlock(slot, in: file)
     }
 
-    /// The byte for a destination: FNV-1a of its partial path, kept within 62 bits (a positive `off_t`).
+    /// The byte for the destination whose partial is `key`: its name in its directory, however
+    /// the directory was spelled.
+    static func slot(forPartial key: String) -> Int64 {
+        slot(of: (key as NSString).lastPathComponent)
+    }
+
+    /// FNV-1a of `key`, kept within 62 bits (a positive `off_t`).
     static func slot(of key: String) -> Int64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in key.utf8 {
@@ -49,28 +72,39 @@ public final class DestinationLock: Sendable {
     }
 }
 
-/// The process's open lock files, one descriptor per directory, and the bytes it holds in each.
+/// The process's open lock files, known by device and inode, and the bytes it holds in each.
 final class LockFiles: Sendable {
     static let shared = LockFiles()
 
-    private struct Open {
-        var fd: Int32
-        var held: Set<Int64>
+    /// A lock file's identity.
+    struct FileID: Hashable, Sendable {
+        let device: UInt64
+        let inode: UInt64
+
+        init(_ status: stat) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+        }
     }
 
-    private let files = Mutex<[String: Open]>([:])
+    private struct Open {
+        /// The path it was first opened by (removed through it by the last holder).
+        let path: String
+        /// Every descriptor of it this process has open: the first locks, the others wait to be
+        /// closed with it (closing one would drop the locks).
+        var descriptors: [Int32]
+        var held: Set<Int64>
+        var fd: Int32 { descriptors[0] }
+    }
 
-    func lock(_ slot: Int64, in path: String) throws(StoreError) {
-        let result: Result<Void, StoreError> = files.withLock { files in
+    private let files = Mutex<[FileID: Open]>([:])
+
+    func lock(_ slot: Int64, in path: String) throws(StoreError) -> FileID {
+        let result: Result<FileID, StoreError> = files.withLock { files in
             do throws(StoreError) {
-                var file: Open
-                if let open = files[path] {
-                    file = open
-                } else {
-                    file = try Self.open(path)
-                }
+                let (id, file) = try Self.entry(for: path, in: &files)
                 guard !file.held.contains(slot) else {
-                    if file.held.isEmpty { close(file.fd) }
+                    Self.closeIfUnused(id, in: &files)
                     throw Self.conflict(path, holder: getpid())
                 }
                 var range = Self.range(F_WRLCK, slot)
@@ -78,50 +112,93 @@ final class LockFiles: Sendable {
                     let code = errno
                     var probe = Self.range(F_WRLCK, slot)
                     let holder = fcntl(file.fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK ? probe.l_pid : nil
-                    if file.held.isEmpty { close(file.fd) }
+                    Self.closeIfUnused(id, in: &files)
                     guard code == EAGAIN || code == EACCES else { throw StoreError.system("cannot lock", path: path, errno: code) }
                     throw Self.conflict(path, holder: holder)
                 }
-                file.held.insert(slot)
-                files[path] = file
-                return .success(())
+                files[id]?.held.insert(slot)
+                return .success(id)
             } catch {
                 return .failure(error)
             }
         }
-        try result.get()
+        return try result.get()
     }
 
-    func unlock(_ slot: Int64, in path: String) {
+    func unlock(_ slot: Int64, in id: FileID) {
         files.withLock { files in
-            guard var file = files[path], file.held.remove(slot) != nil else { return }
+            guard var file = files[id], file.held.remove(slot) != nil else { return }
             guard file.held.isEmpty else {
                 var range = Self.range(F_UNLCK, slot)
                 _ = fcntl(file.fd, F_SETLK, &range)
-                files[path] = file
+                files[id] = file
                 return
             }
-            files[path] = nil
+            files[id] = nil
             // The last lock of this process here: a lock on the whole file (it replaces this
             // process's own byte) succeeds only if no other process holds one, and then the file
-            // is removed before the descriptor closes.
+            // is removed before the descriptors close (if it is still the file at its path, and
+            // this user may: in a sticky directory only its owner can).
             var whole = Self.range(F_WRLCK, 0, length: 0)
-            if fcntl(file.fd, F_SETLK, &whole) == 0 { unlink(path) }
-            close(file.fd)
+            if fcntl(file.fd, F_SETLK, &whole) == 0, Self.identity(of: file.path) == id { unlink(file.path) }
+            for fd in file.descriptors { close(fd) }
         }
     }
 
-    /// Opens the lock file at `path`, making sure the descriptor is the file now at that path
-    /// (a last holder elsewhere may remove it between the open and the first lock).
-    private static func open(_ path: String) throws(StoreError) -> Open {
+    /// The entry of the lock file at `path`, opened now unless this process has it open already
+    /// (by whatever spelling).
+    private static func entry(for path: String, in files: inout [FileID: Open]) throws(StoreError) -> (FileID, Open) {
+        if let id = identity(of: path), let open = files[id] { return (id, open) }
+        let (fd, id) = try open(path)
+        if var known = files[id] {
+            // Reached through a spelling not recognised before the open (the file appeared
+            // meanwhile): this descriptor stays open beside the first.
+            known.descriptors.append(fd)
+            files[id] = known
+            return (id, known)
+        }
+        let fresh = Open(path: path, descriptors: [fd], held: [])
+        files[id] = fresh
+        return (id, fresh)
+    }
+
+    /// Forgets and closes a lock file this process holds no lock in.
+    private static func closeIfUnused(_ id: FileID, in files: inout [FileID: Open]) {
+        guard let file = files[id], file.held.isEmpty else { return }
+        files[id] = nil
+        for fd in file.descriptors { close(fd) }
+    }
+
+    /// The identity of the file at `path` (symlinks followed: a directory reached through one is
+    /// the same directory), or nil when there is none.
+    static func identity(of path: String) -> FileID? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return FileID(status)
+    }
+
+    /// Opens the lock file at `path` (creating it if missing), making sure the descriptor is the
+    /// file now at that path (a last holder elsewhere may remove it between the open and the first
+    /// lock). Another user's file this one may not open is stepped around (`.haul-lock-UID`).
+    private static func open(_ path: String) throws(StoreError) -> (Int32, FileID) {
+        var path = path
         for _ in 0..<16 {
-            let fd = Foundation.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw StoreError.system("cannot open the lock file", path: path) }
+            let fd: Int32
+            switch openOrCreate(path) {
+            case .success(let opened):
+                fd = opened
+            case .failure(let failure) where failure.code == EACCES && !path.hasSuffix("-\(getuid())"):
+                path += "-\(getuid())"
+                continue
+            case .failure(let failure):
+                throw StoreError.system("cannot open the lock file", path: path, errno: failure.code)
+            }
             // A shared lock on a byte no destination uses holds the file while it is checked.
             var anchor = range(F_RDLCK, Int64.max - 1)
             guard fcntl(fd, F_SETLKW, &anchor) == 0 else {
+                let code = errno
                 close(fd)
-                throw StoreError.system("cannot lock", path: path)
+                throw StoreError.system("cannot lock", path: path, errno: code)
             }
             var held = stat()
             var current = stat()
@@ -129,9 +206,43 @@ final class LockFiles: Sendable {
                 close(fd)
                 continue
             }
-            return Open(fd: fd, held: [])
+            return (fd, FileID(held))
         }
         throw StoreError(.io, "cannot lock \(path): it keeps being replaced")
+    }
+
+    /// The lock file at `path` opened for locking: an existing one as it is (another user's too:
+    /// no `O_CREAT`, which Linux refuses on another's file in a sticky directory), else a new one
+    /// with the mode its directory calls for.
+    private static func openOrCreate(_ path: String) -> Result<Int32, OpenFailure> {
+        let existing = Foundation.open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        if existing >= 0 { return .success(existing) }
+        guard errno == ENOENT else { return .failure(OpenFailure(code: errno)) }
+        let mode = creationMode(directory: (path as NSString).deletingLastPathComponent)
+        let created = Foundation.open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard created >= 0 else {
+            // Made by another process meanwhile: open that one.
+            if errno == EEXIST { return openOrCreate(path) }
+            return .failure(OpenFailure(code: errno))
+        }
+        // Whatever the umask: the mode is what lets the directory's other writers lock here.
+        _ = fchmod(created, mode)
+        return .success(created)
+    }
+
+    /// Why a lock file did not open: its errno.
+    private struct OpenFailure: Error {
+        let code: Int32
+    }
+
+    /// 0600 in a directory only its owner may write to; 0660 where its group may; 0666 where
+    /// anyone may (`/tmp`).
+    static func creationMode(directory: String) -> mode_t {
+        var status = stat()
+        guard stat(directory.isEmpty ? "." : directory, &status) == 0 else { return 0o600 }
+        if status.st_mode & S_IWOTH != 0 { return 0o666 }
+        if status.st_mode & S_IWGRP != 0 { return 0o660 }
+        return 0o600
     }
 
     private static func range(_ type: Int32, _ start: Int64, length: Int64 = 1) -> flock {
