@@ -22,7 +22,8 @@ struct CLIOneWriterTests {
     }
 
     /// Both runs at once; their results in the order given.
-    static func together(_ first: @escaping @Sendable () throws -> ProcessResult, _ second: @escaping @Sendable () throws -> ProcessResult) -> [ProcessResult?] {
+    static func together(_ first: @escaping @Sendable () throws -> ProcessResult, _ second: @escaping @Sendable () throws -> ProcessResult) -> [ProcessResult?]
+    {
         let results = ResultsBox()
         let group = DispatchGroup()
         for (index, run) in [first, second].enumerated() {
