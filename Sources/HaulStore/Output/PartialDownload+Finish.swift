@@ -51,6 +51,15 @@ extension PartialDownload {
     func moveIntoPlace(replacing: Bool, hash: StreamingHash?) throws(OutputError) {
         guard let layout, let finalPath else { throw OutputError(.io, "the download finished without a file name") }
         let replacing = replacing || record.replacesExistingFile == true
+        // Only the file this run wrote is given the final name: a partial another process put at
+        // the path meanwhile (the lock should make that impossible) is never moved into place.
+        if let file = partialFile, let written = try? file.identity(), let current = FileIdentity.of(layout.partialPath),
+            written.device != current.device || written.inode != current.inode
+        {
+            throw OutputError(
+                .io, "\(layout.partialPath) is no longer the file this run wrote (another process replaced it); nothing was moved to \(finalPath)",
+                path: layout.partialPath)
+        }
         if let file = partialFile, record.keepsOwnMode != true {
             // The partial was private (0600) while incomplete; the file gets the usual mode.
             file.setPermissions(PartialFile.defaultFileMode)
