@@ -59,7 +59,7 @@ extension QueueStore {
     func saveRecord(_ id: Int64, _ record: ResumeRecord?, epoch: Int64? = nil) throws(StoreError) {
         let text = record.map { SQLiteValue.text(ResumeRecordCodec.encode($0)) } ?? .null
         let fence = epoch.map(SQLiteValue.integer) ?? .null
-        try write { db in
+        try write(durable: record.map(Self.mustBeDurable) ?? false) { db in
             try db.execute("UPDATE downloads SET record = ? WHERE id = ? AND (? IS NULL OR lease_epoch = ?)", [text, .integer(id), fence, fence])
             if epoch != nil, db.changes == 0 { throw Self.leaseLost(id) }
         }
@@ -67,6 +67,15 @@ extension QueueStore {
 }
 
 extension QueueStore {
+    /// Whether saving `record` must reach the disk before the save returns, though the store's
+    /// commits are not synced one by one: a finished mark (the file's rename follows it, and a
+    /// power cut that kept the rename and lost the mark would leave a file the next run refuses as
+    /// not its own) and an adopted file's record (the user's file is moved under the partial's
+    /// name after it). A checkpoint lost to a power cut only makes the store claim fewer bytes.
+    static func mustBeDurable(_ record: ResumeRecord) -> Bool {
+        record.finishedLength != nil || record.isAdopted
+    }
+
     /// Saves several items' records in one commit (the finished marks of a group of downloads);
     /// each `epoch` fences its item as `saveRecord` does. Returns each one's failure (nil: saved),
     /// in order: a lost lease fails only its own item; a failed commit fails them all.
@@ -74,7 +83,7 @@ extension QueueStore {
         // Encoded before the store is taken: the commit holds it only for the updates.
         let texts = records.map { SQLiteValue.text(ResumeRecordCodec.encode($0.record)) }
         do throws(StoreError) {
-            return try write { db -> [StoreError?] in
+            return try write(durable: records.contains { Self.mustBeDurable($0.record) }) { db -> [StoreError?] in
                 var failures: [StoreError?] = []
                 for (entry, text) in zip(records, texts) {
                     let fence = entry.epoch.map(SQLiteValue.integer) ?? .null

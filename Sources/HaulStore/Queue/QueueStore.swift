@@ -87,11 +87,12 @@ public final class QueueStore: Sendable {
         }
     }
 
-    /// Every change of the store passes here, one committed transaction per call.
-    func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
+    /// Every change of the store passes here, one committed transaction per call; a `durable` one
+    /// is on the disk when this returns (see `DatabaseQueue.write(durable:_:)`).
+    func write<T: Sendable>(durable: Bool = false, _ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
         let result: T
         do {
-            result = try database.write(body)
+            result = try database.write(durable: durable, body)
         } catch {
             throw Self.storeError(error, path: path)
         }
