@@ -172,6 +172,31 @@ struct CLILongNameTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func twoResponsesNamingTheSame255ByteFileAreBothKept() throws {
+        // GIVEN two resources whose responses both name a file of 255 bytes
+        let server = try FaultServer()
+        let bodies = [TestData.bytes(count: 300_000, seed: 1_110), TestData.bytes(count: 300_000, seed: 1_111)]
+        let given = String(repeating: "d", count: 251) + ".bin"
+        for (index, body) in bodies.enumerated() {
+            server.setResource("/\(index)", body: body, extraHeaders: [("Content-Disposition", "attachment; filename=\"\(given)\"")])
+        }
+        let work = try TemporaryDirectory(prefix: "haul-long-twice")
+        let state = try TemporaryDirectory(prefix: "haul-long-twice-state")
+
+        // WHEN one batch downloads both into a directory, one after the other
+        let result = try HaulBinary.run(
+            ["-q", "--retry", "0", "-j", "1", "--state", state.path, "-d", work.path, server.url("/0"), server.url("/1")])
+
+        // THEN both are kept: the second under a unique name the file system takes
+        #expect(result.status == 0, "\(result.status): \(result.stderr)")
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: work.path)) ?? []).sorted()
+        #expect(names.count == 2, "\(names)")
+        #expect(names.allSatisfy { $0.utf8.count <= 255 && $0.hasSuffix(".bin") }, "\(names.map(\.utf8.count))")
+        let contents = names.compactMap { Disk.bytes(work.file($0)) }
+        #expect(contents.contains(bodies[0]) && contents.contains(bodies[1]))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aWrongChecksumUnderALongNameSetsTheDataAside() throws {
         // GIVEN a download under a 250-byte name whose expected checksum is wrong
         let server = try FaultServer()

@@ -135,6 +135,17 @@ struct SidecarNameTests {
         #expect(OutputLayout.nameLimit(of: "") == OutputLayout.nameLimit(of: "."))
     }
 
+    @Test("GIVEN a 255-byte name taken twice WHEN numbered THEN the new name is cut to fit, its number and extension kept")
+    func aNumberedNameStaysWithinTheLimit() {
+        #expect(ClaimedNames.numbered("report", ".pdf", 1) == "report (1).pdf")
+        let stem = String(repeating: "é", count: 125) + "x"
+        let numbered = ClaimedNames.numbered(stem, ".bin", 12)
+        #expect(numbered.utf8.count <= 255 && numbered.hasSuffix("é (12).bin"), "\(numbered.utf8.count)")
+        // An extension too long to keep is cut with the rest.
+        let odd = ClaimedNames.numbered("a", "." + String(repeating: "z", count: 253), 1)
+        #expect(odd.utf8.count <= 255 && odd.hasSuffix("z (1)"))
+    }
+
     @Test("GIVEN text WHEN its start is taken within a byte budget THEN it is cut between characters, else between scalars")
     func prefixesAreCutOnBoundaries() {
         #expect(FileNameSanitizer.prefix(of: "éé", withinBytes: 3) == "é")
