@@ -108,14 +108,17 @@ public enum FileNameSanitizer {
             stem = name[..<dot]
             pathExtension = name[dot...]
         }
-        let budget = maximumByteCount - pathExtension.utf8.count
-        var kept = prefix(ofCharacters: stem, withinBytes: budget)
-        if kept.isEmpty {
-            // A single enormous grapheme (say, a letter with thousands of combining marks)
-            // would leave nothing; cut between scalars instead, which is still valid UTF-8.
-            kept = prefix(ofScalars: stem, withinBytes: budget)
-        }
-        return kept + pathExtension
+        return prefix(of: stem, withinBytes: maximumByteCount - pathExtension.utf8.count) + pathExtension
+    }
+
+    /// The longest start of `name` that fits in `budget` UTF-8 bytes, cut between characters (so
+    /// never inside one), or between scalars when even the first character does not fit.
+    public static func prefix(of name: some StringProtocol, withinBytes budget: Int) -> String {
+        let text = Substring(name)
+        let kept = prefix(ofCharacters: text, withinBytes: budget)
+        // A single enormous grapheme (say, a letter with thousands of combining marks) would
+        // leave nothing; cut between scalars instead, which is still valid UTF-8.
+        return kept.isEmpty ? prefix(ofScalars: text, withinBytes: budget) : kept
     }
 
     private static func prefix(ofCharacters text: Substring, withinBytes budget: Int) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 import Synchronization
 
 /// The final paths that downloads of this process chose from responses: two downloads of one batch
@@ -28,7 +29,7 @@ public final class ClaimedNames: Sendable {
             let (stem, ext) = Self.split(name)
             var index = 1
             while true {
-                let candidate = "\(stem) (\(index))\(ext)"
+                let candidate = Self.numbered(stem, ext, index)
                 let candidatePath = path(candidate)
                 if !names.active.contains(candidatePath), !names.done.contains(candidatePath), PathKind.of(candidatePath) == .missing {
                     names.active.insert(candidatePath)
@@ -45,6 +46,17 @@ public final class ClaimedNames: Sendable {
             names.active.remove(path)
             if completed { names.done.insert(path) }
         }
+    }
+
+    /// `stem (index)ext`, the stem cut (between characters) so that the name stays within
+    /// `FileNameSanitizer.maximumByteCount` bytes, as the name it stands for did.
+    static func numbered(_ stem: String, _ ext: String, _ index: Int) -> String {
+        let number = " (\(index))"
+        let room = FileNameSanitizer.maximumByteCount - number.utf8.count
+        guard stem.utf8.count + ext.utf8.count > room else { return stem + number + ext }
+        // An extension too long to keep is cut with the rest.
+        guard ext.utf8.count < room else { return FileNameSanitizer.prefix(of: stem + ext, withinBytes: room) + number }
+        return FileNameSanitizer.prefix(of: stem, withinBytes: room - ext.utf8.count) + number + ext
     }
 
     /// `report.tar.gz` → (`report.tar`, `.gz`); a leading dot is not an extension.

@@ -1,11 +1,10 @@
 import Foundation
 import HaulCore
 
-/// Where a download's files live on disk: the final path (when known), the partial file and its record.
+/// Where a download's files live on disk: the final path (when known), the partial file and the
+/// other sidecars beside it (each named by `SidecarName`, the one rule for their names).
 public struct OutputLayout: Sendable, Equatable {
-    /// Suffixes of the files kept beside the destination while a download is incomplete.
-    public static let partialSuffix = ".haul-partial"
-    public static let recordSuffix = ".haul-resume"
+    /// The name of the directory's lock file (see `lockPath`).
     public static let lockSuffix = ".haul-lock"
 
     /// The directory everything lives in.
@@ -13,23 +12,49 @@ public struct OutputLayout: Sendable, Equatable {
     /// The final path given up front; nil for a download into a directory (the response names
     /// the file: `PartialDownload.finalPath` is the one place that derives it).
     public let finalPath: String?
+    /// The longest name, in bytes, the directory's file system takes (`nameLimit(of:)`).
+    public let nameMax: Int
+    /// The sidecars' path up to their name (through the last "/"), and the name they are named
+    /// after: the final name, or a directory download's key.
+    private let sidecarPrefix: String
+    private let sidecarStem: String
+
     /// The partial file.
-    public let partialPath: String
+    public var partialPath: String { path(of: .partial) }
     /// The resume record beside it (a single download's; a queue keeps its record in the store).
-    public let recordPath: String
+    public var recordPath: String { path(of: .record) }
     /// A segmented download's progress, mapped into memory (see `SegmentProgressMap`).
-    public var segmentMapPath: String {
-        String(partialPath.dropLast(Self.partialSuffix.count)) + ".haul-segments"
-    }
+    public var segmentMapPath: String { path(of: .segmentMap) }
     /// Where a partial proven bad (its digest is not the expected one) is set aside: kept for a
     /// look, never continued.
-    public var rejectedPath: String {
-        String(partialPath.dropLast(Self.partialSuffix.count)) + ".haul-rejected"
-    }
+    public var rejectedPath: String { path(of: .rejected) }
     /// The directory's lock file, in which one byte per destination gives one run at a time the
     /// right to write the partial (see `DestinationLock`).
     public var lockPath: String {
         directory + "/" + Self.lockSuffix
+    }
+
+    /// The path of `sidecar`: beside the destination, named by `SidecarName`.
+    public func path(of sidecar: Sidecar) -> String {
+        sidecarPrefix + SidecarName.of(sidecarStem, sidecar, nameMax: nameMax)
+    }
+
+    /// The final name given up front when the file system cannot take it (longer than
+    /// `nameMax` bytes): such a download is refused before any request. Nil when it fits.
+    public var finalNameTooLong: String? {
+        guard finalPath != nil, sidecarStem.utf8.count > nameMax else { return nil }
+        return sidecarStem
+    }
+
+    private init(directory: String, finalPath: String?, sidecarBase: String, nameMax: Int) {
+        self.directory = directory
+        self.finalPath = finalPath
+        self.nameMax = nameMax
+        // Split at the last "/" byte, as the kernel reads a path (see `AbsolutePath.directory`).
+        let bytes = Array(sidecarBase.utf8)
+        let cut = bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+        sidecarPrefix = String(decoding: bytes[..<cut], as: UTF8.self)
+        sidecarStem = String(decoding: bytes[cut...], as: UTF8.self)
     }
 
     /// The one rule for where a download's files live, for the runner and the queue alike; nil for
@@ -49,22 +74,38 @@ public struct OutputLayout: Sendable, Equatable {
         }
     }
 
-    /// A download to an explicit path: the partial and record sit beside it.
-    public static func file(_ path: String) -> OutputLayout {
+    /// A download to an explicit path: the partial and record sit beside it. `nameMax`: the
+    /// directory's name limit, asked of its file system when not given.
+    public static func file(_ path: String, nameMax: Int? = nil) -> OutputLayout {
         let directory = AbsolutePath.directory(of: path)
-        return OutputLayout(
-            directory: directory,
-            finalPath: path,
-            partialPath: path + partialSuffix,
-            recordPath: path + recordSuffix)
+        return OutputLayout(directory: directory, finalPath: path, sidecarBase: path, nameMax: nameMax ?? nameLimit(of: directory))
     }
 
     /// A download into a directory: the name is not known before the response, so the partial is
     /// keyed by the URL, which is what a later run for the same URL knows first.
-    public static func directory(_ directory: String, url: URL) -> OutputLayout {
+    public static func directory(_ directory: String, url: URL, nameMax: Int? = nil) -> OutputLayout {
         let key = "." + "haul-" + stableHash(url.absoluteString)
         let base = (directory as NSString).appendingPathComponent(key)
-        return OutputLayout(directory: directory, finalPath: nil, partialPath: base + partialSuffix, recordPath: base + recordSuffix)
+        return OutputLayout(directory: directory, finalPath: nil, sidecarBase: base, nameMax: nameMax ?? nameLimit(of: directory))
+    }
+
+    /// The longest name, in bytes, the file system of `directory` takes: `pathconf(_PC_NAME_MAX)`
+    /// of the directory, or of its nearest existing parent while it does not exist yet (it will be
+    /// made on that file system); never above 255 (Linux's limit, and
+    /// `FileNameSanitizer.maximumByteCount`), and 255 when the file system does not say.
+    public static func nameLimit(of directory: String) -> Int {
+        let fallback = FileNameSanitizer.maximumByteCount
+        var candidate = directory.isEmpty ? "." : directory
+        while true {
+            errno = 0
+            let limit = pathconf(candidate, Int32(_PC_NAME_MAX))
+            if limit > 0 { return min(limit, fallback) }
+            // ENOENT/ENOTDIR: not there yet, ask its parent; anything else (or no limit): 255.
+            guard limit < 0, errno == ENOENT || errno == ENOTDIR else { return fallback }
+            let parent = AbsolutePath.directory(of: candidate)
+            guard parent != candidate else { return fallback }
+            candidate = parent
+        }
     }
 
     /// The final path: the one given up front, else the file a response named (`fileName`, as

@@ -52,6 +52,13 @@ extension PartialDownload {
         guard let layout = OutputLayout.of(request.destination, existingFile: request.existingFile, url: request.url) else {
             return PartialDownload(layout: nil, sink: .direct(DirectOutput()), record: request.fresh)
         }
+        if let name = layout.finalNameTooLong {
+            // Refused before anything is created or asked: the download could never be put in place.
+            throw OutputError(
+                .usage,
+                "\(layout.finalPath ?? name) cannot be created: its name is \(name.utf8.count) bytes long and the file system takes at most \(layout.nameMax) bytes in a name; choose a shorter name",
+                path: layout.finalPath)
+        }
         try createDirectory(layout.directory)
         let lock: DestinationLock
         do {

@@ -5,6 +5,10 @@ import Foundation
 /// Replacement is write-to-temporary, fsync, rename, fsync the directory: a crash leaves either
 /// the old record or the new one, never a torn mix.
 public struct RecordFile: Sendable {
+    /// Added to the record's path to name the temporary it is written to before the rename.
+    public static let temporarySuffix = ".tmp"
+
+    /// Where the record lives.
     public let path: String
 
     public init(path: String) {
@@ -36,12 +40,12 @@ public struct RecordFile: Sendable {
 
     private func write(_ record: ResumeRecord, durably: Bool) throws(StoreError) {
         let data = Data(ResumeRecordCodec.encode(record).utf8)
-        try FileIO.replace(path, with: data, temporary: path + ".tmp", durably: durably)
+        try FileIO.replace(path, with: data, temporary: path + Self.temporarySuffix, durably: durably)
     }
 
     /// Removes the record (and a leftover temporary). Missing files are fine.
     public func remove() {
         unlink(path)
-        unlink(path + ".tmp")
+        unlink(path + Self.temporarySuffix)
     }
 }
