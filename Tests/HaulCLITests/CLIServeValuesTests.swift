@@ -201,9 +201,14 @@ struct CLIServeValuesTests {
         let socks = try SocksProxy(user: "alice", password: "pw-socks-42")
         let work = try TemporaryDirectory(prefix: "haul-serve-proxy")
         let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), environment: Self.environmentWithoutProxies)
-        defer { _ = try? serve.stop() }
+        // Stopped once only: a second stop would wait for an exit that was already seen.
+        var stopped = false
+        defer { if !stopped { _ = try? serve.stop() } }
         let cases: [(name: String, options: [String: Any], from: String)] = [
-            ("all-proxy with its user and password options", ["all-proxy": http.url(), "all-proxy-user": "bob", "all-proxy-passwd": "pw-http-41"], "127.0.0.3"),
+            (
+                "all-proxy with its user and password options", ["all-proxy": http.url(), "all-proxy-user": "bob", "all-proxy-passwd": "pw-http-41"],
+                "127.0.0.3"
+            ),
             ("http-proxy with the login in its URL", ["http-proxy": socks.url(scheme: "socks5h", user: "alice", password: "pw-socks-42")], "127.0.0.2"),
             (
                 "http-proxy over all-proxy for an http URI",
@@ -232,6 +237,7 @@ struct CLIServeValuesTests {
         #expect(http.requestLines().contains("GET \(fixture.url("/small.bin?case=0")) HTTP/1.1"), "\(http.log())")
         #expect(socks.connectedTargets().contains("127.0.0.1:\(fixture.nginx.port)"), "\(socks.log())")
         // AND once the downloads are done, the store no longer holds the passwords
+        stopped = true
         try serve.stop()
         for file in [work.file("state") + "/haul.sqlite", work.file("state") + "/haul.sqlite-wal"] {
             let data = FileManager.default.contents(atPath: file) ?? Data()
