@@ -381,8 +381,10 @@ enum Aria2OptionValues {
         return result
     }
 
-    /// A client's text in an error: at most 100 characters (an option name can be a megabyte).
+    /// A client's text in an error: at most 100 characters (an option name can be a megabyte),
+    /// and `""` for nothing, so an empty name is still seen.
     static func shown(_ text: String) -> String {
-        text.count > 100 ? String(text.prefix(100)) + "…" : text
+        if text.isEmpty { return "\"\"" }
+        return text.count > 100 ? String(text.prefix(100)) + "…" : text
     }
 }
