@@ -206,7 +206,9 @@ enum Format {
     }
 
     static func clock(_ seconds: Double) -> String {
-        guard seconds.isFinite else { return "--:--" }
+        // A server can make the estimate absurd (a length of Int64.max, a byte now and then):
+        // beyond about 68 years it is no estimate, and `Int` of a larger Double would trap.
+        guard seconds.isFinite, seconds >= 0, seconds < Double(Int32.max) else { return "--:--" }
         let total = Int(seconds.rounded())
         let hours = total / 3600
         let minutes = (total % 3600) / 60
