@@ -70,12 +70,12 @@ final class Presenter: @unchecked Sendable {
         lock.withLock {
             let done = progress.filesCompleted + progress.filesFailed
             var lines = [
-                "[\(done)/\(max(total, progress.filesTotal)) files] \(Format.bytes(progress.bytes))  \(Format.bytes(Int64(progress.bytesPerSecond)))/s"
+                "[\(done)/\(max(total, progress.filesTotal)) files] \(Format.bytes(progress.bytes))  \(Format.bytes(ProgressMeter.wholeBytesPerSecond(progress.bytesPerSecond)))/s"
                     + (progress.filesFailed > 0 ? "  \(progress.filesFailed) failed" : "")
             ]
             for (id, item) in progress.active.sorted(by: { $0.key < $1.key }).prefix(8) {
                 let percent = item.fraction.map { String(format: "%3d%%", Int($0 * 100)) } ?? "  ? "
-                lines.append("  #\(id) \(percent) \(Format.bytes(item.bytes))  \(Format.bytes(Int64(item.bytesPerSecond)))/s")
+                lines.append("  #\(id) \(percent) \(Format.bytes(item.bytes))  \(Format.bytes(ProgressMeter.wholeBytesPerSecond(item.bytesPerSecond)))/s")
             }
             clearBlock()
             FileHandle.standardError.write(Data(lines.joined(separator: "\n").utf8))
@@ -142,7 +142,7 @@ final class Presenter: @unchecked Sendable {
         let now = ContinuousClock.now
         guard now - lastDraw >= .milliseconds(200) else { return }
         lastDraw = now
-        let speed = "\(Format.bytes(Int64(progress.bytesPerSecond)))/s"
+        let speed = "\(Format.bytes(ProgressMeter.wholeBytesPerSecond(progress.bytesPerSecond)))/s"
         var line: String
         if let fraction = progress.fraction, let total = progress.totalBytes {
             let width = 24
@@ -182,7 +182,7 @@ final class Presenter: @unchecked Sendable {
     /// A completion's figures, each named for what it is: the file's size, and this run's bytes,
     /// time and speed (after a resume, the run fetched only what the earlier ones left).
     static func figures(_ done: DownloadCompletion) -> String {
-        let run = "\(Format.seconds(done.seconds)), \(Format.bytes(Int64(done.bytesPerSecond)))/s"
+        let run = "\(Format.seconds(done.seconds)), \(Format.bytes(ProgressMeter.wholeBytesPerSecond(done.bytesPerSecond)))/s"
         guard done.resumedFrom > 0 else { return "\(Format.bytes(done.bytes)) in \(run)" }
         return "\(Format.bytes(done.bytes)); resumed from \(Format.bytes(done.resumedFrom)), this run \(Format.bytes(done.bytesTransferred)) in \(run)"
     }
@@ -206,7 +206,9 @@ enum Format {
     }
 
     static func clock(_ seconds: Double) -> String {
-        guard seconds.isFinite else { return "--:--" }
+        // A server can make the estimate absurd (a length of Int64.max, a byte now and then):
+        // beyond about 68 years it is no estimate, and `Int` of a larger Double would trap.
+        guard seconds.isFinite, seconds >= 0, seconds < Double(Int32.max) else { return "--:--" }
         let total = Int(seconds.rounded())
         let hours = total / 3600
         let minutes = (total % 3600) / 60

@@ -49,7 +49,7 @@ struct QueueListCommand: ParsableCommand {
                 item.totalBytes.map { total in
                     "\(Format.bytes(item.bytes))/\(Format.bytes(total))"
                 } ?? Format.bytes(item.bytes)
-            let speed = item.bytesPerSecond > 0 ? "\(Format.bytes(Int64(item.bytesPerSecond)))/s" : "-"
+            let speed = item.bytesPerSecond > 0 ? "\(Format.bytes(ProgressMeter.wholeBytesPerSecond(item.bytesPerSecond)))/s" : "-"
             var location = item.finalPath ?? item.destination
             if let error = item.lastError { location += "  (\(error))" }
             // A file name or an error text the server chose: its control characters made visible.

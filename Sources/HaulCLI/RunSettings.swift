@@ -36,14 +36,7 @@ struct RunSettings: ParsableOptions {
         self.retry = retry
         connectTimeout = try OptionValue.seconds(parsed, "connect-timeout", default: 30)
         stallTimeout = try OptionValue.seconds(parsed, "stall-timeout", default: 30)
-        if let rate = parsed.value("limit-rate") {
-            guard let bytes = OptionValue.bytes(rate) else {
-                throw UsageError(message: "--limit-rate needs a rate such as 500k or 20M, got \"\(rate)\"")
-            }
-            limiter = RateLimiter(bytesPerSecond: bytes)
-        } else {
-            limiter = nil
-        }
+        limiter = try OptionValue.speed(parsed, "limit-rate").map { RateLimiter(bytesPerSecond: $0) }
         engine = try Self.engine(parsed.value("engine"))
         if limiter != nil, !engine.hasBackpressure {
             throw UsageError(

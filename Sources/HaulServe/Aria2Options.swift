@@ -3,8 +3,8 @@ import Haul
 import HaulCore
 import HaulRPC
 
-/// The aria2 options `aria2.addUri` and `aria2.changeOption` take, turned into a Haul request.
-/// Every value arrives as a string (aria2 clients also send some as numbers or lists).
+/// `aria2.addUri`'s URIs and options turned into a Haul request. The values are read and checked
+/// by `Aria2OptionValues` (pure); this adds what needs the file system and the request type.
 ///
 /// Paths from a client are as untrusted as names from a server: `dir` must lie inside the
 /// directory `haul serve` was given, and each component of `dir` and `out` goes through
@@ -12,14 +12,22 @@ import HaulRPC
 struct Aria2Options {
     let root: String
 
-    /// The request for `uri` with `options`, and whether it is to be added paused.
-    func request(for uri: String, _ options: [String: JSONValue]) throws(RPCError) -> (request: DownloadRequest, paused: Bool) {
-        guard let url = URL(string: uri), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
-            throw RPCError("\(uri) is not an http or https URI")
+    /// The request for `uris` (the first is the download, the others its mirrors: aria2's further
+    /// URIs point at the same file; Haul proves each before use) with `options`, and whether it is
+    /// to be added paused.
+    func request(for uris: [String], _ options: [String: JSONValue]) throws(RPCError) -> (request: DownloadRequest, paused: Bool) {
+        var urls: [URL] = []
+        for uri in uris {
+            guard let url = URL(string: uri), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
+                throw RPCError("\(Redaction.url(uri)) is not an http or https URI")
+            }
+            urls.append(url)
         }
-        let directory = try self.directory(options["dir"])
+        guard let url = urls.first else { throw RPCError.invalidParams("aria2.addUri takes a list of URIs first") }
+        let values = try Aria2OptionValues.download(options, uris: urls)
+        let directory = try self.directory(values.dir)
         let destination: Destination
-        if let out = try Self.text(options["out"], "out"), !out.isEmpty {
+        if let out = values.out {
             let file = try Self.join(directory, out, what: "out")
             try confined(file, what: "out", out)
             destination = .file(file)
@@ -27,37 +35,24 @@ struct Aria2Options {
             destination = .directory(directory)
         }
         var request = DownloadRequest(url: url, destination: destination)
-        for line in try Self.headerLines(options["header"]) {
-            do throws(HeaderLineError) {
-                let field = try HTTPHeaders.field(line: line)
-                request.headers.add(field.name, field.value)
-            } catch .reserved(let name) {
-                throw RPCError("header \(name) is set by Haul itself")
-            } catch {
-                throw RPCError("header \"\(line)\" is not a valid NAME: VALUE header")
-            }
-        }
-        if let connections = try Self.connections(options) { request.connections = connections }
-        if let checksum = try Self.text(options["checksum"], "checksum") {
-            do throws(ChecksumError) {
-                request.checksum = try Checksum(parsing: checksum)
-            } catch {
-                throw RPCError("checksum: \(error.message) (aria2 form: sha-256=HEX)")
-            }
-        }
-        if let limit = try Self.speed(options["max-download-limit"], "max-download-limit"), limit > 0 {
-            request.rateLimiter = RateLimiter(bytesPerSecond: limit)
-        }
-        let paused = try Self.text(options["pause"], "pause") == "true"
-        return (request, paused)
+        request.mirrors = Array(urls.dropFirst())
+        request.headers = values.headers
+        request.connections = values.connections
+        request.checksum = values.checksum
+        request.rateLimiter = values.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
+        request.transfer.proxy = values.proxy
+        request.transfer.noProxy = values.noProxy
+        if let verifies = values.verifiesTLS { request.transfer.verifyTLS = verifies }
+        if let policy = values.existingFile { request.existingFile = policy }
+        return (request, values.paused)
     }
 
     /// `dir`: the root itself when absent; a relative path inside it; an absolute path only when
     /// it lies inside it. Judged on the file system, not on the strings: both sides' symlinks are
     /// resolved (a root given through a symlink takes the `dir` its clients read back from
     /// `getGlobalOption`), and a path that leaves the root through a symlink is refused.
-    func directory(_ value: JSONValue?) throws(RPCError) -> String {
-        guard let text = try Self.text(value, "dir"), !text.isEmpty else { return root }
+    func directory(_ given: String?) throws(RPCError) -> String {
+        guard let text = given, !text.isEmpty else { return root }
         var relative = text
         if text.hasPrefix("/") {
             let real = ConfinedPath.resolved((text as NSString).standardizingPath)
@@ -89,58 +84,5 @@ struct Aria2Options {
             result = result.hasSuffix("/") ? result + safe : result + "/" + safe
         }
         return result
-    }
-
-    static func text(_ value: JSONValue?, _ name: String) throws(RPCError) -> String? {
-        switch value {
-        case nil, .null?: return nil
-        case .string(let text)?: return text
-        case .int(let number)?: return String(number)
-        case .bool(let flag)?: return flag ? "true" : "false"
-        default: throw RPCError("option \(name) must be a string")
-        }
-    }
-
-    static func headerLines(_ value: JSONValue?) throws(RPCError) -> [String] {
-        switch value {
-        case nil, .null?: return []
-        case .string(let line)?: return [line]
-        case .array(let lines)?:
-            var result: [String] = []
-            for line in lines {
-                guard let text = line.string else { throw RPCError("option header must be a list of strings") }
-                result.append(text)
-            }
-            return result
-        default: throw RPCError("option header must be a string or a list of strings")
-        }
-    }
-
-    /// `split` and `max-connection-per-server`: connections for one file, the smaller of the two.
-    static func connections(_ options: [String: JSONValue]) throws(RPCError) -> Int? {
-        var result: Int?
-        for name in ["split", "max-connection-per-server"] {
-            guard let text = try text(options[name], name) else { continue }
-            guard let value = Int(text), (1...16).contains(value) else { throw RPCError("\(name) must be 1 to 16") }
-            result = min(result ?? value, value)
-        }
-        return result
-    }
-
-    /// A speed as aria2 writes it: bytes, or with K or M (1024-based); 0 is no limit.
-    static func speed(_ value: JSONValue?, _ name: String) throws(RPCError) -> Int64? {
-        guard let text = try text(value, name)?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
-        var digits = text
-        var factor: Int64 = 1
-        switch text.last?.uppercased() {
-        case "K": factor = 1024
-        case "M": factor = 1024 * 1024
-        default: break
-        }
-        if factor > 1 { digits.removeLast() }
-        guard let number = Int64(digits), number >= 0, number <= Int64.max / factor else {
-            throw RPCError("\(name) must be a number of bytes per second, optionally with K or M: \(text)")
-        }
-        return number * factor
     }
 }

@@ -43,7 +43,7 @@ struct Aria2Status {
 
     var completedLength: Int64 { live?.bytes ?? item.bytes }
     var totalLength: Int64 { live?.totalBytes ?? item.totalBytes ?? (item.state == .completed ? item.bytes : 0) }
-    var downloadSpeed: Int64 { item.state == .running ? Int64(live?.bytesPerSecond ?? item.bytesPerSecond) : 0 }
+    var downloadSpeed: Int64 { item.state == .running ? ProgressMeter.wholeBytesPerSecond(live?.bytesPerSecond ?? item.bytesPerSecond) : 0 }
 
     /// Where the file is (or will be): its final path once known, else the named destination, else
     /// (a directory download before its response named the file) the name its URL gives, as aria2

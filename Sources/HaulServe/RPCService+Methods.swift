@@ -67,17 +67,10 @@ extension RPCService {
     // MARK: methods
 
     func addUri(_ params: [JSONValue]) throws -> JSONValue {
-        guard let uris = params.first?.array, let first = uris.first?.string, uris.allSatisfy({ $0.string != nil }) else {
+        guard let list = params.first?.array, !list.isEmpty, list.allSatisfy({ $0.string != nil }) else {
             throw RPCError.invalidParams("aria2.addUri takes a list of URIs first")
         }
-        var (request, paused) = try Aria2Options(root: settings.root).request(for: first, try RPCParams.options(params, at: 1))
-        // aria2's further URIs point at the same file: Haul's mirrors, each proven before use.
-        request.mirrors = try uris.dropFirst().compactMap(\.string).map { uri in
-            guard let url = URL(string: uri), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
-                throw RPCError("\(Redaction.url(uri)) is not an http or https URI")
-            }
-            return url
-        }
+        let (request, paused) = try Aria2Options(root: settings.root).request(for: list.compactMap(\.string), try RPCParams.options(params, at: 1))
         // Every parameter is read before anything changes: an error reply adds nothing.
         let position = params.count > 2 ? try RPCParams.integer(params, at: 2, "position") : nil
         if let existing = try queue.existingItem(for: request) {

@@ -19,19 +19,19 @@ extension RPCService {
             options["max-connection-per-server"] = .string(String(connections))
         }
         if let checksum = stored?.checksum { options["checksum"] = .string(checksum.description) }
+        // The proxy without its password: a secret is never read back.
+        if let proxy = stored?.proxy { options["all-proxy"] = .string(Redaction.withoutPassword(proxy)) }
+        if let noProxy = stored?.noProxy { options["no-proxy"] = .string(noProxy) }
+        if stored?.verifyTLS == false { options["check-certificate"] = "false" }
         return .object(options)
     }
 
     /// Only `max-download-limit` changes on a download (at once when it runs); anything else is
-    /// refused by name rather than ignored.
+    /// refused by name rather than ignored (`Aria2OptionValues.downloadChange`).
     func changeOption(_ params: [JSONValue]) throws -> JSONValue {
         let (gid, id) = try RPCParams.gid(params)
         _ = try item(id, gid)
-        let options = try RPCParams.options(params, at: 1)
-        for name in options.keys where name != "max-download-limit" {
-            throw RPCError("option \(name) cannot be changed by haul's aria2.changeOption (only max-download-limit)")
-        }
-        if let limit = try Aria2Options.speed(options["max-download-limit"], "max-download-limit") {
+        if let limit = try Aria2OptionValues.downloadChange(try RPCParams.options(params, at: 1)) {
             try queue.setSpeedLimit(id, bytesPerSecond: limit)
         }
         return "OK"
@@ -41,7 +41,7 @@ extension RPCService {
         [
             "dir": .string(settings.root),
             "max-concurrent-downloads": .string(String(settings.concurrency.limit)),
-            "max-overall-download-limit": .string(String(Int64(settings.overallLimit.bytesPerSecond))),
+            "max-overall-download-limit": .string(String(settings.overallLimit.bytesPerSecond)),
             "max-download-limit": "0",
             "split": "8",
             "max-connection-per-server": "8",
@@ -49,22 +49,10 @@ extension RPCService {
     }
 
     func changeGlobalOption(_ params: [JSONValue]) throws -> JSONValue {
-        let options = try RPCParams.options(params, at: 0)
-        let known = ["max-concurrent-downloads", "max-overall-download-limit"]
-        for name in options.keys where !known.contains(name) {
-            throw RPCError("option \(name) cannot be changed by haul's aria2.changeGlobalOption (only \(known.joined(separator: ", ")))")
-        }
-        var concurrent: Int?
-        if let text = try Aria2Options.text(options["max-concurrent-downloads"], "max-concurrent-downloads") {
-            guard let value = Int(text), (1...settings.concurrency.maximum).contains(value) else {
-                throw RPCError("max-concurrent-downloads must be 1 to \(settings.concurrency.maximum)")
-            }
-            concurrent = value
-        }
-        let overall = try Aria2Options.speed(options["max-overall-download-limit"], "max-overall-download-limit")
-        // Checked in full before anything changes: a bad value leaves every setting as it was.
-        if let concurrent { settings.concurrency.setLimit(concurrent) }
-        if let overall { settings.overallLimit.setLimit(bytesPerSecond: overall) }
+        // Read in full before anything changes: a bad value leaves every setting as it was.
+        let change = try Aria2OptionValues.globalChange(try RPCParams.options(params, at: 0), maximumConcurrency: settings.concurrency.maximum)
+        if let concurrency = change.concurrency { settings.concurrency.setLimit(concurrency) }
+        if let overall = change.overallBytesPerSecond { settings.overallLimit.setLimit(bytesPerSecond: overall) }
         return "OK"
     }
 }

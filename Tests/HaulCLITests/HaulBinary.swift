@@ -29,12 +29,14 @@ final class RunningHaul {
     private let scratch: TemporaryDirectory
     private let exited = DispatchSemaphore(value: 0)
 
-    init(_ arguments: [String]) throws {
+    /// Starts `haul` with `arguments`, in `environment` when given (else this process's own).
+    init(_ arguments: [String], environment: [String: String]? = nil) throws {
         scratch = try TemporaryDirectory(prefix: "haul-cli-run")
         let captured = try CapturedOutput(in: scratch)
         defer { captured.close() }
         process.executableURL = URL(fileURLWithPath: try HaulBinary.path())
         process.arguments = arguments
+        if let environment { process.environment = environment }
         captured.attach(to: process)
         process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()

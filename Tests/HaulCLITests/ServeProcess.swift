@@ -13,12 +13,14 @@ final class ServeProcess {
     let state: String
     let directory: String
 
-    /// Starts `haul serve --listen 127.0.0.1:0` with a store in `state` and downloads in `directory`.
-    init(state: String, directory: String, secret: String = "s3cret", extra: [String] = []) throws {
+    /// Starts `haul serve --listen 127.0.0.1:0` with a store in `state` and downloads in `directory`
+    /// (in `environment` when given, else this process's own).
+    init(state: String, directory: String, secret: String = "s3cret", extra: [String] = [], environment: [String: String]? = nil) throws {
         self.secret = secret
         self.state = state
         self.directory = directory
-        running = try RunningHaul(["serve", "--listen", "127.0.0.1:0", "--secret", secret, "--state", state, "-d", directory] + extra)
+        running = try RunningHaul(
+            ["serve", "--listen", "127.0.0.1:0", "--secret", secret, "--state", state, "-d", directory] + extra, environment: environment)
         var found: Int?
         let deadline = Date().addingTimeInterval(20)
         while found == nil, Date() < deadline, running.process.isRunning {

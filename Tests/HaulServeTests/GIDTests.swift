@@ -48,7 +48,7 @@ struct ServePureTests {
         let options = Aria2Options(root: "/srv/dl")
         let url = "http://127.0.0.1:1/f.bin"
         func destination(_ given: [String: JSONValue]) throws -> String {
-            switch try options.request(for: url, given).request.destination {
+            switch try options.request(for: [url], given).request.destination {
             case .file(let path): return path
             case .directory(let path): return path + "/"
             case .standardOutput: return "-"
@@ -72,7 +72,7 @@ struct ServePureTests {
     @Test func aria2OptionsBecomeTheRequest() throws {
         let options = Aria2Options(root: "/srv/dl")
         let (request, paused) = try options.request(
-            for: "https://example.org/f.iso",
+            for: ["https://example.org/f.iso"],
             [
                 "header": ["X-One: 1", "Authorization: Bearer t"], "split": "4", "max-connection-per-server": "2",
                 "checksum": .string("sha-256=" + String(repeating: "ab", count: 32)), "max-download-limit": "1M", "pause": "true",
@@ -83,16 +83,16 @@ struct ServePureTests {
         #expect(request.connections == 2)
         #expect(request.checksum?.expectedHex == String(repeating: "ab", count: 32))
         #expect(request.rateLimiter?.bytesPerSecond == 1_048_576)
-        #expect(try Aria2Options.speed("500K", "x") == 512_000)
-        #expect(try Aria2Options.speed("0", "x") == 0)
+        #expect(try Aria2OptionValues.speed("500K", "x") == 512_000)
+        #expect(try Aria2OptionValues.speed("0", "x") == 0)
         for bad: [String: JSONValue] in [
-            ["header": "Range: bytes=0-"], ["header": "X: a\r\nInjected: b"], ["header": "nocolon"], ["split": "0"], ["split": "99"],
+            ["header": "Range: bytes=0-"], ["header": "X: a\r\nInjected: b"], ["header": "nocolon"], ["split": "0"], ["split": "many"],
             ["checksum": "sha-256=zz"], ["max-download-limit": "fast"], ["header": .int(3)], ["dir": ["a"]],
         ] {
-            #expect(throws: RPCError.self, "\(bad)") { _ = try options.request(for: "http://127.0.0.1/f", bad) }
+            #expect(throws: RPCError.self, "\(bad)") { _ = try options.request(for: ["http://127.0.0.1/f"], bad) }
         }
         for uri in ["ftp://example.org/f", "file:///etc/passwd", "not a uri", "http://"] {
-            #expect(throws: RPCError.self, "\(uri)") { _ = try options.request(for: uri, [:]) }
+            #expect(throws: RPCError.self, "\(uri)") { _ = try options.request(for: [uri], [:]) }
         }
     }
 

@@ -21,6 +21,27 @@ struct RateLimitTests {
         #expect(own.isLimiting && !overall.isLimiting)
     }
 
+    @Test func aLimitIsKeptAsTheExactIntegerItWasGivenAndStoredSo() throws {
+        // GIVEN limits at the edges of Int64 (kept as a Double, Int64.max became 2^63, which
+        // trapped when converted back) and one no Double holds exactly
+        for limit in [Int64.max, Int64.max - 1, 9_007_199_254_740_993, 1] {
+            let limiter = RateLimiter(bytesPerSecond: limit)
+            // THEN it reads back exactly, limits, and a queued download stores exactly that
+            #expect(limiter.bytesPerSecond == limit)
+            #expect(limiter.isLimiting)
+            #expect(limiter.secondsBeforeNextChunk() >= 0)
+            var request = DownloadRequest(url: try #require(URL(string: "http://127.0.0.1:9/f")), destination: .directory("/tmp"))
+            request.rateLimiter = limiter
+            #expect(DownloadQueue.storedOptions(request).bytesPerSecond == limit)
+            limiter.setLimit(bytesPerSecond: limit - 1)
+            #expect(limiter.bytesPerSecond == limit - 1)
+        }
+        // AND none of its own reads as 0, whatever was given
+        for none in [Int64(0), -1, Int64.min] {
+            #expect(RateLimiter(bytesPerSecond: none).bytesPerSecond == 0)
+        }
+    }
+
     @Test func oneDownloadKeepsToTheLimit() async throws {
         // GIVEN a 4 MiB resource served as fast as loopback allows and a 2 MiB/s limit
         let server = try FaultServer()

@@ -18,6 +18,11 @@ struct FuzzInput {
         String(decoding: bytes[min(position, bytes.count)...], as: UTF8.self)
     }
 
+    /// Everything not consumed yet, as bytes.
+    var remainingBytes: [UInt8] {
+        Array(bytes[min(position, bytes.count)...])
+    }
+
     mutating func byte() -> UInt8 {
         guard position < bytes.count else { return 0 }
         defer { position += 1 }

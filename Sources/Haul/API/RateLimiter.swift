@@ -13,20 +13,24 @@ import Synchronization
 /// waits for both. The limit can change while transfers hold it (`haul serve`'s changeOption); a
 /// transfer held back looks again at once.
 public final class RateLimiter: TransferPacer {
-    /// nil: no limit of its own (only the enclosing one's, if any).
-    private let bucket: Mutex<TokenBucket?>
+    /// The limit as given (0: none of its own) and its bucket (nil: none), changed together. The
+    /// bucket counts in `Double`s; the limit is kept as the integer it was given, so reading it
+    /// back is never a conversion from a `Double` (which rounds `Int64.max` to 2^63, a value no
+    /// `Int64` holds).
+    private let own: Mutex<(limit: Int64, bucket: TokenBucket?)>
     private let enclosing: RateLimiter?
     private let start = ContinuousClock.now
 
     /// A limit of `bytesPerSecond` across all its users (0 or less: none of its own), within
-    /// `enclosing` when given.
+    /// `enclosing` when given. Any `Int64` is taken and kept exactly; what a person or a client
+    /// may ask for is bounded where it enters (`SpeedLimit.maximumBytesPerSecond`).
     public init(bytesPerSecond: Int64, within enclosing: RateLimiter? = nil) {
-        bucket = Mutex(Self.bucket(bytesPerSecond))
+        own = Mutex(Self.limit(bytesPerSecond))
         self.enclosing = enclosing
     }
 
-    /// Its own limit in bytes per second; 0 when it has none.
-    public var bytesPerSecond: Double { bucket.withLock { $0?.rate ?? 0 } }
+    /// Its own limit in bytes per second, exactly as given; 0 when it has none.
+    public var bytesPerSecond: Int64 { own.withLock { $0.limit } }
 
     /// Whether it limits at all now: a limit of its own or an enclosing one. (In `haul serve` every
     /// download holds a limiter, most of them without a limit.)
@@ -35,12 +39,12 @@ public final class RateLimiter: TransferPacer {
     /// Changes its own limit (0 or less: none) for every transfer holding it, from the next chunk;
     /// a transfer held back by the old limit is woken to look again.
     public func setLimit(bytesPerSecond: Int64) {
-        bucket.withLock { $0 = Self.bucket(bytesPerSecond) }
+        own.withLock { $0 = Self.limit(bytesPerSecond) }
         TransferPacing.paceChanged()
     }
 
-    private static func bucket(_ bytesPerSecond: Int64) -> TokenBucket? {
-        bytesPerSecond > 0 ? TokenBucket(rate: Double(bytesPerSecond)) : nil
+    private static func limit(_ bytesPerSecond: Int64) -> (limit: Int64, bucket: TokenBucket?) {
+        bytesPerSecond > 0 ? (bytesPerSecond, TokenBucket(rate: Double(bytesPerSecond))) : (0, nil)
     }
 
     /// Seconds since this limiter was made: the buckets' clock.
@@ -52,14 +56,14 @@ public final class RateLimiter: TransferPacer {
     /// transport holds the next chunk back (`secondsBeforeNextChunk`).
     func account(_ bytes: Int) {
         let now = now
-        _ = bucket.withLock { $0?.take(bytes, now: now) }
+        _ = own.withLock { $0.bucket?.take(bytes, now: now) }
         enclosing?.account(bytes)
     }
 
     /// How long until the debt of this limit and of the enclosing one is paid; takes nothing.
     public func secondsBeforeNextChunk() -> Double {
         let now = now
-        let own = bucket.withLock { $0?.wait(now: now) ?? 0 }
-        return max(own, enclosing?.secondsBeforeNextChunk() ?? 0)
+        let wait = own.withLock { $0.bucket?.wait(now: now) ?? 0 }
+        return max(wait, enclosing?.secondsBeforeNextChunk() ?? 0)
     }
 }

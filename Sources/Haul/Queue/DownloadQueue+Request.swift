@@ -49,7 +49,7 @@ extension DownloadQueue {
         options.s3Checksums = request.asksS3Checksum ? true : nil
         options.http2 = request.transfer.allowsHTTP2 ? true : nil
         options.connections = request.connections
-        options.bytesPerSecond = request.rateLimiter.map { Int64($0.bytesPerSecond) }.flatMap { $0 > 0 ? $0 : nil }
+        options.bytesPerSecond = request.rateLimiter.map(\.bytesPerSecond).flatMap { $0 > 0 ? $0 : nil }
         options.verifyTLS = request.transfer.verifyTLS
         options.caFile = request.transfer.caFile
         options.allowsHTTPRedirect = request.allowsHTTPRedirect
@@ -104,7 +104,7 @@ extension DownloadQueue {
         if let stored = item.options { try apply(stored, to: &request, id: item.id) }
         if let shared = run.rateLimiter {
             // The download's own limit, if any, within the run's.
-            let own = Int64(request.rateLimiter?.bytesPerSecond ?? 0)
+            let own = request.rateLimiter?.bytesPerSecond ?? 0
             request.rateLimiter = own > 0 ? RateLimiter(bytesPerSecond: own, within: shared) : shared
         }
         return request

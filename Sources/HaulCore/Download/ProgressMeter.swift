@@ -23,6 +23,19 @@ public struct ProgressMeter: Sendable {
         return Double(last.bytes - first.bytes) / (last.time - first.time)
     }
 
+    /// A measured speed (bytes over seconds, a `Double`) as a whole number of bytes per second,
+    /// for an answer or a line of text: never traps, whatever the value (NaN and negatives are
+    /// 0, anything beyond `Int64` is `Int64.max`; a speed read back from a damaged store can be
+    /// anything). A measured speed has no exact integer to keep; a limit does, and is never
+    /// converted this way (`RateLimiter.bytesPerSecond`).
+    public static func wholeBytesPerSecond(_ measured: Double) -> Int64 {
+        guard measured.isFinite else { return measured == .infinity ? Int64.max : 0 }
+        guard measured > 0 else { return 0 }
+        // Int64.max is no Double; 2^63, the first Double beyond it, is where saturation starts.
+        guard measured < 9_223_372_036_854_775_808.0 else { return Int64.max }
+        return Int64(measured)
+    }
+
     /// Seconds left at the current speed, when the remaining byte count is known and the speed is not zero.
     public func secondsLeft(remaining: Int64?) -> Double? {
         guard let remaining, remaining >= 0 else { return nil }
