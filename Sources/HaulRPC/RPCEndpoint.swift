@@ -12,7 +12,8 @@ import Foundation
 ///   `maximumCalls * valuesPerCall` JSON values in all; a message over either gets one error
 ///   and nothing of it runs;
 /// - at most `maximumAnswerBytes` of answers: a call whose answer would pass that gets an error
-///   in its place, and the calls after it are not run (each gets an error saying so).
+///   in its place, and the calls after it are not run (each gets an error saying so);
+/// - at most `maximumMessageSeconds` of work: no call is started past it (the rest are not run).
 public struct RPCEndpoint: Sendable {
     /// The `--secret`; nil takes every call (aria2 without `--rpc-secret`).
     public let secret: String?
@@ -24,6 +25,10 @@ public struct RPCEndpoint: Sendable {
     public let maximumCalls: Int
     /// The most bytes of answers one message may get.
     public let maximumAnswerBytes: Int
+    /// The most time the calls of one message may take, from the first: a call is not started
+    /// past it (one call already running is not cut). It bounds how long a message holds a
+    /// worker, and so how long other clients wait behind a batch of slow calls, and a stop.
+    public let maximumMessageSeconds: Double
 
     /// JSON values allowed per call, on average over the message: an `addUri` with a few options
     /// takes about 15 (a single call may take the whole message's allowance). It bounds the
@@ -33,33 +38,53 @@ public struct RPCEndpoint: Sendable {
     public static let defaultMaximumCalls = 1000
     /// 8 MiB: `tellStopped` of 5,000 downloads with every field takes about 4.
     public static let defaultMaximumAnswerBytes = 8 << 20
+    /// 1 s: a web UI's multicall of a few hundred calls takes milliseconds.
+    public static let defaultMaximumMessageSeconds = 1.0
 
     public typealias Dispatch = (_ method: String, _ params: [JSONValue]) -> Result<JSONValue, RPCError>
 
     public init(
         secret: String?, openMethods: Set<String>, maximumBodyBytes: Int, maximumCalls: Int = defaultMaximumCalls,
-        maximumAnswerBytes: Int = defaultMaximumAnswerBytes
+        maximumAnswerBytes: Int = defaultMaximumAnswerBytes, maximumMessageSeconds: Double = defaultMaximumMessageSeconds
     ) {
         self.secret = secret
         self.openMethods = openMethods
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumCalls = max(1, maximumCalls)
         self.maximumAnswerBytes = max(1024, maximumAnswerBytes)
+        self.maximumMessageSeconds = max(0.01, maximumMessageSeconds)
     }
 
-    /// What is left of one message's answer budget.
+    /// What is left of one message's budget: bytes of answers, and time for its calls.
     struct AnswerBudget {
+        /// Why the calls still to come are not run.
+        enum Stop {
+            case answers
+            case time
+        }
+
         let limit: Int
+        let seconds: Double
+        private let deadline: ContinuousClock.Instant
         private(set) var spent = 0
-        /// Past the limit: the calls still to come are not run.
-        private(set) var isExhausted = false
+        private(set) var stopped: Stop?
 
-        init(limit: Int) { self.limit = limit }
+        init(limit: Int, seconds: Double) {
+            self.limit = limit
+            self.seconds = seconds
+            deadline = .now + .seconds(seconds)
+        }
 
-        /// Counts an answer of `bytes`; false (and exhausted from now on) when it does not fit.
+        /// Whether the next call may run: the answers so far fit, and the message's time is not up.
+        mutating func mayRunNext() -> Bool {
+            if stopped == nil, ContinuousClock.now >= deadline { stopped = .time }
+            return stopped == nil
+        }
+
+        /// Counts an answer of `bytes`; false (and no more calls run) when it does not fit.
         mutating func spend(_ bytes: Int) -> Bool {
-            guard !isExhausted, bytes <= limit - spent else {
-                isExhausted = true
+            guard stopped != .answers, bytes <= limit - spent else {
+                stopped = .answers
                 return false
             }
             spent += bytes
@@ -73,7 +98,12 @@ public struct RPCEndpoint: Sendable {
         }
 
         var notRun: RPCError {
-            RPCError("not run: the answers to this message passed the \(limit) bytes one message may be answered with; send fewer calls per message")
+            switch stopped {
+            case .time?:
+                return RPCError("not run: the calls of this message took more than the \(seconds) s one message may take; send fewer calls per message")
+            case .answers?, nil:
+                return RPCError("not run: the answers to this message passed the \(limit) bytes one message may be answered with; send fewer calls per message")
+            }
         }
     }
 
@@ -101,7 +131,7 @@ public struct RPCEndpoint: Sendable {
                 code: -32600, "Invalid Request: \(calls) calls in one message, over the \(maximumCalls) allowed (batch and system.multicall entries together)")
             return (Self.reply(id: .null, .failure(error)).serialized(), false)
         }
-        var budget = AnswerBudget(limit: maximumAnswerBytes)
+        var budget = AnswerBudget(limit: maximumAnswerBytes, seconds: maximumMessageSeconds)
         guard case .array(let batch) = request else {
             let (reply, authenticated) = handle(request: request, dispatch, &budget)
             return (reply.map { answer($0, id: Self.id(of: request), counted: budget.spent, &budget) }, authenticated)
@@ -110,7 +140,7 @@ public struct RPCEndpoint: Sendable {
         var authenticated = false
         var answers: [Data] = []
         for element in batch {
-            guard !budget.isExhausted else {
+            guard budget.mayRunNext() else {
                 // Not run; the error saying so is small and always sent.
                 if !Self.isNotification(element) { answers.append(Self.reply(id: Self.id(of: element), .failure(budget.notRun)).serialized()) }
                 continue
@@ -186,7 +216,7 @@ public struct RPCEndpoint: Sendable {
 
     /// One call: the token checked (and removed from the params), then the method.
     public func call(_ method: String, _ params: [JSONValue], _ dispatch: Dispatch) -> (Result<JSONValue, RPCError>, Bool) {
-        var budget = AnswerBudget(limit: maximumAnswerBytes)
+        var budget = AnswerBudget(limit: maximumAnswerBytes, seconds: maximumMessageSeconds)
         return call(method, params, dispatch, &budget)
     }
 
@@ -215,7 +245,7 @@ public struct RPCEndpoint: Sendable {
         var authenticated = false
         var results: [JSONValue] = []
         for entry in calls {
-            guard !budget.isExhausted else {
+            guard budget.mayRunNext() else {
                 results.append(budget.notRun.json)
                 continue
             }

@@ -96,6 +96,22 @@ struct RPCEndpointLimitsTests {
         #expect(counting.calls == 5)
     }
 
+    @Test func callsPastTheMessagesTimeAreNotRun() {
+        // GIVEN calls of 40 ms each, in a message that may take 100 ms
+        let slow = RPCEndpoint(secret: nil, openMethods: [], maximumBodyBytes: 1 << 20, maximumMessageSeconds: 0.1)
+        let counting = Counting(size: 1)
+        let body = "[" + (0..<10).map { Self.call($0) }.joined(separator: ",") + "]"
+        let (response, _) = slow.handle(Data(body.utf8)) { method, params in
+            usleep(40_000)
+            return counting.dispatch(method, params)
+        }
+        let replies = response.flatMap(JSONValue.parse)?.array ?? []
+        // THEN those started within the time ran, and the rest say they were not run
+        #expect(replies.count == 10)
+        #expect((3...4).contains(counting.calls), "\(counting.calls) ran")
+        #expect(replies[counting.calls...].allSatisfy { $0["error"]?["message"]?.string?.contains("took more than the 0.1 s") == true })
+    }
+
     @Test func aMessageOfTooManyValuesIsRefusedWhileParsing() {
         let counting = Counting(size: 1)
         // GIVEN one call whose params hold more values than 10 calls may (32 each)

@@ -10,28 +10,37 @@ import Testing
 struct SheddingTests {
     let start = ContinuousClock.now
 
-    func candidate(_ id: ConnectionID, _ rank: Shedding.Rank, idleFor seconds: Int) -> Shedding.Candidate {
-        Shedding.Candidate(id: id, rank: rank, idleSince: start - .seconds(seconds))
+    func candidate(_ id: ConnectionID, _ rank: Shedding.Rank, webSocket: Bool = false, idleFor seconds: Int) -> Shedding.Candidate {
+        Shedding.Candidate(id: id, rank: rank, isWebSocket: webSocket || rank == .idleWebSocket, idleSince: start - .seconds(seconds))
     }
 
     @Test func theLeastUsefulGoesFirstAndWithinAKindTheLongestIdle() {
         let all = [
-            candidate(1, .idleAuthenticatedWebSocket, idleFor: 500),
             candidate(2, .idleWebSocket, idleFor: 10),
             candidate(3, .idleWebSocket, idleFor: 90),
+            candidate(7, .unfinished, webSocket: true, idleFor: 3),
+            candidate(8, .unfinished, idleFor: 4),
             candidate(4, .idleHTTP, idleFor: 5),
             candidate(5, .idleHTTP, idleFor: 20),
             candidate(6, .lingering, idleFor: 1),
         ]
         #expect(Shedding.victim(among: all, webSocketsOnly: false) == 6)
         #expect(Shedding.victim(among: all.filter { $0.id != 6 }, webSocketsOnly: false) == 5)
-        #expect(Shedding.victim(among: all.filter { $0.rank != .lingering && $0.rank != .idleHTTP }, webSocketsOnly: false) == 3)
-        #expect(Shedding.victim(among: [all[0]], webSocketsOnly: false) == 1)
-        // Room for a WebSocket is made among WebSockets only, those without the token first
-        #expect(Shedding.victim(among: all, webSocketsOnly: true) == 3)
-        #expect(Shedding.victim(among: all.filter { $0.rank != .idleWebSocket }, webSocketsOnly: true) == 1)
-        #expect(Shedding.victim(among: all.filter { !$0.rank.isWebSocket }, webSocketsOnly: true) == nil)
+        // Begun and not finished, before an idle WebSocket (a listener's)
+        #expect(Shedding.victim(among: all.filter { $0.rank != .lingering && $0.rank != .idleHTTP }, webSocketsOnly: false) == 8)
+        #expect(Shedding.victim(among: all.filter { $0.rank == .idleWebSocket }, webSocketsOnly: false) == 3)
+        // Room for a WebSocket is made among WebSockets only
+        #expect(Shedding.victim(among: all, webSocketsOnly: true) == 7)
+        #expect(Shedding.victim(among: all.filter { $0.id != 7 }, webSocketsOnly: true) == 3)
+        #expect(Shedding.victim(among: all.filter { !$0.isWebSocket }, webSocketsOnly: true) == nil)
         #expect(Shedding.victim(among: [], webSocketsOnly: false) == nil)
+    }
+
+    @Test func theUnsentBoundClosesThoseWithoutTheTokenThatStoppedReadingFirst() {
+        let reading = Shedding.UnsentCandidate(isAuthenticated: false, stalled: .zero, bytes: 7_000_000)
+        let stopped = Shedding.UnsentCandidate(isAuthenticated: false, stalled: .seconds(3), bytes: 3_000_000)
+        let ui = Shedding.UnsentCandidate(isAuthenticated: true, stalled: .seconds(9), bytes: 9_000_000)
+        #expect([reading, ui, stopped].sorted() == [stopped, reading, ui])
     }
 
     @Test(.timeLimit(.minutes(1)))

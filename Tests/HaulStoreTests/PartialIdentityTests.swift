@@ -24,7 +24,7 @@ struct PartialIdentityTests {
         let output = try PartialDownload.open(request, records: { _ in NoRecords() })
         try Array(repeating: UInt8(7), count: 4096).withUnsafeBytes { try output.sink.append($0) }
         // GIVEN another file put at the partial's path (as a second writer that deleted it and started its own would)
-        let partialPath = directory.file("f.bin" + OutputLayout.partialSuffix)
+        let partialPath = OutputLayout.file(directory.file("f.bin")).partialPath
         #expect(unlink(partialPath) == 0)
         try Data(repeating: 1, count: 100).write(to: URL(fileURLWithPath: partialPath))
         // WHEN this run finishes

@@ -91,19 +91,39 @@ final class Connection {
         lastActivity = now
     }
 
-    /// How readily it may be closed to make room for a new client; nil while it is in the middle
-    /// of something (a request, a call, a message) and must not be.
+    /// How readily it may be closed to make room for a new client; nil when it must not be: a
+    /// call with a worker, an answer still being sent, a WebSocket that proved the token.
     var shedding: Shedding.Rank? {
+        guard output.isEmpty else { return nil }
         switch phase {
         case .closing:
             return .lingering
         case .awaitingHead(started: false):
-            return output.isEmpty && input.isEmpty ? .idleHTTP : nil
+            return input.isEmpty ? .idleHTTP : .unfinished
+        case .awaitingHead(started: true), .readingBody:
+            return .unfinished
         case .webSocket:
-            guard let webSocket, !webSocket.busy, !webSocket.parser.isMidMessage, input.isEmpty else { return nil }
-            return webSocket.authenticated ? .idleAuthenticatedWebSocket : .idleWebSocket
-        case .awaitingHead(started: true), .readingBody, .handling:
+            guard let webSocket, !webSocket.busy, !webSocket.authenticated else { return nil }
+            return webSocket.parser.isMidMessage || !input.isEmpty ? .unfinished : .idleWebSocket
+        case .handling:
             return nil
+        }
+    }
+
+    /// Whether a WebSocket of it made a call with the token.
+    var isAuthenticated: Bool { webSocket?.authenticated == true }
+
+    /// Since when its unsent output has not moved (nil when it has none): a client that stopped
+    /// reading has a long stall, one just given an answer none.
+    private(set) var unsentSince: ContinuousClock.Instant?
+
+    /// The loop's look at its output at the end of a turn: starts the stall clock of output that
+    /// appeared, stops it for output that is gone.
+    func noteOutput(now: ContinuousClock.Instant) {
+        if output.isEmpty {
+            unsentSince = nil
+        } else if unsentSince == nil {
+            unsentSince = now
         }
     }
 
@@ -144,6 +164,7 @@ final class Connection {
             isFinished = true
         case .sent(let count):
             if count > 0 { lastActivity = now }
+            if count > 0 { unsentSince = output.isEmpty ? nil : now }
             if count > 0, phase == .awaitingHead(started: false) || phase == .closing(shutDown: false) {
                 // A response still moving is not idle.
                 deadline = now + .seconds(limits.idleSeconds)

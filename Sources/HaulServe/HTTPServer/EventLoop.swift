@@ -97,18 +97,28 @@ final class EventLoop {
                 if connection.isFinished {
                     close(connection)
                 } else {
+                    connection.noteOutput(now: turn)
                     unsent += connection.output.bytes
                 }
             }
-            if unsent > limits.unsentBytes { shedUnsent(over: unsent - limits.unsentBytes) }
+            if unsent > limits.unsentBytes { shedUnsent(over: unsent - limits.unsentBytes, now: turn) }
         }
     }
 
-    /// Closes the connections with the most unsent bytes until `excess` bytes are gone: clients
-    /// that stopped reading, each within its own bounds, must not add up past the server's.
-    private func shedUnsent(over excess: Int) {
+    /// Closes connections with unsent bytes until `excess` bytes are gone: clients that stopped
+    /// reading, each within its own bounds, must not add up past the server's. Those that never
+    /// proved the token go first, and among them those whose output has stood still longest (a
+    /// client that reads, just given a large answer, has not stalled), then the largest.
+    private func shedUnsent(over excess: Int, now: ContinuousClock.Instant) {
+        let order = connections.values.filter { !$0.output.isEmpty }.map { connection in
+            (
+                connection,
+                Shedding.UnsentCandidate(
+                    isAuthenticated: connection.isAuthenticated, stalled: now - (connection.unsentSince ?? now), bytes: connection.output.bytes)
+            )
+        }.sorted { $0.1 < $1.1 }
         var freed = 0
-        for connection in connections.values.sorted(by: { $0.output.bytes > $1.output.bytes }) {
+        for (connection, _) in order {
             guard freed < excess else { return }
             freed += connection.output.bytes
             connection.finish()
@@ -120,7 +130,9 @@ final class EventLoop {
     /// new one; among WebSockets only when `webSocketsOnly`.
     private func makeRoom(webSocketsOnly: Bool) -> Bool {
         let candidates = connections.values.lazy.compactMap { connection in
-            connection.shedding.map { Shedding.Candidate(id: connection.id, rank: $0, idleSince: connection.lastActivity) }
+            connection.shedding.map {
+                Shedding.Candidate(id: connection.id, rank: $0, isWebSocket: connection.isUpgraded, idleSince: connection.lastActivity)
+            }
         }
         guard let victim = Shedding.victim(among: candidates, webSocketsOnly: webSocketsOnly), let connection = connections[victim] else { return false }
         connection.finish()
