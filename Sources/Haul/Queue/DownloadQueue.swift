@@ -15,8 +15,6 @@ public final class DownloadQueue: Sendable {
     /// Where the store lives: the state directory, or the PostgreSQL URI without its password.
     public let stateDirectory: String
     let store: any QueueStorage
-    /// Progress figures on their way to the store, off the transfers' threads.
-    let progressWrites: ProgressWrites
     let transport: any HTTPTransport
     let owner = LeaseOwner()
     let live = Mutex(LiveState())
@@ -89,7 +87,6 @@ public final class DownloadQueue: Sendable {
         self.transport = transport
         stateDirectory = location.description
         store = try location.open()
-        progressWrites = ProgressWrites(store: store)
     }
 
     // MARK: control
