@@ -34,9 +34,11 @@ final class FleetFixture {
         scratch.remove()
     }
 
-    /// The store's URI as worker `app` connects to it.
-    func uri(_ app: String = "test") -> String {
-        cluster.uri(database: database) + "?application_name=" + app
+    /// The store's URI as worker `app` connects to it (through `port`, a relay's, when given).
+    func uri(_ app: String = "test", port: Int? = nil) -> String {
+        let direct = cluster.uri(database: database) + "?application_name=" + app
+        guard let port else { return direct }
+        return direct.replacingOccurrences(of: "127.0.0.1:\(cluster.port)/", with: "127.0.0.1:\(port)/")
     }
 
     /// Writes `count` files of random sizes up to `maxSize` into nginx's root: `f0.bin`...
@@ -127,7 +129,7 @@ final class FleetWorker {
     let home: String
     private let exited = DispatchSemaphore(value: 0)
 
-    init(_ name: String, fixture: FleetFixture, jobs: Int = 2, leaseSeconds: Double = 20, extra: [String] = []) throws {
+    init(_ name: String, fixture: FleetFixture, jobs: Int = 2, leaseSeconds: Double = 20, extra: [String] = [], through port: Int? = nil) throws {
         self.name = name
         home = fixture.scratch.file("worker-" + name)
         try FileManager.default.createDirectory(atPath: home + "/home", withIntermediateDirectories: true)
@@ -135,7 +137,7 @@ final class FleetWorker {
         _ = FileManager.default.createFile(atPath: home + "/stdout", contents: nil)
         _ = FileManager.default.createFile(atPath: home + "/stderr", contents: nil)
         process.executableURL = URL(fileURLWithPath: try HaulBinary.path())
-        process.arguments = ["queue", "run", "--state", fixture.uri(name), "-j", String(jobs), "--json"] + extra
+        process.arguments = ["queue", "run", "--state", fixture.uri(name, port: port), "-j", String(jobs), "--json"] + extra
         process.currentDirectoryURL = URL(fileURLWithPath: home + "/work")
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = home + "/home"

@@ -74,13 +74,34 @@ struct QueueStorageConformanceTests {
         let store = try harness.open()
         let id = try #require(try store.add([harness.download("a")]).first)
         let owner = LeaseOwner()
-        _ = try store.claimNext(for: owner, among: nil, settling: [])
+        let claimed = try #require(try store.claimNext(for: owner, among: nil, settling: []))
+        let held = [id: claimed.leaseEpoch]
         try store.apply(.pauseRequested, to: id)
-        #expect(try store.renewLeases(for: owner) == [id: .pausing])
+        #expect(try store.renewLeases(for: owner, holding: held) == [id: .pausing])
         try harness.expireLeases()
         _ = try harness.open().claimNext(for: LeaseOwner(), among: nil, settling: [])
-        #expect(try store.renewLeases(for: owner)[id] == nil)
+        #expect(try store.renewLeases(for: owner, holding: held)[id] == nil)
         #expect(try store.item(id)?.state == .paused)
+    }
+
+    @Test(
+        "GIVEN two items leased to one owner, one of which it does not know of WHEN it renews what it knows THEN only that lease is extended, and the other expires and is rescued",
+        arguments: StoreKind.allCases)
+    func renewalsExtendOnlyKnownLeases(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add([harness.download("a"), harness.download("b")])
+        let owner = LeaseOwner()
+        let known = try #require(try store.claimNext(for: owner, among: [ids[0]], settling: []))
+        // A claim whose answer never reached the worker: leased to it, unknown to it.
+        _ = try #require(try store.claimNext(for: owner, among: [ids[1]], settling: []))
+        try harness.expireLeases()
+        #expect(try store.renewLeases(for: owner, holding: [known.id: known.leaseEpoch]) == [ids[0]: .running])
+        let rescuer = LeaseOwner()
+        #expect(try harness.open().claimNext(for: rescuer, among: nil, settling: [])?.id == ids[1])
+        #expect(try store.item(ids[0])?.state == .running)
+        #expect(try store.renewLeases(for: owner, holding: [known.id: known.leaseEpoch + 1]).isEmpty, "an older epoch's lease is not this one")
     }
 
     @Test(

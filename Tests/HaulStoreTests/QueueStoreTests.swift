@@ -696,16 +696,17 @@ extension QueueStoreTests {
             let ids = try store.add([fileDownload(directory, "a"), fileDownload(directory, "b"), fileDownload(directory, "c")])
             let owner = LeaseOwner()
             let other = LeaseOwner()
-            _ = try store.claimNext(for: owner)
-            _ = try store.claimNext(for: owner)
+            let first = try #require(try store.claimNext(for: owner))
+            let second = try #require(try store.claimNext(for: owner))
             _ = try store.claimNext(for: other)
+            let held = [first.id: first.leaseEpoch, second.id: second.leaseEpoch]
             try store.apply(.pauseRequested, to: ids[0])
             // Let the owner's leases lapse; renewal must bring them back before anyone recovers them.
             try rawConnection(store).execute(
                 "UPDATE downloads SET lease_expires = ? WHERE lease_owner = ?",
                 [.real(Date().timeIntervalSince1970 - 1), .text(owner.encoded)])
 
-            let states = try store.renewLeases(for: owner)
+            let states = try store.renewLeases(for: owner, holding: held)
 
             #expect(states == [ids[0]: .pausing, ids[1]: .running])
             #expect((try leaseColumns(store, ids[0]).expires ?? 0) > Date().timeIntervalSince1970 + QueueStore.leaseSeconds - 5)
@@ -713,7 +714,7 @@ extension QueueStoreTests {
             #expect(try store.item(ids[0])?.state == .pausing)
             #expect(try store.item(ids[1])?.state == .running)
             #expect(try leaseColumns(store, ids[1]).owner == owner.encoded)
-            #expect(try store.renewLeases(for: LeaseOwner()).isEmpty)
+            #expect(try store.renewLeases(for: LeaseOwner(), holding: held).isEmpty)
         }
     }
 }
@@ -745,11 +746,11 @@ extension QueueStoreTests {
             let store = try QueueStore(directory: directory.path)
             let id = try #require(try store.add([fileDownload(directory, "a")]).first)
             let stale = LeaseOwner()
-            _ = try store.claimNext(for: stale)
+            let claimed = try #require(try store.claimNext(for: stale))
             try rawConnection(store).execute("UPDATE downloads SET lease_expires = 0 WHERE id = ?", [.integer(id)])
             let successor = LeaseOwner()
             #expect(try otherProcessStore(store).claimNext(for: successor)?.id == id)
-            #expect(try store.renewLeases(for: stale).isEmpty)
+            #expect(try store.renewLeases(for: stale, holding: [id: claimed.leaseEpoch]).isEmpty)
 
             let staleCompletion = storeErrorKind { _ = try store.apply(.transferCompleted, to: id, owner: stale) }
             // A settlement riding on the stale owner's next claim is skipped, not applied.

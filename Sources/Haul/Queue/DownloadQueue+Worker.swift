@@ -49,6 +49,7 @@ extension DownloadQueue {
                         if !settling.isEmpty { store.forgetRemovedSecretsSoon() }
                         return next
                     }
+                    letGo(settling)
                     pending = []
                 } catch {
                     // A store locked by another process, or a database server away for longer than
@@ -83,7 +84,10 @@ extension DownloadQueue {
                     await concurrency.idle(seconds: 2, since: wakeUps)
                     continue
                 }
-                live.withLock { $0.epochs[item.id] = item.leaseEpoch }
+                live.withLock { state in
+                    state.epochs[item.id] = item.leaseEpoch
+                    state.held[item.id] = item.leaseEpoch
+                }
                 let handoff = ItemHandoff()
                 running += 1
                 items.addTask {
@@ -107,10 +111,21 @@ extension DownloadQueue {
         do {
             _ = try store.claimNext(for: owner, among: [], settling: pending)
             store.forgetRemovedSecretsSoon()
+            letGo(pending)
             return []
         } catch {
             // Kept for the next claim.
             return pending
+        }
+    }
+}
+
+extension DownloadQueue {
+    /// `settled` reached the store: their leases are no longer this process's to renew.
+    func letGo(_ settled: [QueueSettlement]) {
+        guard !settled.isEmpty else { return }
+        live.withLock { state in
+            for settlement in settled where state.held[settlement.id] == settlement.epoch { state.held.removeValue(forKey: settlement.id) }
         }
     }
 }

@@ -51,6 +51,9 @@ public final class DownloadQueue: Sendable {
         var epochs: [Int64: Int64] = [:]
         /// Running downloads whose lease was lost: nothing more of theirs is written.
         var lostLeases: Set<Int64> = []
+        /// Every lease this process knows it holds (id → epoch), from its claim until its
+        /// settlement is committed: what the heartbeat renews, and nothing else.
+        var held: [Int64: Int64] = [:]
     }
 
     /// `$XDG_DATA_HOME/haul`, else `~/.local/share/haul`.

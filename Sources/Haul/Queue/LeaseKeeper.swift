@@ -33,7 +33,10 @@ final class LeaseKeeper: Sendable {
         // Controls first: each was registered after its claim committed, so its lease is in the
         // store unless another process took it over.
         let running = queue.liveControls()
-        guard let states = try? queue.store.renewLeases(for: queue.owner) else { return }
+        // Only the leases this process knows it holds: a row a lost claim reply leased to it
+        // expires and is rescued, never kept alive by a worker that does not know of it.
+        let held = queue.live.withLock { $0.held }
+        guard let states = try? queue.store.renewLeases(for: queue.owner, holding: held) else { return }
         for (id, state) in states {
             switch state {
             case .pausing: queue.control(id)?.request(.pause)

@@ -11,7 +11,15 @@ extension PostgresQueueStore {
         for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [QueueSettlement] = [], rules: ClaimRules = ClaimRules()
     ) throws(StoreError) -> StoredDownload? {
         let recover = recoveryThrottle.withLock { $0.takeIfDue(now: .now) }
+        // The token this claim leaves on the row it leases. A transaction run again after its
+        // connection was lost may have committed the first time (the COMMIT reached the server,
+        // its reply did not): the second run then finds the row it leased by this token and
+        // returns it, rather than leasing another and stranding the first.
+        let token = UUID().uuidString
+        var runs = 0
         return try transaction { db -> StoredDownload? in
+            runs += 1
+            if runs > 1, let earlier = try claimedEarlier(db, by: owner, token: token) { return earlier }
             for settlement in settlements {
                 do {
                     _ = try Self.apply(db, settlement, owner: owner)
@@ -21,21 +29,31 @@ extension PostgresQueueStore {
             }
             if recover { try Self.recoverExpired(db) }
             if let ids, ids.isEmpty { return nil }
-            return try claimBest(db, for: owner, among: ids, rules: rules)
+            return try claimBest(db, for: owner, among: ids, rules: rules, token: token)
         }
+    }
+
+    /// The row a first run of this claim leased and committed, if it did: looked for only when the
+    /// claim runs again, among the owner's few leased rows (the `downloads_leased` index).
+    private func claimedEarlier(_ db: PGConnection, by owner: LeaseOwner, token: String) throws -> StoredDownload? {
+        try db.query(
+            "SELECT * FROM downloads WHERE lease_owner = $1 AND claim_token = $2 AND state IN (\(Self.transferStates))", [owner.encoded, token]
+        ).rows.first.map(Self.decode)
     }
 
     /// The claim: one statement, `WITH … FOR UPDATE SKIP LOCKED … UPDATE … RETURNING`, that leases
     /// the best queued row it can lock (rows another worker is claiming are passed over, never
     /// waited for). With a per-host limit, see `claimLimited`.
-    private func claimBest(_ db: PGConnection, for owner: LeaseOwner, among ids: Set<Int64>?, rules: ClaimRules) throws -> StoredDownload? {
-        if let limit = rules.maxPerHost { return try claimLimited(db, for: owner, among: ids, limit: limit) }
+    private func claimBest(_ db: PGConnection, for owner: LeaseOwner, among ids: Set<Int64>?, rules: ClaimRules, token: String) throws
+        -> StoredDownload?
+    {
+        if let limit = rules.maxPerHost { return try claimLimited(db, for: owner, among: ids, limit: limit, token: token) }
         let rows = try db.query(
             """
             WITH candidate AS (
                 SELECT d.id FROM downloads d
                 WHERE d.state = 'queued' AND (d.not_before IS NULL OR d.not_before <= now())
-                    AND ($4::bigint[] IS NULL OR d.id = ANY ($4::bigint[]))
+                    AND ($5::bigint[] IS NULL OR d.id = ANY ($5::bigint[]))
                 ORDER BY d.priority DESC, d.id LIMIT 1
                 FOR UPDATE OF d SKIP LOCKED
             )
@@ -43,7 +61,7 @@ extension PostgresQueueStore {
             FROM candidate WHERE downloads.id = candidate.id
             RETURNING downloads.*
             """,
-            [owner.encoded, workerName(owner), String(leaseSeconds), Self.idArray(ids)]
+            [owner.encoded, workerName(owner), String(leaseSeconds), token, Self.idArray(ids)]
         ).rows
         return try rows.first.map(Self.decode)
     }
@@ -54,7 +72,9 @@ extension PostgresQueueStore {
     /// host's lock was taken, so it sees every claim of the host committed before (READ
     /// COMMITTED): two workers never both take a host's last slot. A full host is left out and the
     /// next best item tried, in the same transaction.
-    private func claimLimited(_ db: PGConnection, for owner: LeaseOwner, among ids: Set<Int64>?, limit: Int) throws -> StoredDownload? {
+    private func claimLimited(_ db: PGConnection, for owner: LeaseOwner, among ids: Set<Int64>?, limit: Int, token: String) throws
+        -> StoredDownload?
+    {
         var fullHosts: [String] = []
         while true {
             let hostsArray =
@@ -75,31 +95,42 @@ extension PostgresQueueStore {
             let claimed = try db.query(
                 """
                 UPDATE downloads SET \(Self.leaseColumns)
-                WHERE id = $4 AND (SELECT count(*) FROM downloads r WHERE r.host = $5 AND r.state IN (\(Self.transferStates))) < $6
+                WHERE id = $5 AND (SELECT count(*) FROM downloads r WHERE r.host = $6 AND r.state IN (\(Self.transferStates))) < $7
                 RETURNING *
-                """, [owner.encoded, workerName(owner), String(leaseSeconds), String(id), host, String(limit)]
+                """, [owner.encoded, workerName(owner), String(leaseSeconds), token, String(id), host, String(limit)]
             ).rows.first
             if let claimed { return try Self.decode(claimed) }
             fullHosts.append(host)
         }
     }
 
-    /// What a claim sets: `$1` the owner, `$2` the worker's name, `$3` the lease in seconds.
+    /// What a claim sets: `$1` the owner, `$2` the worker's name, `$3` the lease in seconds, `$4`
+    /// the claim's token.
     static let leaseColumns = """
-        state = 'running', lease_owner = $1, lease_worker = $2,
+        state = 'running', lease_owner = $1, lease_worker = $2, claim_token = $4,
             lease_expires = now() + make_interval(secs => $3::double precision), lease_epoch = lease_epoch + 1,
             attempts = attempts + 1, last_error = NULL, error_category = NULL, not_before = NULL,
             updated_at = extract(epoch FROM clock_timestamp())
         """
 
-    /// Extends the leases of `owner` and reports the state of each item it holds.
-    public func renewLeases(for owner: LeaseOwner) throws(StoreError) -> [Int64: DownloadState] {
-        try transaction { db in
+    /// Extends the leases `owner` holds on the items of `leases` (id and epoch: those it knows it
+    /// holds) and reports the state of each. A row leased to `owner` that it does not know of (a
+    /// claim whose reply was lost) is never renewed: it expires and is rescued.
+    public func renewLeases(for owner: LeaseOwner, holding leases: [Int64: Int64]) throws(StoreError) -> [Int64: DownloadState] {
+        guard !leases.isEmpty else { return [:] }
+        let ids = leases.keys.sorted()
+        return try transaction { db in
             let rows = try db.query(
                 """
                 UPDATE downloads SET lease_expires = now() + make_interval(secs => $2::double precision)
-                WHERE lease_owner = $1 RETURNING id, state
-                """, [owner.encoded, String(leaseSeconds)]
+                FROM unnest($3::bigint[], $4::bigint[]) AS held (id, epoch)
+                WHERE downloads.lease_owner = $1 AND downloads.id = held.id AND downloads.lease_epoch = held.epoch
+                RETURNING downloads.id, downloads.state
+                """,
+                [
+                    owner.encoded, String(leaseSeconds), "{" + ids.map(String.init).joined(separator: ",") + "}",
+                    "{" + ids.map { String(leases[$0] ?? 0) }.joined(separator: ",") + "}",
+                ]
             ).rows
             var states: [Int64: DownloadState] = [:]
             for row in rows {

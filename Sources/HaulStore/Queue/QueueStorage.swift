@@ -42,9 +42,10 @@ public protocol QueueStorage: AnyObject, Sendable {
     /// item (among `ids`, if given) that `rules` allow, for `owner`: one transaction.
     func claimNext(for owner: LeaseOwner, among ids: Set<Int64>?, settling: [QueueSettlement], rules: ClaimRules) throws(StoreError)
         -> StoredDownload?
-    /// Extends the leases `owner` holds and reports each leased item's state; an item `owner` runs
-    /// that is missing from the answer is no longer its own (its lease was lost).
-    func renewLeases(for owner: LeaseOwner) throws(StoreError) -> [Int64: DownloadState]
+    /// Extends the leases `owner` knows it holds (`leases`: id and epoch) and reports each one's
+    /// state; an item missing from the answer is no longer its own (its lease was lost). A row
+    /// leased to `owner` that is not in `leases` (a claim whose reply was lost) is left to expire.
+    func renewLeases(for owner: LeaseOwner, holding leases: [Int64: Int64]) throws(StoreError) -> [Int64: DownloadState]
     /// How many items a run would take on now: queued or in a transfer state, damaged ones included.
     func pendingCount() throws(StoreError) -> Int
     /// Whether any item (among `ids`) is queued or in a transfer state, whoever holds it.

@@ -71,18 +71,19 @@ extension QueueStore {
         return nil
     }
 
-    /// Extends the leases `owner` holds and reports the state of each of its items, so a pause or
-    /// cancel requested by another process reaches the running transfer.
-    public func renewLeases(for owner: LeaseOwner) throws(StoreError) -> [Int64: DownloadState] {
-        try write { db in
-            try db.execute(
-                "UPDATE downloads SET lease_expires = ? WHERE lease_owner = ?",
-                [.real(Date().timeIntervalSince1970 + Self.leaseSeconds), .text(owner.encoded)])
+    /// Extends the leases `owner` holds on the items of `leases` (id and epoch: those it knows it
+    /// holds) and reports the state of each, so a pause or cancel requested by another process
+    /// reaches the running transfer. A row leased to `owner` that it does not know of is not renewed.
+    public func renewLeases(for owner: LeaseOwner, holding leases: [Int64: Int64]) throws(StoreError) -> [Int64: DownloadState] {
+        guard !leases.isEmpty else { return [:] }
+        return try write { db in
+            let expires = Date().timeIntervalSince1970 + Self.leaseSeconds
             var states: [Int64: DownloadState] = [:]
-            for row in try db.query("SELECT id, state FROM downloads WHERE lease_owner = ?", [.text(owner.encoded)]) {
-                if let id = row.int64("id"), let state = row.string("state").flatMap(DownloadState.init(rawValue:)) {
-                    states[id] = state
-                }
+            for (id, epoch) in leases.sorted(by: { $0.key < $1.key }) {
+                let rows = try db.query(
+                    "UPDATE downloads SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND lease_epoch = ? RETURNING state",
+                    [.real(expires), .integer(id), .text(owner.encoded), .integer(epoch)])
+                if let state = rows.first?.string("state").flatMap(DownloadState.init(rawValue:)) { states[id] = state }
             }
             return states
         }
