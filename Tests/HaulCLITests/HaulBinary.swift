@@ -63,17 +63,17 @@ final class RunningHaul {
         case signalled(Int32)
     }
 
-    /// Waits for the process to end; kills it and throws after `timeout` seconds.
+    /// Waits for the process to end; kills it and throws after `timeout` seconds. A second call
+    /// (a `defer` after the test's own wait) returns at once.
     func wait(timeout: Double = 60) throws -> Ending {
-        if exited.wait(timeout: .now() + timeout) == .timedOut {
-            kill(pid, SIGKILL)
-            exited.wait()
+        if !process.isRunning || exited.wait(timeout: .now() + timeout) == .success {
             process.waitUntilExit()
-            throw TestSupportError("haul did not end within \(timeout) s and was killed; stderr: \(stderr)")
+            return process.terminationReason == .uncaughtSignal
+                ? .signalled(process.terminationStatus) : .exited(process.terminationStatus)
         }
+        kill(pid, SIGKILL)
         process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal
-            ? .signalled(process.terminationStatus) : .exited(process.terminationStatus)
+        throw TestSupportError("haul did not end within \(timeout) s and was killed; stderr: \(stderr)")
     }
 
     var stderr: String {

@@ -149,9 +149,12 @@ extension DownloadQueue {
                 return (!state.lostLeases.contains(id), state.destinations[id], state.epochs[id])
             }
             if persist.due {
-                _ = try? store.updateProgress(
-                    id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: isPause ? 0 : progress.bytesPerSecond,
-                    finalPath: persist.destination, epoch: persist.epoch)
+                // Handed to the writer: this is the transfer's thread (often the event loop's).
+                progressWrites.post(
+                    id,
+                    .init(
+                        bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: isPause ? 0 : progress.bytesPerSecond,
+                        finalPath: persist.destination, epoch: persist.epoch))
             }
             publishAggregate(force: false)
         case .response(let info):

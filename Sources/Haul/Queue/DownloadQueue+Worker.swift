@@ -45,6 +45,7 @@ extension DownloadQueue {
                 do throws(StoreError) {
                     let settling = pending
                     claimed = try await BlockingWork.storeCall { () throws(StoreError) -> StoredDownload? in
+                        progressWrites.flush(settling.map(\.id))
                         let next = try store.claimNext(for: owner, among: draining ? [] : ids, settling: settling, rules: rules)
                         if !settling.isEmpty { store.forgetRemovedSecretsSoon() }
                         return next
@@ -108,6 +109,7 @@ extension DownloadQueue {
     /// Hands settlements to the store without claiming (a worker about to wait or to end);
     /// returns those still to hand over.
     func settleOnly(_ pending: [QueueSettlement]) -> [QueueSettlement] {
+        progressWrites.flush(pending.map(\.id))
         do {
             _ = try store.claimNext(for: owner, among: [], settling: pending)
             store.forgetRemovedSecretsSoon()

@@ -15,6 +15,8 @@ public final class DownloadQueue: Sendable {
     /// Where the store lives: the state directory, or the PostgreSQL URI without its password.
     public let stateDirectory: String
     let store: any QueueStorage
+    /// Progress figures on their way to the store, off the transfers' threads.
+    let progressWrites: ProgressWrites
     let transport: any HTTPTransport
     let owner = LeaseOwner()
     let live = Mutex(LiveState())
@@ -90,6 +92,7 @@ public final class DownloadQueue: Sendable {
         self.transport = transport
         stateDirectory = location.description
         store = try location.open()
+        progressWrites = ProgressWrites(store: store)
     }
 
     // MARK: control
