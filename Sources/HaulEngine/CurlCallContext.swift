@@ -122,16 +122,16 @@
         /// A body chunk: taken, held back for the speed limit, or the end of the transfer.
         func receiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyAnswer {
             if !headDelivered && !deliverHead() { return .abort }
-            if let pacer {
-                if let holdBack {
-                    // Asked again when the chunk is offered again; only the handler accounts for it.
-                    let wait = pacer.secondsBeforeNextChunk()
-                    if wait >= TransferPacing.minimumWait {
-                        heldBack = true
-                        holdBack(wait)
-                        return .heldBack
-                    }
-                } else if !TransferPacing.waitOnThisThread(for: pacer, shouldStop: { handler.transferShouldAbort() }) {
+            if let holdBack {
+                // Asked again when the chunk is offered again; only the handler accounts for it.
+                let wait = secondsBeforeNextChunk()
+                if wait >= TransferPacing.minimumWait {
+                    heldBack = true
+                    holdBack(wait)
+                    return .heldBack
+                }
+            } else if let pacer {
+                if !TransferPacing.waitOnThisThread(for: pacer, shouldStop: { handler.transferShouldAbort() }) {
                     stoppedByHandler = true
                     return .abort
                 }
@@ -141,6 +141,14 @@
                 return .abort
             }
             return .taken
+        }
+
+        /// Seconds the next chunk waits on the event loop: the handler's own wait (a record being
+        /// saved), else the speed limit's.
+        func secondsBeforeNextChunk() -> Double {
+            let own = handler.secondsBeforeNextChunk()
+            if own >= TransferPacing.minimumWait { return own }
+            return pacer?.secondsBeforeNextChunk() ?? 0
         }
 
         /// The event loop resumed the transfer: the wait for the limit is over.

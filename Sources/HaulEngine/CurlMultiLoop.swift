@@ -1,6 +1,7 @@
 #if canImport(CCurl)
     import CCurl
     import Foundation
+    import HaulCore
     import Synchronization
 
     /// One thread drives every transfer handed to it through one libcurl multi handle, the way
@@ -41,7 +42,7 @@
         private let incoming = Mutex<[Transfer]>([])
         /// Running transfers by their easy handle; the loop thread's alone.
         private var running: [UnsafeMutableRawPointer: Transfer] = [:]
-        /// Transfers paused by their pacer, with when to look again; the loop thread's alone.
+        /// Transfers paused by their pacer or their handler, with when to look again; the loop thread's alone.
         private var held: [UnsafeMutableRawPointer: ContinuousClock.Instant] = [:]
         private var lastAbortCheck = ContinuousClock.now
         /// A stop was requested: the handlers are asked at the next turn, whenever the last time was.
@@ -74,7 +75,7 @@
             curl_multi_wakeup(multi)
         }
 
-        /// Wakes the running loop, if any, so that its held transfers ask their pacers again.
+        /// Wakes the running loop, if any, so that its held transfers ask their pacers (and handlers) again.
         static func wakeIfRunning() {
             guard started.load(ordering: .acquiring), let loop = shared else { return }
             loop.paceChanged.store(true, ordering: .releasing)
@@ -82,6 +83,8 @@
         }
 
         private func run() {
+            // Every blocking call asks whether it is here (`LoopThread.mustNotBlock`).
+            LoopThread.markCurrent()
             var active: Int32 = 0
             while true {
                 for transfer in incoming.withLock({ list in
@@ -122,11 +125,11 @@
             let recheck = paceChanged.exchange(false, ordering: .acquiringAndReleasing)
             let now = ContinuousClock.now
             for (raw, due) in held where recheck || due <= now {
-                guard let transfer = running[raw], let pacer = transfer.context.pacer else {
+                guard let transfer = running[raw] else {
                     held[raw] = nil
                     continue
                 }
-                let wait = pacer.secondsBeforeNextChunk()
+                let wait = transfer.context.secondsBeforeNextChunk()
                 if wait >= TransferPacing.minimumWait {
                     held[raw] = now + .milliseconds(Int64((wait * 1000).rounded(.up)))
                     continue

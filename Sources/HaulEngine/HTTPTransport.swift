@@ -76,6 +76,16 @@ public protocol TransferHandler: AnyObject {
     func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl
     /// Polled while the transfer runs (also while it waits for bytes): `true` ends it.
     func transferShouldAbort() -> Bool
+    /// Asked on the event loop's thread before each body chunk: seconds to park the transfer (its
+    /// chunk held by the transport, nothing read from its socket) while the handler waits for
+    /// something it must not wait for on that thread (a record being saved on the blocking
+    /// pool); 0 to take the chunk now. A handler on a thread of its own is not asked, and may
+    /// wait in `transferDidReceiveBody` instead.
+    func secondsBeforeNextChunk() -> Double
+}
+
+extension TransferHandler {
+    public func secondsBeforeNextChunk() -> Double { 0 }
 }
 
 /// Whether a transfer goes on.

@@ -76,6 +76,7 @@ public enum FileIO {
 
     /// Makes a rename or unlink in this file's directory durable. Best effort: some file systems refuse.
     public static func syncDirectory(containing path: String) {
+        LoopThread.mustNotBlock("a sync of the directory of \(path)")
         let directory = AbsolutePath.directory(of: path)
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }

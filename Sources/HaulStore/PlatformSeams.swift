@@ -1,5 +1,6 @@
 import CHaulSystem
 import Foundation
+import HaulCore
 
 /// Every call whose Linux and Apple forms differ in the store, in one place.
 ///
@@ -32,6 +33,7 @@ enum PlatformSeams {
     /// on Linux; on Apple platforms `F_FULLFSYNC`, since fsync there only hands the data to the
     /// drive, which may keep it in its cache (fsync(2)), with fsync where the file system refuses.
     static func syncData(_ fd: Int32, path: String) throws(StoreError) {
+        LoopThread.mustNotBlock("a sync of \(path)")
         #if os(Linux)
             guard fdatasync(fd) == 0 else { throw StoreError.system("cannot sync", path: path) }
         #elseif canImport(Darwin)
@@ -46,6 +48,7 @@ enum PlatformSeams {
     /// (earlier kernels return success even when writeback failed). False where there is none:
     /// the caller syncs each file.
     static func syncFileSystem(_ fd: Int32, path: String) throws(StoreError) -> Bool {
+        LoopThread.mustNotBlock("a sync of the file system holding \(path)")
         #if os(Linux)
             guard syncfsReportsErrors else { return false }
             guard haul_sync_file_system(fd) == 0 else { throw StoreError.system("cannot sync the file system of", path: path) }

@@ -50,4 +50,24 @@ struct PostgresLostReplyTests {
         #expect(claimed?.id == ids[0])
         #expect(try store.item(ids[1])?.state == .queued)
     }
+
+    @Test("GIVEN an addition WHEN the reply to its COMMIT is lost THEN the transaction run again returns the items it added, once each, with no conflict")
+    func anAdditionRunAgainReturnsItsItems() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let relay = try TCPRelay(to: cluster.port)
+        defer { relay.stop() }
+        let store = try PostgresQueueStore(uri: "postgresql://haul@127.0.0.1:\(relay.port)/postgres", reconnectSeconds: 10)
+        relay.set(.cutAfterCommit(following: "INSERT INTO downloads"))
+
+        let ids = try store.add([
+            NewDownload(url: "http://127.0.0.1:1/a", destinationKind: .file, destination: "/tmp/haul-lost-a"),
+            NewDownload(url: "http://127.0.0.1:1/b", destinationKind: .file, destination: "/tmp/haul-lost-b"),
+        ])
+
+        #expect(relay.cuts == 1)
+        #expect(ids.count == 2)
+        #expect(try cluster.psql("SELECT count(*) FROM downloads") == "2")
+        #expect(try store.all().map(\.id).sorted() == ids.sorted())
+    }
 }

@@ -18,7 +18,7 @@ struct PostgresQueueStoreTests {
         }
         #expect(opened.sorted() == [0, 1, 2, 3])
         let names = try cluster.psql("SELECT string_agg(name, ',' ORDER BY applied_at) FROM schema_migrations")
-        #expect(names == "v1-downloads,v2-host-slots,v3-notify-queued,v4-destination-url,v5-claim-token")
+        #expect(names == "v1-downloads,v2-host-slots,v3-notify-queued,v4-destination-url,v5-write-token")
         _ = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)
         #expect(try cluster.psql("SELECT count(*) FROM schema_migrations") == "5")
     }

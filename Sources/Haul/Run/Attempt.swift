@@ -60,6 +60,7 @@ struct AttemptResult {
             first, policy: policy, transport: transport, options: options, handlerMayBlock: handlerMayBlock, handler: writer)
         switch followed {
         case .answered(let outcome, let handler, _):
+            await handler.settleRecordSave()
             return AttemptResult(
                 outcome: handler.finalOutcome(outcome), wroteBytes: handler.bodyBytesWritten > 0, segmentsRunning: handler.segmentsRunning,
                 restartedInPlace: handler.restartedInPlace)

@@ -51,6 +51,14 @@ final class BodyWriter: RedirectStopping {
     var reachedSegments = false
     /// Said with the response event (a name changed to stay unique).
     private var responseNote: String?
+    /// The record save this response waits for before more of its body reaches the file: it runs
+    /// on the blocking pool, and the transfer is parked meanwhile (`secondsBeforeNextChunk`).
+    private var pendingSave: RecordSave?
+    /// Body bytes that came in the chunk that proved the overlap, after it: written once the record
+    /// saying so is saved.
+    private var stash: [UInt8] = []
+    /// The accepted head, told to the host (segment connections may start) once its record is saved.
+    private var untoldAcceptance: (body: BodyPlan, head: ResponseHead)?
 
     init(
         host: any BodyWriterHost, request: DownloadRequest, digest: DigestCheck, segments: SegmentDriver, control: RunControl, plan: RequestPlan,
@@ -109,9 +117,10 @@ final class BodyWriter: RedirectStopping {
             if let unverifiable = try digest.adoptServerDigest(from: head, output: output) {
                 responseNote = [responseNote, unverifiable].compactMap { $0 }.joined(separator: "; ")
             }
-            // The record must describe this version before any of its bytes reach the file.
+            // The record must describe this version before any of its bytes reach the file: saved
+            // on the pool, the transfer parked until it is.
             if output.begin(body, from: url) {
-                try saveRecord()
+                startRecordSave()
             }
         } catch {
             decided = .failed(error, retryable: false, retryAfter: nil)
@@ -130,32 +139,76 @@ final class BodyWriter: RedirectStopping {
                     resumedFrom: body.writeOffset + body.overlap,
                     destination: output.destinationPath,
                     note: responseNote)))
-        host.bodyAccepted(body, head: head, sent: sent)
+        if pendingSave == nil {
+            host.bodyAccepted(body, head: head, sent: sent)
+        } else {
+            untoldAcceptance = (body, head)
+        }
         return .proceed
     }
 
-    private func saveRecord() throws(DownloadError) {
+    // MARK: the record, saved off this thread
+
+    /// Hands the record's save to the blocking pool: this is the transport's thread (the event
+    /// loop's, which every transfer shares), where a store that is slow or gone must hold up
+    /// nothing. No more of the body reaches the file until it is saved.
+    private func startRecordSave() {
         guard output.layout != nil else { return }
-        if let segments = segments.coordinator {
+        let wake: @Sendable () -> Void = { TransferPacing.paceChanged() }
+        if let coordinator = segments.coordinator {
             // While segments run, only their checkpoint may write the record (it knows the holes).
-            do {
-                try segments.checkpoint()
-            } catch {
-                throw DownloadError(.io, error)
-            }
-            return
-        }
-        do {
+            pendingSave = RecordSave(on: BlockingWork.submit, whenDone: wake) { () throws(StoreError) in try coordinator.checkpoint() }
+        } else {
             // Nothing new was synced: the record claims no more than before.
-            try output.saveRecordClaimingNoMore(hash: digest.hash)
-        } catch {
-            throw DownloadError(.io, error)
+            pendingSave = output.saveRecordInBackground(hash: digest.hash, on: BlockingWork.submit, whenDone: wake)
         }
+    }
+
+    /// Whether the body may go on: no record save is pending, or it ended (a failure decides the
+    /// outcome) and what waited for it was done. `waiting`: block this thread until it ended (a
+    /// transport thread of the transfer's own; the event loop asks `secondsBeforeNextChunk` first).
+    private func recordSaved(waiting: Bool) -> Bool {
+        guard let pending = pendingSave else { return true }
+        if !pending.isDone {
+            guard waiting else { return false }
+            _ = pending.wait()
+        }
+        pendingSave = nil
+        if let failure = pending.failure {
+            decided = .failed(DownloadError(.io, failure), retryable: false, retryAfter: nil)
+            return true
+        }
+        if !stash.isEmpty {
+            let kept = stash
+            stash = []
+            _ = kept.withUnsafeBytes { write($0) }
+        }
+        if let untold = untoldAcceptance {
+            untoldAcceptance = nil
+            host.bodyAccepted(untold.body, head: untold.head, sent: sent)
+        }
+        return true
+    }
+
+    func secondsBeforeNextChunk() -> Double {
+        // Woken as soon as the save ends (`TransferPacing.paceChanged`); the wait is a fallback.
+        recordSaved(waiting: false) ? 0 : 0.25
+    }
+
+    /// After the transfer ended: waits (without a thread) for a record save still pending, and
+    /// writes what waited for it. Segment connections are not started for a response that is over.
+    func settleRecordSave() async {
+        guard let pending = pendingSave else { return }
+        _ = await pending.done()
+        untoldAcceptance = nil
+        _ = recordSaved(waiting: false)
     }
 
     // MARK: body
 
     func transferDidReceiveBody(_ chunk: UnsafeRawBufferPointer) -> TransferControl {
+        _ = recordSaved(waiting: true)
+        if decided != nil { return .stop }
         guard var cursor else {
             decided = .failed(DownloadError(.protocolViolation, "the server sent a body before a usable head"), retryable: true, retryAfter: nil)
             return .stop
@@ -168,15 +221,12 @@ final class BodyWriter: RedirectStopping {
         }
         if !step.write.isEmpty {
             let bytes = UnsafeRawBufferPointer(rebasing: chunk[step.write])
-            do {
-                try output.sink.append(bytes)
-            } catch {
-                decided = .failed(ioFailure(error), retryable: false, retryAfter: nil)
+            if pendingSave != nil {
+                // The overlap was proven in this chunk: the rest waits for the record saying so.
+                stash.append(contentsOf: bytes)
+            } else if !write(bytes) {
                 return .stop
             }
-            digest.update(bytes)
-            bodyBytesWritten += Int64(bytes.count)
-            request.rateLimiter?.account(bytes.count)
         }
         switch step.stop {
         case .moreThanAnnounced(let expected):
@@ -201,6 +251,20 @@ final class BodyWriter: RedirectStopping {
         return decided == nil && !reachedSegments ? .proceed : .stop
     }
 
+    /// Writes body bytes to the file; false (with the outcome decided) when the write failed.
+    private func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        do {
+            try output.sink.append(bytes)
+        } catch {
+            decided = .failed(ioFailure(error), retryable: false, retryAfter: nil)
+            return false
+        }
+        digest.update(bytes)
+        bodyBytesWritten += Int64(bytes.count)
+        request.rateLimiter?.account(bytes.count)
+        return true
+    }
+
     /// Compares body bytes with the file at `offset`; false (with the outcome decided) on a
     /// mismatch. Once the whole overlap matched, an adopted file (or a partial from another URL)
     /// is proven to be a prefix of this version.
@@ -216,12 +280,7 @@ final class BodyWriter: RedirectStopping {
             return false
         }
         if done && output.markProven(for: request.url) {
-            do throws(DownloadError) {
-                try saveRecord()
-            } catch {
-                decided = .failed(error, retryable: false, retryAfter: nil)
-                return false
-            }
+            startRecordSave()
         }
         return true
     }

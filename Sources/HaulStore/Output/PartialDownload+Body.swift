@@ -70,6 +70,23 @@ extension PartialDownload {
         try saveRecord(syncedLength: min(record.syncedLength, sink.prefixLength), hash: hash)
     }
 
+    /// `saveRecordClaimingNoMore`, with the store's write on `run` (a pool thread) after any
+    /// checkpoint still running: the caller, the event loop's thread, never waits for the store.
+    /// The record is stamped here, so it is the one of now; no byte of the response may reach the
+    /// file before the returned save ended. Nil when there is no record to keep (a direct output).
+    public func saveRecordInBackground(
+        hash: StreamingHash?, on run: (@escaping @Sendable () -> Void) -> Void, whenDone: @escaping @Sendable () -> Void
+    ) -> RecordSave? {
+        guard let keeper else { return nil }
+        RecordKeeper.stamp(&record, syncedLength: min(record.syncedLength, sink.prefixLength), hash: hash)
+        let stamped = record
+        let inFlight = self.inFlight
+        return RecordSave(on: run, whenDone: whenDone) { () throws(StoreError) in
+            if let failure = inFlight.settle() { throw failure }
+            try keeper.saveStamped(stamped)
+        }
+    }
+
     /// Makes the bytes so far durable and records them: data first, then the record that claims it.
     public func checkpoint(hash: StreamingHash?) throws(StoreError) {
         guard layout != nil else { return }

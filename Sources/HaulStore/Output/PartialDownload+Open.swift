@@ -28,6 +28,7 @@ extension PartialDownload {
     /// Opens the output of `request`: a direct output, or the partial file with its lock and its
     /// record from `records`.
     public static func open(_ request: Request, records: (OutputLayout) -> any ResumeRecordStore) throws(OutputError) -> PartialDownload {
+        LoopThread.mustNotBlock("opening the output of \(request.destination)")
         switch request.destination {
         case .standardOutput:
             return PartialDownload(layout: nil, sink: .direct(DirectOutput()), record: request.fresh)

@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 
 /// A resume record stored as a small JSON file beside the partial file, replaced atomically.
 ///
@@ -18,6 +19,7 @@ public struct RecordFile: Sendable {
     /// The record, nil when there is none. A record that cannot be decoded or has an unknown
     /// version throws `.corruptRecord`.
     public func load() throws(StoreError) -> ResumeRecord? {
+        LoopThread.mustNotBlock("reading the resume record \(path)")
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let data: Data
         do {
@@ -30,6 +32,7 @@ public struct RecordFile: Sendable {
 
     /// Replaces the record atomically and durably.
     public func save(_ record: ResumeRecord) throws(StoreError) {
+        LoopThread.mustNotBlock("saving the resume record \(path)")
         try write(record, durably: true)
     }
 

@@ -44,10 +44,14 @@ public final class RecordKeeper: @unchecked Sendable {
     /// durably. The caller has synced at least `syncedLength` bytes of the partial file.
     public func save(_ record: inout ResumeRecord, syncedLength: Int64, hash: StreamingHash? = nil) throws(StoreError) {
         Self.stamp(&record, syncedLength: syncedLength, hash: hash)
-        let saved = record
+        try saveStamped(record)
+    }
+
+    /// Saves `record`, stamped by the caller with `stamp`, durably.
+    public func saveStamped(_ record: ResumeRecord) throws(StoreError) {
         try locked { () throws(StoreError) in
-            try store.save(saved)
-            noteSaved(saved)
+            try store.save(record)
+            noteSaved(record)
         }
         CrashPoint.reach(.afterRecordSave)
     }

@@ -4,12 +4,36 @@ import Foundation
 /// One libpq connection, closed when the object goes away. Not `Sendable`: one thread at a time
 /// uses it, through ``PGDatabase``. Every value goes to the server as a text parameter (`$1`),
 /// never spliced into SQL.
+///
+/// Nothing waits for the server without a deadline: connecting gives up after `connect_timeout`
+/// (5 s unless the URI says otherwise), TCP keepalives find a peer that vanished, and each
+/// statement's answer is awaited for `statementSeconds` at most (`HAUL_PG_STATEMENT_SECONDS`,
+/// else 15), after which the connection is given up as lost (its state is unknown) and the
+/// caller's retry reconnects. The server's own `statement_timeout` is the same.
 final class PGConnection {
     let handle: OpaquePointer
+    /// Seconds a statement's answer is waited for.
+    let statementSeconds: Double
+    /// Given up after a statement's deadline passed: never used again.
+    private var abandoned = false
+
+    /// The deadline for each statement, from `HAUL_PG_STATEMENT_SECONDS` (else 15 s).
+    static let defaultStatementSeconds: Double = {
+        let text = ProcessInfo.processInfo.environment["HAUL_PG_STATEMENT_SECONDS"] ?? ""
+        guard let value = Double(text), value.isFinite, value > 0 else { return 15 }
+        return min(value, 3600)
+    }()
 
     /// Connects with a libpq connection string or URI (`postgresql://user@host:port/db`).
-    init(_ conninfo: String) throws(PGError) {
-        guard let handle = PQconnectdb(conninfo) else {
+    init(_ conninfo: String, statementSeconds: Double = PGConnection.defaultStatementSeconds) throws(PGError) {
+        self.statementSeconds = statementSeconds
+        // Defaults first: the URI's own values, expanded from `dbname`, come later and win.
+        let keywords = ["connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "dbname"]
+        let values = ["5", "1", "10", "5", "3", conninfo]
+        let connected = Self.withCStrings(keywords) { keys in
+            Self.withCStrings(values) { vals in PQconnectdbParams(keys, vals, 1) }
+        }
+        guard let handle = connected else {
             throw PGError(message: "libpq could not allocate a connection", connectionLost: true)
         }
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -19,15 +43,24 @@ final class PGConnection {
         }
         self.handle = handle
         // The server's NOTICEs (an IF NOT EXISTS that found the table) would go to stderr.
-        try execute("SET client_min_messages TO warning")
+        try execute("SET client_min_messages TO warning; SET statement_timeout = \(Int(statementSeconds * 1000))")
+    }
+
+    /// A NULL-terminated array of C strings for the duration of `body`.
+    private static func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+        let copies: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) } + [nil]
+        defer {
+            for copy in copies { free(copy) }
+        }
+        return copies.map { $0.map { UnsafePointer($0) } }.withUnsafeBufferPointer { buffer in body(buffer.baseAddress) }
     }
 
     deinit {
         PQfinish(handle)
     }
 
-    /// Whether libpq still considers the connection usable.
-    var isOK: Bool { PQstatus(handle) == CONNECTION_OK }
+    /// Whether the connection is usable: libpq considers it so, and no deadline passed on it.
+    var isOK: Bool { !abandoned && PQstatus(handle) == CONNECTION_OK }
 
     /// Runs one statement with text parameters (nil is NULL) and returns its rows as text.
     @discardableResult
@@ -36,15 +69,16 @@ final class PGConnection {
         defer {
             for copy in copies { free(copy) }
         }
-        let result = copies.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+        let sent = copies.withUnsafeBufferPointer { buffer -> Int32 in
             let values = buffer.map { UnsafePointer($0) }
             return values.withUnsafeBufferPointer { pointers in
-                PQexecParams(handle, sql, Int32(parameters.count), nil, pointers.baseAddress, nil, nil, 0)
+                PQsendQueryParams(handle, sql, Int32(parameters.count), nil, pointers.baseAddress, nil, nil, 0)
             }
         }
-        guard let result else {
-            throw PGError(message: String(cString: PQerrorMessage(handle)), connectionLost: !isOK)
+        guard sent == 1 else {
+            throw PGError(message: String(cString: PQerrorMessage(handle)), connectionLost: true)
         }
+        let result = try awaitResult()
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             let state = PQresultErrorField(result, haul_pg_diag_sqlstate()).map { String(cString: $0) }
@@ -57,15 +91,65 @@ final class PGConnection {
 
     /// Runs several statements without parameters (schema migrations).
     func execute(_ sql: String) throws(PGError) {
-        guard let result = PQexec(handle, sql) else {
-            throw PGError(message: String(cString: PQerrorMessage(handle)), connectionLost: !isOK)
+        guard PQsendQuery(handle, sql) == 1 else {
+            throw PGError(message: String(cString: PQerrorMessage(handle)), connectionLost: true)
         }
+        let result = try awaitResult()
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             let state = PQresultErrorField(result, haul_pg_diag_sqlstate()).map { String(cString: $0) }
             throw PGError(sqlState: state, message: String(cString: PQresultErrorMessage(result)), connectionLost: !isOK)
         }
+    }
+
+    /// The answer to the statement(s) just sent, within `statementSeconds`: the first failed
+    /// result if any, else the last one. Past the deadline the connection is abandoned.
+    private func awaitResult() throws(PGError) -> OpaquePointer {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(statementSeconds * 1000))
+        var kept: OpaquePointer?
+        while true {
+            while PQisBusy(handle) == 1 {
+                let left = (deadline - .now) / .milliseconds(1)
+                guard left > 0 else {
+                    if let kept { PQclear(kept) }
+                    abandoned = true
+                    throw PGError(
+                        message: "PostgreSQL did not answer within \(Self.seconds(statementSeconds)) s; the connection is given up", connectionLost: true)
+                }
+                var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+                let ready = poll(&descriptor, 1, Int32(min(left.rounded(.up), 1000)))
+                if ready < 0 && errno != EINTR {
+                    abandoned = true
+                    throw PGError(message: "poll on the PostgreSQL connection failed", connectionLost: true)
+                }
+                if ready > 0 && PQconsumeInput(handle) == 0 {
+                    if let kept { PQclear(kept) }
+                    throw PGError(message: String(cString: PQerrorMessage(handle)), connectionLost: true)
+                }
+            }
+            guard let next = PQgetResult(handle) else { break }
+            if let earlier = kept, !Self.succeeded(earlier) {
+                // The first failure is the answer.
+                PQclear(next)
+            } else {
+                if let earlier = kept { PQclear(earlier) }
+                kept = next
+            }
+        }
+        guard let kept else {
+            throw PGError(message: String(cString: PQerrorMessage(handle)), connectionLost: !isOK)
+        }
+        return kept
+    }
+
+    private static func succeeded(_ result: OpaquePointer) -> Bool {
+        let status = PQresultStatus(result)
+        return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
     }
 
     /// The socket to wait on for notifications (`LISTEN`).

@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 
 /// The one serial owner of a ``PGConnection``, which reconnects when the server went away.
 ///
@@ -25,7 +26,8 @@ final class PGDatabase: @unchecked Sendable {
 
     /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
     func transaction<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        try withRetry { connection in try Self.committed(connection, body) }
+        LoopThread.mustNotBlock("a PostgreSQL transaction")
+        return try withRetry { connection in try Self.committed(connection, body) }
     }
 
     /// `body` between BEGIN and COMMIT on `connection`; rolled back when it throws, if the
@@ -45,6 +47,7 @@ final class PGDatabase: @unchecked Sendable {
     /// Runs `body` in a transaction once, only if the connection is up and free right now; nil
     /// when it is not (for writes worth nothing later, like progress: never waited for).
     func transactionIfIdle<T>(_ body: (PGConnection) throws -> T) throws -> T? {
+        LoopThread.mustNotBlock("a PostgreSQL transaction")
         guard lock.try() else { return nil }
         defer { lock.unlock() }
         guard let connection, connection.isOK else { return nil }

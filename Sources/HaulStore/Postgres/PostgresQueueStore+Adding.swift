@@ -10,7 +10,16 @@ extension PostgresQueueStore {
         for new in downloads {
             if let refusal = SharedStoreRule.refusal(of: new) { throw StoreError(.secretRefused, refusal) }
         }
+        // Left on the rows added: run again after a lost COMMIT reply, the transaction finds the
+        // rows its first run added, rather than refusing them as another's.
+        let token = UUID().uuidString
+        var runs = 0
         return try transaction { db in
+            runs += 1
+            if runs > 1 {
+                let earlier = try db.query("SELECT id FROM downloads WHERE write_token = $1 ORDER BY id", [token]).rows.compactMap { $0.int64("id") }
+                if earlier.count == downloads.count { return earlier }
+            }
             // Two workers adding to the same destination at once: the second waits for the first.
             try db.query("SELECT pg_advisory_xact_lock(hashtext('haul-add'))")
             var ids: [Int64] = []
@@ -28,15 +37,15 @@ extension PostgresQueueStore {
                 let row = try db.query(
                     """
                     INSERT INTO downloads (url, method, headers, body, destination_kind, destination, range_spec, existing_policy,
-                        priority, state, options, host, created_at, updated_at)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, extract(epoch FROM clock_timestamp()),
+                        priority, state, options, host, write_token, created_at, updated_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, extract(epoch FROM clock_timestamp()),
                         extract(epoch FROM clock_timestamp()))
                     RETURNING id
                     """,
                     [
                         new.url, new.method, QueueStore.encodeHeaders(new.headers), new.body.map(PGBytes.encode), new.destinationKind.rawValue,
                         new.destination, new.range, new.existingPolicy.rawValue, String(new.priority),
-                        (new.paused ? DownloadState.paused : .queued).rawValue, options, HostKey.of(new.url),
+                        (new.paused ? DownloadState.paused : .queued).rawValue, options, HostKey.of(new.url), token,
                     ]
                 ).rows.first
                 guard let id = row?.int64("id") else { throw StoreError(.io, "the queue database did not return the new item's id") }

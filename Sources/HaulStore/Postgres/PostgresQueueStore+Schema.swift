@@ -12,9 +12,9 @@ extension PostgresQueueStore {
         // Adding a download looks for an unfinished one of the same URL into the same directory:
         // by destination alone, each addition looked through every row of that directory.
         ("v4-destination-url", "CREATE INDEX downloads_destination_url ON downloads (destination, url)"),
-        // The token a claim leaves on the row it leases, so a claim run again after a lost COMMIT
-        // reply finds the row its first run leased.
-        ("v5-claim-token", "ALTER TABLE downloads ADD COLUMN claim_token TEXT"),
+        // The token the transaction that added or leased a row leaves on it, so one run again
+        // after a lost COMMIT reply finds what its first run did (see `PostgresQueueStore.claimNext`).
+        ("v5-write-token", "ALTER TABLE downloads ADD COLUMN write_token TEXT"),
     ]
 
     /// An arbitrary constant: the advisory lock every migrating worker takes.

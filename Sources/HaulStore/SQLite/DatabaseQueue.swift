@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 
 /// The one serial owner of an ``SQLiteConnection``: every use of the connection goes through it,
 /// one closure at a time.
@@ -39,7 +40,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Each statement is its own transaction unless `body` opens one; with WAL, each statement reads a
     /// consistent snapshot. Use ``write(_:)`` for changes that must land together.
     public func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try lock.withLock {
+        LoopThread.mustNotBlock("a read of the SQLite store \(path)")
+        return try lock.withLock {
             try body(connection)
         }
     }
@@ -50,7 +52,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// another file depends on (a finished mark before the file's rename), so that a power cut
     /// never keeps the later step and loses the write.
     public func write<T: Sendable>(durable: Bool = false, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        try lock.withLock {
+        LoopThread.mustNotBlock("a write to the SQLite store \(path)")
+        return try lock.withLock {
             guard durable, synchronous != .full else {
                 return try connection.transaction { try body(connection) }
             }
@@ -63,7 +66,8 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// Runs `body` with exclusive use of the connection and no transaction around it, for work that
     /// manages its own transactions (such as ``Migrator``).
     public func writeWithoutTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try lock.withLock {
+        LoopThread.mustNotBlock("a write to the SQLite store \(path)")
+        return try lock.withLock {
             try body(connection)
         }
     }
