@@ -12,7 +12,11 @@ protocol BodyWriterHost: AnyObject {
     func publish(_ event: DownloadEvent)
     /// The body of a response from `url` starts: its first report's speed is measured from here.
     func bodyStarts(from url: URL)
+    /// Whether `bodyAccepted` would start segment connections for this response: a pure look.
+    func segmentsMayStart(_ body: BodyPlan, head: ResponseHead, sent: TransferRequest) -> Bool
     /// The response's head was accepted and announced: the rest may go to segment connections.
+    /// Called on the blocking pool when it starts them (they open and sync files), while this
+    /// transfer is parked.
     func bodyAccepted(_ body: BodyPlan, head: ResponseHead, sent: TransferRequest)
     /// Body bytes of this connection consumed (compared or written).
     func received(_ count: Int)
@@ -51,14 +55,13 @@ final class BodyWriter: RedirectStopping {
     var reachedSegments = false
     /// Said with the response event (a name changed to stay unique).
     private var responseNote: String?
-    /// The record save this response waits for before more of its body reaches the file: it runs
-    /// on the blocking pool, and the transfer is parked meanwhile (`secondsBeforeNextChunk`).
+    /// What this response waits for before more of its body reaches the file (its record saved,
+    /// its segment connections started): it runs on the blocking pool, and the transfer is parked
+    /// meanwhile (`secondsBeforeNextChunk`).
     private var pendingSave: RecordSave?
     /// Body bytes that came in the chunk that proved the overlap, after it: written once the record
     /// saying so is saved.
     private var stash: [UInt8] = []
-    /// The accepted head, told to the host (segment connections may start) once its record is saved.
-    private var untoldAcceptance: (body: BodyPlan, head: ResponseHead)?
 
     init(
         host: any BodyWriterHost, request: DownloadRequest, digest: DigestCheck, segments: SegmentDriver, control: RunControl, plan: RequestPlan,
@@ -95,6 +98,7 @@ final class BodyWriter: RedirectStopping {
     }
 
     private func accept(_ body: BodyPlan, head: ResponseHead) -> TransferControl {
+        var saves = false
         do throws(DownloadError) {
             try checkFreeSpace(body)
             if body.writeOffset == 0 && output.sink.prefixLength > 0 && body.overlap == 0 {
@@ -117,11 +121,8 @@ final class BodyWriter: RedirectStopping {
             if let unverifiable = try digest.adoptServerDigest(from: head, output: output) {
                 responseNote = [responseNote, unverifiable].compactMap { $0 }.joined(separator: "; ")
             }
-            // The record must describe this version before any of its bytes reach the file: saved
-            // on the pool, the transfer parked until it is.
-            if output.begin(body, from: url) {
-                startRecordSave()
-            }
+            // The record must describe this version before any of its bytes reach the file.
+            saves = output.begin(body, from: url)
         } catch {
             decided = .failed(error, retryable: false, retryAfter: nil)
             return .stop
@@ -139,28 +140,38 @@ final class BodyWriter: RedirectStopping {
                     resumedFrom: body.writeOffset + body.overlap,
                     destination: output.destinationPath,
                     note: responseNote)))
-        if pendingSave == nil {
-            host.bodyAccepted(body, head: head, sent: sent)
+        // The record's save and the segments' start run on the pool, this transfer parked until
+        // they are done; a response that needs neither goes on at once.
+        let startsSegments = host.segmentsMayStart(body, head: head, sent: sent)
+        if saves || startsSegments {
+            startPoolStep(saving: saves, accepting: startsSegments ? AcceptedBody(host: host, body: body, head: head, sent: sent) : nil)
         } else {
-            untoldAcceptance = (body, head)
+            host.bodyAccepted(body, head: head, sent: sent)
         }
         return .proceed
     }
 
     // MARK: the record, saved off this thread
 
-    /// Hands the record's save to the blocking pool: this is the transport's thread (the event
-    /// loop's, which every transfer shares), where a store that is slow or gone must hold up
-    /// nothing. No more of the body reaches the file until it is saved.
-    private func startRecordSave() {
-        guard output.layout != nil else { return }
-        let wake: @Sendable () -> Void = { TransferPacing.paceChanged() }
-        if let coordinator = segments.coordinator {
-            // While segments run, only their checkpoint may write the record (it knows the holes).
-            pendingSave = RecordSave(on: BlockingWork.submit, whenDone: wake) { () throws(StoreError) in try coordinator.checkpoint() }
-        } else {
-            // Nothing new was synced: the record claims no more than before.
-            pendingSave = output.saveRecordInBackground(hash: digest.hash, on: BlockingWork.submit, whenDone: wake)
+    /// Hands the record's save (when `saving`), then the segments' start (`accepting`), to the
+    /// blocking pool: this is the transport's thread (the event loop's, which every transfer
+    /// shares), where a store that is slow or gone, or a sync, must hold up nothing. No more of
+    /// the body reaches the file until they are done.
+    private func startPoolStep(saving: Bool, accepting: AcceptedBody? = nil) {
+        var save: (@Sendable () throws(StoreError) -> Void)?
+        if saving && output.layout != nil {
+            if let coordinator = segments.coordinator {
+                // While segments run, only their checkpoint may write the record (it knows the holes).
+                save = { () throws(StoreError) in try coordinator.checkpoint() }
+            } else {
+                // Nothing new was synced: the record claims no more than before.
+                save = output.recordSaveJob(hash: digest.hash)
+            }
+        }
+        guard save != nil || accepting != nil else { return }
+        pendingSave = RecordSave(on: BlockingWork.submit, whenDone: { TransferPacing.paceChanged() }) { [save] () throws(StoreError) in
+            try save?()
+            accepting?.tell()
         }
     }
 
@@ -183,10 +194,6 @@ final class BodyWriter: RedirectStopping {
             stash = []
             _ = kept.withUnsafeBytes { write($0) }
         }
-        if let untold = untoldAcceptance {
-            untoldAcceptance = nil
-            host.bodyAccepted(untold.body, head: untold.head, sent: sent)
-        }
         return true
     }
 
@@ -195,12 +202,11 @@ final class BodyWriter: RedirectStopping {
         recordSaved(waiting: false) ? 0 : 0.25
     }
 
-    /// After the transfer ended: waits (without a thread) for a record save still pending, and
-    /// writes what waited for it. Segment connections are not started for a response that is over.
+    /// After the transfer ended: waits (without a thread) for a pool step still pending, and
+    /// writes what waited for it.
     func settleRecordSave() async {
         guard let pending = pendingSave else { return }
         _ = await pending.done()
-        untoldAcceptance = nil
         _ = recordSaved(waiting: false)
     }
 
@@ -280,7 +286,7 @@ final class BodyWriter: RedirectStopping {
             return false
         }
         if done && output.markProven(for: request.url) {
-            startRecordSave()
+            startPoolStep(saving: true)
         }
         return true
     }
@@ -309,5 +315,20 @@ final class BodyWriter: RedirectStopping {
 
     func transferShouldAbort() -> Bool {
         control.shouldStop
+    }
+}
+
+/// A body accepted, to be told to the runner from the blocking pool (starting its segment
+/// connections). `@unchecked Sendable`: the runner is confined to its download, and while this
+/// is told the download's only transfer is parked, so nothing else touches the runner meanwhile;
+/// the pool step's end (a lock) orders it before the transfer goes on.
+private struct AcceptedBody: @unchecked Sendable {
+    unowned let host: any BodyWriterHost
+    let body: BodyPlan
+    let head: ResponseHead
+    let sent: TransferRequest
+
+    func tell() {
+        host.bodyAccepted(body, head: head, sent: sent)
     }
 }

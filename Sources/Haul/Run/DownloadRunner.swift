@@ -283,6 +283,11 @@ extension DownloadRunner: BodyWriterHost {
         figures.sample(total: totalTransferred)
     }
 
+    func segmentsMayStart(_ body: BodyPlan, head: ResponseHead, sent: TransferRequest) -> Bool {
+        guard let output else { return false }
+        return segments.mayStart(body, head, sent: sent, output: output)
+    }
+
     func bodyAccepted(_ body: BodyPlan, head: ResponseHead, sent: TransferRequest) {
         guard let output else { return }
         segments.startIfUseful(body, head, sent: sent, output: output, transport: credentials.transport, wholeFileDigest: digest.wholeFileDigest)

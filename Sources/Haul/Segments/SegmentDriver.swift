@@ -33,16 +33,25 @@ final class SegmentDriver {
 
     /// After the first response of a download is accepted (`sent` on `transport`, `wholeFileDigest`
     /// proving mirrors): fetch the rest over several connections when it is worth it.
+    /// Whether `startIfUseful` would start segments for this response: a pure look, cheap enough
+    /// for the event loop's thread (starting them opens and syncs files, so it runs on the pool).
+    func mayStart(_ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PartialDownload) -> Bool {
+        eligibility(body, head, sent: sent, output: output).helpers != nil && output.partialFile != nil && body.totalLength != nil
+    }
+
+    private func eligibility(_ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PartialDownload) -> SegmentEligibility {
+        SegmentEligibility(
+            body: body, status: head.status, acceptsByteRanges: head.acceptsByteRanges, wholeResource: request.target == .whole,
+            resumableOutput: output.partialFile != nil, bytesOnDisk: output.sink.prefixLength, resumesSegments: output.record.segments != nil,
+            segmentsRunningOrDisabled: coordinator != nil || disabled, connections: request.connections, hasHost: sent.url.host != nil)
+    }
+
     func startIfUseful(
         _ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PartialDownload, transport: any HTTPTransport,
         wholeFileDigest: Checksum?
     ) {
-        let eligibility = SegmentEligibility(
-            body: body, status: head.status, acceptsByteRanges: head.acceptsByteRanges, wholeResource: request.target == .whole,
-            resumableOutput: output.partialFile != nil, bytesOnDisk: output.sink.prefixLength, resumesSegments: output.record.segments != nil,
-            segmentsRunningOrDisabled: coordinator != nil || disabled, connections: request.connections, hasHost: sent.url.host != nil)
-        guard let helpers = eligibility.helpers, let file = output.partialFile, let host = sent.url.host, let total = body.totalLength,
-            let saveSegments = output.segmentSaver()
+        guard let helpers = eligibility(body, head, sent: sent, output: output).helpers, let file = output.partialFile, let host = sent.url.host,
+            let total = body.totalLength, let saveSegments = output.segmentSaver()
         else { return }
         var setup = SegmentCoordinator.Setup(
             request: sent, transfer: request.transfer, validators: body.validators, total: total,

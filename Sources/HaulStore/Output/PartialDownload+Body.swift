@@ -70,18 +70,16 @@ extension PartialDownload {
         try saveRecord(syncedLength: min(record.syncedLength, sink.prefixLength), hash: hash)
     }
 
-    /// `saveRecordClaimingNoMore`, with the store's write on `run` (a pool thread) after any
-    /// checkpoint still running: the caller, the event loop's thread, never waits for the store.
-    /// The record is stamped here, so it is the one of now; no byte of the response may reach the
-    /// file before the returned save ended. Nil when there is no record to keep (a direct output).
-    public func saveRecordInBackground(
-        hash: StreamingHash?, on run: (@escaping @Sendable () -> Void) -> Void, whenDone: @escaping @Sendable () -> Void
-    ) -> RecordSave? {
+    /// `saveRecordClaimingNoMore` in two halves: the record is stamped now, on the caller's thread
+    /// (the event loop's), and the returned job writes it, after any checkpoint still running, on
+    /// a thread that may wait for the store. No byte of the response may reach the file before the
+    /// job ended. Nil when there is no record to keep (a direct output).
+    public func recordSaveJob(hash: StreamingHash?) -> (@Sendable () throws(StoreError) -> Void)? {
         guard let keeper else { return nil }
         RecordKeeper.stamp(&record, syncedLength: min(record.syncedLength, sink.prefixLength), hash: hash)
         let stamped = record
         let inFlight = self.inFlight
-        return RecordSave(on: run, whenDone: whenDone) { () throws(StoreError) in
+        return { () throws(StoreError) in
             if let failure = inFlight.settle() { throw failure }
             try keeper.saveStamped(stamped)
         }

@@ -7,9 +7,10 @@ import HaulCore
 /// failed), because of a serialization failure or a deadlock, runs again as a whole on a fresh
 /// connection, after a backoff that doubles from 0.1 s to 2 s, until `reconnectSeconds` have
 /// passed without success. A transaction whose COMMIT was sent but not acknowledged may thus run
-/// twice: every write here is guarded (a claim takes only a queued row, a settlement only its own
-/// lease's row), so the second run finds nothing to do or refuses, and an item claimed by a lost
-/// reply is rescued when its lease expires.
+/// twice: every write here is guarded (a settlement applies only to its own lease's row), and a
+/// claim or an addition finds the rows its first run wrote by the token it left on them
+/// (`write_token`); an item claimed by a reply lost for good is not renewed by its worker's
+/// heartbeat, and is rescued when its lease expires.
 ///
 /// `@unchecked Sendable`: the connection (not `Sendable`) is only touched while `lock` is held.
 final class PGDatabase: @unchecked Sendable {
