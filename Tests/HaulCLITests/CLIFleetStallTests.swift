@@ -74,7 +74,8 @@ struct CLIFleetStallTests {
         let relay = try TCPRelay(to: setup.fleet.cluster.port)
         defer { relay.stop() }
         // GIVEN a worker downloading a through a relay to its database, with b's head due in 2 s
-        let worker = try FleetWorker("w", fixture: setup.fleet, jobs: 2, extra: ["-x", "1"], through: relay.port, environment: ["HAUL_PG_STATEMENT_SECONDS": "3"])
+        let worker = try FleetWorker(
+            "w", fixture: setup.fleet, jobs: 2, extra: ["-x", "1"], through: relay.port, environment: ["HAUL_PG_STATEMENT_SECONDS": "3"])
         #expect(Disk.waitUntil(timeout: 20) { setup.received > 100_000 })
         // WHEN the database's replies are held for 5 s, and b's head arrives meanwhile
         relay.set(.hold)

@@ -169,10 +169,11 @@ final class BodyWriter: RedirectStopping {
             }
         }
         guard save != nil || accepting != nil else { return }
-        pendingSave = RecordSave(on: BlockingWork.submit, whenDone: { TransferPacing.paceChanged() }) { [save] () throws(StoreError) in
+        let job: @Sendable () throws(StoreError) -> Void = { [save] () throws(StoreError) in
             try save?()
             accepting?.tell()
         }
+        pendingSave = RecordSave(on: BlockingWork.submit, whenDone: { TransferPacing.paceChanged() }, job)
     }
 
     /// Whether the body may go on: no record save is pending, or it ended (a failure decides the
