@@ -31,7 +31,7 @@ enum JSONEvent {
             object = [
                 "event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds,
                 "finalURL": Redaction.url(done.finalURL), "digest": done.digest ?? NSNull(), "mirrorProof": done.mirrorProof ?? NSNull(),
-                "resumedFrom": done.resumedFrom,
+                "resumedFrom": done.resumedFrom, "alreadyComplete": done.alreadyComplete,
             ]
         case .failed(let error):
             object = [

@@ -220,7 +220,7 @@ final class DownloadRunner {
         let completion = DownloadCompletion(
             path: path, bytes: output.sink.prefixLength, bytesTransferred: totalTransferred, seconds: figures.elapsedSeconds,
             resumedFrom: figures.resumedFrom, finalURL: urls.final, digest: verified,
-            mirrorProof: setup.mirrors.proof(digest: verified, verified: digest.expected?.expectedHex != nil))
+            mirrorProof: setup.mirrors.proof(digest: verified, verified: digest.expected?.expectedHex != nil), alreadyComplete: output.alreadyInPlace)
         setup.hub.publish(.completed(completion))
         return completion
     }
