@@ -132,6 +132,28 @@ extension DownloadQueue {
         return settlement
     }
 
+    /// A transfer that ended without completing (failed, cancelled) leaves its last figures in the
+    /// store before they leave the live state: what a stopped download shows from then on (aria2
+    /// keeps a removed download's completedLength and totalLength). A pause's figures are written
+    /// with its event; a completion's with its settlement; a lost lease writes nothing.
+    func keepLastFigures(of ending: DownloadRunner.Ending, _ item: StoredDownload) async {
+        switch ending {
+        case .failed, .cancelled: break
+        case .completed, .paused: return
+        }
+        let id = item.id
+        let last = live.withLock { state -> (DownloadProgress, String?)? in
+            guard !state.lostLeases.contains(id), let progress = state.progress[id] else { return nil }
+            return (progress, state.destinations[id])
+        }
+        guard let (progress, destination) = last else { return }
+        let store = self.store
+        await BlockingWork.run {
+            _ = try? store.updateProgress(
+                id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: 0, finalPath: destination, epoch: item.leaseEpoch)
+        }
+    }
+
     /// Every event of every download passes here (on its runner's thread).
     func observe(_ id: Int64, _ event: DownloadEvent) {
         if eventListeners.load(ordering: .relaxed) > 0 {
