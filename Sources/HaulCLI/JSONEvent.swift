@@ -20,7 +20,7 @@ enum JSONEvent {
         case .progress(let progress):
             object = progressObject("progress", progress)
         case .restarted(let reason):
-            object = ["event": "restarted", "reason": reason.code.rawValue, "message": reason.message]
+            object = ["event": "restarted", "reason": reason.code.rawValue, "message": reason.message, "discardedBytes": reason.discardedBytes]
         case .retrying(let retry):
             object = ["event": "retrying", "attempt": retry.attempt, "maxRetries": retry.maxRetries, "delay": retry.delay, "reason": retry.reason]
         case .mirror(let note):

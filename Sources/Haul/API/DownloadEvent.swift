@@ -166,7 +166,9 @@ public struct DownloadCompletion: Sendable, Equatable {
     public let bytesTransferred: Int64
     /// Wall time of this run in seconds.
     public let seconds: Double
-    /// Bytes of the file already on disk when this run started (0 for a download done in one run).
+    /// Bytes of the file already on disk when this run started and kept (0 for a download done in
+    /// one run, and for a run that restarted: the bytes it gave up are in
+    /// `RestartReason.discardedBytes`, not here).
     public var resumedFrom: Int64 = 0
     /// The URL that answered last.
     public let finalURL: URL

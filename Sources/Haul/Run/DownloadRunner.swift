@@ -230,6 +230,10 @@ final class DownloadRunner {
     private func discardBytes(_ reason: RestartReason) throws(DownloadError) {
         segments.stop()
         segments.retire()
+        var reason = reason
+        reason.discardedBytes = output?.bytesOnDisk ?? 0
+        // What was on disk when the run began is gone: none of the file is resumed any more.
+        figures.resumedFrom = 0
         do {
             try output?.discard(because: reason.message, restartingFrom: request.url)
         } catch {
