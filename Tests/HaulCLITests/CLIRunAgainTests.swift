@@ -82,4 +82,18 @@ struct CLIRunAgainTests {
         // THEN the finished file of the first request proves nothing for the second: refused
         #expect(other.status == 7, "stderr: \(other.stderr)")
     }
+
+    @Test func aFinishedFileWithAnotherHardLinkIsRefusedAsBefore() throws {
+        // GIVEN a file haul downloaded, then given a second name (a hard link)
+        let server = try FaultServer()
+        server.setResource("/linked.bin", body: TestData.bytes(count: 60_000, seed: 41))
+        let directory = try TemporaryDirectory()
+        let output = directory.file("linked.bin")
+        #expect(try HaulBinary.run(["-q", "-o", output, server.url("/linked.bin")]).status == 0)
+        #expect(link(output, directory.file("second-name")) == 0)
+        // WHEN the same command runs again
+        let again = try HaulBinary.run(["-q", "-o", output, server.url("/linked.bin")])
+        // THEN it is refused as a file in the way (haul never opens a file with other names)
+        #expect(again.status == 7, "stderr: \(again.stderr)")
+    }
 }

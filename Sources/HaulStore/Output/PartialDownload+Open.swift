@@ -128,7 +128,9 @@ extension PartialDownload {
                 // Opened only to be measured; nothing is written.
                 file = try PartialFile(path: finalPath)
             } catch {
-                throw .io(error)
+                // A proven file that cannot be opened as Haul opens its own (hard links, no write
+                // permission) is in the way as any other file.
+                throw finishedInPlace ? .io(error) : refusalError(.exists, layout)
             }
             // The file proven is the file opened, not one put there in between.
             if let proven, !finishedInPlace, try identity(of: file) != proven { throw refusalError(.exists, layout) }
