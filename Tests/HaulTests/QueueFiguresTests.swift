@@ -95,4 +95,44 @@ struct QueueFiguresTests {
         #expect(last.filesCompleted == 3 && last.filesTotal == 3, "\(last)")
         #expect(last.bytes == Self.whole && last.totalBytes == Self.whole, "\(last)")
     }
+
+    @Test func aLongRunningRunCountsWhatIsAddedWhileItRuns() async throws {
+        // GIVEN a queue that keeps running (as `haul serve` runs it), with one download
+        let batch = try Batch()
+        defer { batch.server.stop() }
+        let requests = try batch.requests()
+        let queue = try DownloadQueue(stateDirectory: batch.state.path)
+        let first = try queue.add(requests[0])
+        var options = QueueRunOptions()
+        options.concurrency = QueueConcurrency(limit: 2)
+        let reports = queue.aggregateProgress()
+        let collector = Task {
+            var all: [QueueProgress] = []
+            for await report in reports { all.append(report) }
+            return all
+        }
+        let run = Task { [options] in await queue.run(options) }
+        #expect(await Self.poll { (try? queue.item(first))?.state == .completed })
+
+        // WHEN two more are added while it runs, and complete
+        let more = try queue.add(Array(requests[1...]))
+        #expect(await Self.poll { more.allSatisfy { (try? queue.item($0))?.state == .completed } })
+        queue.stopAll()
+        _ = await run.value
+
+        // THEN the figures count them too: never more files done than in all, three of three at the end
+        let all = await collector.value
+        for report in all { #expect(report.filesCompleted <= report.filesTotal, "\(report)") }
+        let last = try #require(all.last)
+        #expect(last.filesCompleted == 3 && last.filesTotal == 3, "\(last)")
+    }
+
+    static func poll(timeout: Double = 20, _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition()
+    }
 }

@@ -15,7 +15,7 @@ struct QueueTallyTests {
     @Test func endedDownloadsKeepTheirTotalsBesideTheirBytes() {
         // GIVEN a run with one download completed, one failed halfway and one running
         var tally = QueueTally()
-        tally.pending = 3
+        tally.pending = [1, 2, 3]
         tally.ended(last: Self.progress(900, of: 1000), completedBytes: 1000)
         tally.completed = 1
         tally.ended(last: Self.progress(200, of: 400), completedBytes: nil)
@@ -31,5 +31,17 @@ struct QueueTallyTests {
         // AND an ended download without a length counts its bytes as its total
         tally.ended(last: Self.progress(70, of: nil), completedBytes: nil)
         #expect(tally.progress(active: [:]).totalBytes == 1470)
+    }
+
+    @Test func aDownloadStartedOutsideTheScopeIsCountedOnce() {
+        // GIVEN a run set out to do two downloads
+        var tally = QueueTally()
+        tally.pending = [1, 2]
+        // WHEN it starts one of them, and one added since (twice: a retry)
+        tally.started(1)
+        tally.started(7)
+        tally.started(7)
+        // THEN three files are asked for
+        #expect(tally.progress(active: [:]).filesTotal == 3)
     }
 }

@@ -63,6 +63,7 @@ extension DownloadQueue {
         let hub = hub(for: item.id, fresh: true)
         live.withLock { state in
             state.controls[item.id] = control
+            state.tally.started(item.id)
             // Progress reaches the store after the first second: a small file never costs a write for it.
             state.persistedAt[item.id] = .now
         }

@@ -9,8 +9,9 @@ struct QueueTally: Sendable, Equatable {
     var alreadyComplete = 0
     /// Their bytes (each one's whole file).
     var alreadyCompleteBytes: Int64 = 0
-    /// Downloads of the scope the run set out to do.
-    var pending = 0
+    /// Downloads of the scope the run set out to do, and those it started besides (added while a
+    /// long-running run goes on).
+    var pending: Set<Int64> = []
     /// Bytes of the downloads this run ended (they left the active set), and their totals: a
     /// completed one's is its size, another's its announced total (else its bytes: it moves no more
     /// in this run).
@@ -27,9 +28,14 @@ struct QueueTally: Sendable, Equatable {
                 alreadyComplete += 1
                 alreadyCompleteBytes += item.totalBytes ?? item.bytes
             } else if item.state == .queued || item.state.hasTransfer {
-                pending += 1
+                pending.insert(item.id)
             }
         }
+    }
+
+    /// The run started `id`: counted among the files asked for, if it was not already.
+    mutating func started(_ id: Int64) {
+        pending.insert(id)
     }
 
     /// A download left the active set: completed (`completedBytes`: its size), or not, with its
@@ -50,7 +56,7 @@ struct QueueTally: Sendable, Equatable {
         let activeTotals = active.values.map(\.totalBytes)
         let base = alreadyCompleteBytes + endedTotal
         return QueueProgress(
-            filesCompleted: alreadyComplete + completed, filesFailed: failed, filesTotal: alreadyComplete + pending,
+            filesCompleted: alreadyComplete + completed, filesFailed: failed, filesTotal: alreadyComplete + pending.count,
             bytes: alreadyCompleteBytes + endedBytes + activeBytes,
             totalBytes: activeTotals.contains(nil) ? nil : base + zip(active.values, activeTotals).reduce(0) { $0 + max($1.0.bytes, $1.1 ?? 0) },
             bytesPerSecond: active.values.reduce(0) { $0 + $1.bytesPerSecond }, active: active)
