@@ -6,8 +6,8 @@ Usage: doc-snippets.py CATALOG_DIR OUTPUT_DIR
 For each article (*.md) with ```swift listings, OUTPUT_DIR/ARTICLE.swift gets all of them in order,
 as one program: a listing may use what an earlier listing of the same article declared. The
 `import` lines are gathered at the top, and `import Foundation` and `import Haul` are always there.
-A listing whose first line is `// Package.swift` is a manifest, not code against Haul: it is left
-out. Prints the paths written, one per line.
+A listing whose first line is `// Package.swift` or `// swift-tools-version:...` (which a manifest
+must begin with) is a manifest, not code against Haul: it is left out. Prints the paths written, one per line.
 """
 
 import os
@@ -15,6 +15,11 @@ import re
 import sys
 
 FENCE = re.compile(r"^```swift\s*$")
+
+
+def is_manifest(first_line):
+    line = first_line.strip()
+    return line == "// Package.swift" or line.startswith("// swift-tools-version")
 
 
 def listings(text):
@@ -41,7 +46,7 @@ def main(argv):
         if not name.endswith(".md"):
             continue
         with open(os.path.join(catalog, name), encoding="utf-8") as handle:
-            blocks = [b for b in listings(handle.read()) if not (b and b[0].strip() == "// Package.swift")]
+            blocks = [b for b in listings(handle.read()) if not (b and is_manifest(b[0]))]
         if not blocks:
             continue
         imports = ["import Foundation", "import Haul"]

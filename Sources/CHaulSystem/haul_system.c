@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -135,3 +136,19 @@ int haul_pipe_nonblocking(int ends[2]) {
     return 0;
 }
 #endif
+
+int haul_set_file_attribute(int fd, const char *name, const void *value, size_t size) {
+#if defined(__APPLE__)
+    return fsetxattr(fd, name, value, size, 0, 0);
+#else
+    return fsetxattr(fd, name, value, size, 0);
+#endif
+}
+
+long haul_get_file_attribute(int fd, const char *name, void *value, size_t size) {
+#if defined(__APPLE__)
+    return (long)fgetxattr(fd, name, value, size, 0, 0);
+#else
+    return (long)fgetxattr(fd, name, value, size);
+#endif
+}

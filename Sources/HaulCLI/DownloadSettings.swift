@@ -11,7 +11,7 @@ struct DownloadSettings: ParsableOptions {
             short: nil, long: "checksum", value: "ALGO=HEX", help: "verify the file: sha256=, sha512=, sha1=, md5=, crc32c= or crc64nvme= (one URL only)"),
         OptionSpec(short: nil, long: "no-server-digest", value: nil, help: "do not verify a digest the server publishes (Repr-Digest, x-amz-checksum-...)"),
         OptionSpec(short: nil, long: "s3-checksums", value: nil, help: "ask S3-style hosts for their stored checksum (x-amz-checksum-mode)"),
-        OptionSpec(short: nil, long: "min-free-space", value: "SIZE", help: "keep SIZE free beyond the file, e.g. 0, 500M (default 16M)"),
+        OptionSpec(short: nil, long: "min-free-space", value: "SIZE", help: "keep SIZE free beyond the file, e.g. 0, 500M (default 1% of the disk, <= 16M)"),
         OptionSpec(short: nil, long: "max-size", value: "SIZE", help: "refuse or stop a download larger than SIZE, e.g. 2G (bytes kept)"),
         OptionSpec(short: nil, long: "max-redirects", value: "N", help: "redirects to follow (default 10)"),
         OptionSpec(short: nil, long: "allow-http-redirect", value: nil, help: "follow a redirect from https to http (refused by default)"),

@@ -20,7 +20,7 @@ enum JSONEvent {
         case .progress(let progress):
             object = progressObject("progress", progress)
         case .restarted(let reason):
-            object = ["event": "restarted", "reason": reason.code.rawValue, "message": reason.message]
+            object = ["event": "restarted", "reason": reason.code.rawValue, "message": reason.message, "discardedBytes": reason.discardedBytes]
         case .retrying(let retry):
             object = ["event": "retrying", "attempt": retry.attempt, "maxRetries": retry.maxRetries, "delay": retry.delay, "reason": retry.reason]
         case .mirror(let note):
@@ -31,7 +31,7 @@ enum JSONEvent {
             object = [
                 "event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds,
                 "finalURL": Redaction.url(done.finalURL), "digest": done.digest ?? NSNull(), "mirrorProof": done.mirrorProof ?? NSNull(),
-                "resumedFrom": done.resumedFrom,
+                "resumedFrom": done.resumedFrom, "alreadyComplete": done.alreadyComplete,
             ]
         case .failed(let error):
             object = [

@@ -129,7 +129,8 @@ final class Presenter: @unchecked Sendable {
             message("stopped at \(Format.bytes(progress.bytes)); run the same command again to resume")
         case .completed(let done):
             if isTerminal { clearLine() }
-            message("saved \(done.path) (\(Self.figures(done)))" + (done.digest.map { ", \($0)" } ?? ""))
+            let saved = done.alreadyComplete ? "already complete: \(done.path) (\(Format.bytes(done.bytes)))" : "saved \(done.path) (\(Self.figures(done)))"
+            message(saved + (done.digest.map { ", \($0)" } ?? ""))
             if let proof = done.mirrorProof { message("haul: \(proof)") }
         case .failed(let error):
             message("haul: \(error.shown)")

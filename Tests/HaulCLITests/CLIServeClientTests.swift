@@ -47,6 +47,31 @@ struct CLIServeClientTests {
         #expect(Disk.difference(work.file("dl/small.bin"), TestData.bytes(count: 1 << 20, seed: 42)) == nil)
     }
 
+    @Test(.timeLimit(.minutes(2)))
+    func aRemovedDownloadKeepsItsFiguresForAria2p() throws {
+        // GIVEN a slow download that aria2p saw active with some bytes
+        let python = try Self.python()
+        let work = try TemporaryDirectory(prefix: "haul-serve-removed")
+        let server = try FaultServer()
+        defer { server.stop() }
+        server.setResource("/slow.bin", body: TestData.bytes(count: 20 << 20, seed: 44))
+        server.setPersistentFaults("/slow.bin", [.throttle(bytesPerSecond: 1 << 20)])
+        // Removed within the first second, before the store's first periodic write of its figures.
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-x", "1"])
+        defer { _ = try? serve.stop() }
+        // WHEN aria2p removes it (aria2.remove alone) THEN tellStatus and tellStopped keep its
+        // completedLength and totalLength, read after read for 3 s
+        let result = try ProcessRunner.run(
+            python,
+            [
+                Self.script("Tests/RPC/aria2p_check.py"), "--phase", "remove-figures", "--port", String(serve.port), "--secret", serve.secret,
+                "--url", server.url("/slow.bin"), "--dir", work.file("dl"), "--size", String(20 << 20), "--min-bytes", "300000",
+                "--hold", "3", "--timeout", "30",
+            ], timeout: 100)
+        #expect(result.status == 0, "aria2p check failed:\n\(result.stderr)\n\(result.stdoutString)")
+        #expect(result.stdoutString.contains("\"ok\": true"))
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func aDownloadActiveWhenTheServerStopsComesBackActiveUnderItsGIDAndEndsBitExact() throws {
         let python = try Self.python()

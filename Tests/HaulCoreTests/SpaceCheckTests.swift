@@ -54,4 +54,23 @@ struct SpaceCheckTests {
         let verdict = SpaceCheck.verdict(bytesStillNeeded: .max, available: 1 << 40, margin: 1)
         #expect(verdict == .tooSmall(needed: .max, available: 1 << 40))
     }
+
+    @Test func theDefaultMarginScalesWithTheDisk() {
+        // GIVEN disks of 2 MiB, 1 GiB and 1 TiB, and one of unknown size
+        // THEN the default margin is 1% of each, at most 16 MiB, and 16 MiB when unknown
+        #expect(SpaceCheck.defaultMargin(fileSystemSize: 2 << 20) == (2 << 20) / 100)
+        #expect(SpaceCheck.defaultMargin(fileSystemSize: 1 << 30) == (1 << 30) / 100)
+        #expect(SpaceCheck.defaultMargin(fileSystemSize: 1 << 40) == 16 << 20)
+        #expect(SpaceCheck.defaultMargin(fileSystemSize: nil) == 16 << 20)
+        #expect(SpaceCheck.defaultMargin(fileSystemSize: 0) == 16 << 20)
+    }
+
+    @Test func theMarginIsHintedOnlyWhereLoweringItHelps() {
+        // GIVEN 3 MiB to write and 2 MiB free THEN no margin makes it fit
+        #expect(!SpaceCheck.marginIsTheObstacle(bytesStillNeeded: 3 << 20, available: 2 << 20))
+        // GIVEN 1 MiB to write and 2 MiB free THEN only the margin stands in the way
+        #expect(SpaceCheck.marginIsTheObstacle(bytesStillNeeded: 1 << 20, available: 2 << 20))
+        // GIVEN an unknown length THEN the margin is what stopped it
+        #expect(SpaceCheck.marginIsTheObstacle(bytesStillNeeded: nil, available: 0))
+    }
 }

@@ -19,6 +19,7 @@ struct OpenDecisionTests {
         let inPlace: Bool
         let final: PathKind?
         let policy: ExistingFilePolicy
+        var proven = false
         let decision: OpenDecision
         let forgets: Bool
         let why: String
@@ -83,12 +84,28 @@ struct OpenDecisionTests {
         Row(
             loaded: ours, partial: true, inPlace: false, final: nil, policy: .refuse, decision: .continuePartial, forgets: false,
             why: "a directory download: no name yet"),
+        Row(
+            loaded: nil, partial: false, inPlace: false, final: .regular, policy: .refuse, proven: true, decision: .useFinishedFile, forgets: true,
+            why: "run again after completion: the file's mark proves it this request's finished download"),
+        Row(
+            loaded: nil, partial: false, inPlace: false, final: .regular, policy: .continueIt, proven: true, decision: .useFinishedFile, forgets: true,
+            why: "nothing to continue in a proven finished file"),
+        Row(
+            loaded: nil, partial: false, inPlace: false, final: .regular, policy: .overwrite, proven: true, decision: .startFresh, forgets: true,
+            why: "overwrite asks for a new one even of a proven file"),
+        Row(
+            loaded: ours, partial: true, inPlace: false, final: .regular, policy: .refuse, proven: true, decision: .refuse(.exists), forgets: false,
+            why: "a partial under way beside a proven file is not given up"),
+        Row(
+            loaded: nil, partial: false, inPlace: false, final: .symlink, policy: .refuse, proven: true, decision: .refuse(.symlink), forgets: true,
+            why: "never through a symlink"),
     ]
 
     @Test(arguments: rows)
     func theTable(row: Row) {
         let (decision, forgets) = OpenDecision.decide(
-            loaded: row.loaded, partialExists: row.partial, finishedFileInPlace: row.inPlace, final: row.final, policy: row.policy)
+            loaded: row.loaded, partialExists: row.partial, finishedFileInPlace: row.inPlace, final: row.final, policy: row.policy,
+            finalIsProvenFinished: row.proven)
         #expect(decision == row.decision, "\(row.why)")
         #expect(forgets == row.forgets, "\(row.why)")
     }

@@ -77,12 +77,66 @@ struct DownloadModelTests {
         let queue = try DownloadQueue(stateDirectory: state.path)
         try queue.add(try (0..<3).map { DownloadRequest(url: try #require(URL(string: server.url("/q\($0)"))), destination: .file(directory.file("q\($0)"))) })
         let model = QueueModel(queue)
-        #expect(model.items.count == 3)
+        #expect(await Self.waitUntil(10) { model.items.count == 3 })
 
         // WHEN the queue runs
         _ = await queue.run(QueueRunOptions(maxConcurrent: 2))
 
         // THEN the model shows the run's files done and every item completed
         #expect(await Self.waitUntil(10) { model.progress.filesCompleted == 3 && model.items.allSatisfy { $0.state == .completed } })
+    }
+
+    @Test @MainActor func aQueueModelNeverWaitsForTheStoreOnTheMainActor() async throws {
+        // GIVEN a queue of three items whose store another process holds locked for 2 s
+        let directory = try TemporaryDirectory()
+        let state = try TemporaryDirectory()
+        let queue = try DownloadQueue(stateDirectory: state.path)
+        try queue.add(
+            try (0..<3).map { DownloadRequest(url: try #require(URL(string: "http://127.0.0.1:9/m\($0)")), destination: .file(directory.file("m\($0)"))) })
+        let locker = try StoreLocker(database: state.file("haul.sqlite"), seconds: 2)
+        defer { locker.stop() }
+
+        // WHEN a model of it is made, and asked to read the items again, on the main actor
+        let started = ContinuousClock.now
+        let model = QueueModel(queue)
+        let refresh = Task { await model.refreshItems() }
+        let blocked = ContinuousClock.now - started
+
+        // THEN the main actor was not held while the store was locked; the items come once it is free
+        #expect(blocked < .milliseconds(500), "the main actor waited \(blocked) for the store")
+        #expect(await Self.waitUntil(10) { model.items.count == 3 })
+        await refresh.value
+    }
+}
+
+/// Another process holding a SQLite store's WAL locks for a while (python3), ended by its PID.
+final class StoreLocker {
+    private let process = Process()
+
+    init(database: String, seconds: Double) throws {
+        let marker = database + ".locked"
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c",
+            """
+            import fcntl, os, sys, time
+            # The WAL index's write, checkpoint, recovery and read-mark locks (bytes 120-127 of
+            # the -shm file, SQLite's wal.c): no connection can begin a read while they are held.
+            fd = os.open(sys.argv[1] + "-shm", os.O_RDWR)
+            fcntl.lockf(fd, fcntl.LOCK_EX, 8, 120, os.SEEK_SET)
+            open(sys.argv[2], "w").close()
+            time.sleep(float(sys.argv[3]))
+            """,
+            database, marker, String(seconds),
+        ]
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !FileManager.default.fileExists(atPath: marker), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        guard FileManager.default.fileExists(atPath: marker) else { throw TestSupportError("the store could not be locked") }
+    }
+
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        process.waitUntilExit()
     }
 }

@@ -12,6 +12,10 @@ Phases (each a separate process; the server may be restarted in between):
                  to --state-file and exits leaving it running.
   after-restart  reads the gid back, checks the restarted server knows it and finishes it by
                  itself, and that the file has the given SHA-256.
+  remove-figures adds a slow download, waits until it has --min-bytes, removes it with
+                 aria2.remove alone, and checks that tellStatus and tellStopped keep its
+                 completedLength (at least what was seen before) and its totalLength, read after
+                 read for --hold seconds, as aria2 does.
 
 Exit 0 and one line of JSON on stdout on success; exit 1 and "FAIL: ..." on stderr on failure.
 See README.md beside this file.
@@ -589,6 +593,44 @@ def phase_start_restart(args) -> dict:
     return {"phase": "start-restart", **state, "status": download.status}
 
 
+def phase_remove_figures(args) -> dict:
+    for name in ("url", "dir", "size"):
+        check(getattr(args, name), f"--phase remove-figures needs --{name.replace('_', '-')}")
+    api = make_api(args)
+    download = call("aria2.addUri(url, {dir}) / tellStatus", api.add_uris, [args.url],
+                    options={"dir": str(Path(args.dir))})
+    started = time.monotonic()
+
+    def has_bytes():
+        struct = call(f"aria2.tellStatus({download.gid})", api.client.tell_status, download.gid)
+        check(struct.get("status") in ("active", "waiting"), f"{download.gid} became {struct.get('status')!r} before it was removed")
+        return int(struct["completedLength"]) if int(struct["completedLength"]) >= args.min_bytes else None
+    seen = wait_until(f"{download.gid} to have completedLength >= {args.min_bytes}", has_bytes, args.timeout, interval=0.02)
+    check(seen < args.size, f"{download.gid} finished before it was removed; serve it slower")
+    after = time.monotonic() - started
+    answer = call(f"aria2.remove({download.gid})", api.client.remove, download.gid)
+    check(answer == download.gid, f"aria2.remove should answer the gid, got {answer!r}")
+    reads = []
+    deadline = time.monotonic() + args.hold
+    while time.monotonic() < deadline:
+        status = call(f"aria2.tellStatus({download.gid})", api.client.tell_status, download.gid)
+        stopped = [s for s in call("aria2.tellStopped(0, 100)", api.client.tell_stopped, 0, 100)
+                   if s.get("gid") == download.gid]
+        for where, struct in [("tellStatus", status)] + [("tellStopped", s) for s in stopped]:
+            if struct.get("status") != "removed":
+                continue
+            completed, total = int(struct["completedLength"]), int(struct["totalLength"])
+            reads.append((where, completed, total))
+            check(completed >= seen and total == args.size,
+                  f"{where} of removed {download.gid}: completedLength {completed}, totalLength {total}; "
+                  f"before aria2.remove it had {seen} of {args.size} (reads so far: {reads[-5:]})")
+        time.sleep(0.05)
+    check(any(where == "tellStopped" for where, _, _ in reads),
+          f"{download.gid} never appeared removed in tellStopped within {args.hold} s (reads: {reads[-5:]})")
+    return {"phase": "remove-figures", "gid": download.gid, "before": seen, "removed_after": round(after, 3), "reads": len(reads),
+            "last": reads[-1] if reads else None}
+
+
 def phase_after_restart(args) -> dict:
     check(args.state_file, "--phase after-restart needs --state-file")
     check(args.sha256, "--phase after-restart needs --sha256")
@@ -677,7 +719,7 @@ def phase_after_restart(args) -> dict:
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description="Check an aria2-compatible JSON-RPC server with aria2p.")
-    parser.add_argument("--phase", required=True, choices=("basic", "start-restart", "after-restart"))
+    parser.add_argument("--phase", required=True, choices=("basic", "start-restart", "after-restart", "remove-figures"))
     parser.add_argument("--host", default="http://127.0.0.1", help="scheme and host, no port (aria2p's host)")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--secret", default="", help="the server's --rpc-secret")
@@ -693,6 +735,8 @@ def parse_args(argv):
     parser.add_argument("--require-resume", action="store_true",
                         help="after-restart: fail if the first completedLength seen after the restart is "
                              "below the one saved before it (i.e. the download started over)")
+    parser.add_argument("--hold", type=float, default=3.0,
+                        help="remove-figures: seconds to keep reading the removed download (default 3)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds for each wait (default 60)")
     parser.add_argument("--rpc-timeout", type=float, default=15.0, help="seconds for one HTTP call (default 15)")
     parser.add_argument("--total-timeout", type=float,
@@ -715,7 +759,8 @@ def main(argv=None) -> int:
     timer.start()
     if args.verbose:
         aria2p.enable_logger(level="DEBUG")
-    phases = {"basic": phase_basic, "start-restart": phase_start_restart, "after-restart": phase_after_restart}
+    phases = {"basic": phase_basic, "start-restart": phase_start_restart, "after-restart": phase_after_restart,
+              "remove-figures": phase_remove_figures}
     try:
         summary = phases[args.phase](args)
         code = 0

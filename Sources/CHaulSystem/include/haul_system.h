@@ -1,6 +1,7 @@
 #ifndef HAUL_SYSTEM_H
 #define HAUL_SYSTEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The platform calls Swift cannot make directly, one Linux body and one Apple body each
@@ -34,5 +35,15 @@ int haul_accept_nonblocking(int listener);
 /* A pipe whose two ends are non-blocking and close-on-exec: pipe2(2) on Linux, pipe(2) +
    fcntl(2) on Apple platforms. */
 int haul_pipe_nonblocking(int ends[2]);
+
+/* Sets the extended attribute `name` of the file open as `fd` to `size` bytes of `value`, replacing
+   it: fsetxattr(2) on Linux and on Apple platforms (whose form takes a position and options).
+   -1 with errno ENOTSUP (or EOPNOTSUPP) where the file system keeps no such attributes. */
+int haul_set_file_attribute(int fd, const char *name, const void *value, size_t size);
+
+/* Reads the extended attribute `name` of the file open as `fd` into `value` (at most `size` bytes):
+   fgetxattr(2). Returns its length, or -1 with errno (ENODATA on Linux, ENOATTR on Apple platforms,
+   when the file has none; ERANGE when it is longer than `size`). */
+long haul_get_file_attribute(int fd, const char *name, void *value, size_t size);
 
 #endif

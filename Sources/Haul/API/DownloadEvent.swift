@@ -166,7 +166,9 @@ public struct DownloadCompletion: Sendable, Equatable {
     public let bytesTransferred: Int64
     /// Wall time of this run in seconds.
     public let seconds: Double
-    /// Bytes of the file already on disk when this run started (0 for a download done in one run).
+    /// Bytes of the file already on disk when this run started and kept (0 for a download done in
+    /// one run, and for a run that restarted: the bytes it gave up are in
+    /// `RestartReason.discardedBytes`, not here).
     public var resumedFrom: Int64 = 0
     /// The URL that answered last.
     public let finalURL: URL
@@ -175,6 +177,10 @@ public struct DownloadCompletion: Sendable, Equatable {
     /// When mirrors served segments: which they were and what proved their bytes (the whole
     /// file's digest, or only each one's 64 KiB probe); nil when no mirror served.
     public var mirrorProof: String? = nil
+    /// The file was already complete in place when this run started: an earlier run of the same
+    /// request (URL, method and range) finished it, and it is still exactly the file that run put
+    /// there (device, inode, size and modification time). Nothing was fetched, no request was made.
+    public var alreadyComplete: Bool = false
 
     /// This run's speed: `bytesTransferred` over `seconds` (0 for a run of no measurable time).
     public var bytesPerSecond: Double {

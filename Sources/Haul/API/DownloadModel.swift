@@ -41,7 +41,11 @@ public final class DownloadModel {
 }
 
 /// The queue as a view binds to it: `@Observable`, updated on the main actor from its aggregate
-/// progress (files done of total, bytes, speed) with the items re-read at each report.
+/// progress (files done of total, bytes, speed) with the items read again at each report.
+///
+/// The store is never read on the main actor: the items are read on Haul's pool of blocking work
+/// and only assigned here, so a store that is slow or locked by another process never holds up
+/// the interface. `items` is empty until the first read has come back.
 @MainActor
 @Observable
 public final class QueueModel {
@@ -49,24 +53,24 @@ public final class QueueModel {
     public let queue: DownloadQueue
     /// The current (or last) run's totals.
     public private(set) var progress = QueueProgress()
-    /// Every item, in the order they were added, as of the last report.
+    /// Every item, in the order they were added, as of the last read.
     public private(set) var items: [QueueItem] = []
     @ObservationIgnored private var follower: Task<Void, Never>?
 
-    /// Follows `queue`'s runs in this process.
+    /// Follows `queue`'s runs in this process; the items are read at once, off the main actor.
     public init(_ queue: DownloadQueue) {
         self.queue = queue
-        items = (try? queue.items()) ?? []
         follower = Task { [weak self] in
+            await self?.refreshItems()
             // One run's reports end with it; the next subscription waits for the next run.
             while !Task.isCancelled {
                 guard let reports = self?.queue.aggregateProgress() else { return }
                 for await report in reports {
                     guard let self else { return }
                     self.progress = report
-                    self.refreshItems()
+                    await self.refreshItems()
                 }
-                self?.refreshItems()
+                await self?.refreshItems()
             }
         }
     }
@@ -75,8 +79,14 @@ public final class QueueModel {
         follower?.cancel()
     }
 
-    /// Reads the items again (after adding, removing or a run in another process).
-    public func refreshItems() {
-        if let fresh = try? queue.items() { items = fresh }
+    /// Reads the items again (after adding, removing or a run in another process), off the main
+    /// actor; returns once they are assigned. A read that fails leaves the items as they were.
+    public func refreshItems() async {
+        if let fresh = await Self.readItems(of: queue) { items = fresh }
+    }
+
+    /// The items of `queue`, read on the pool of blocking work.
+    private nonisolated static func readItems(of queue: DownloadQueue) async -> [QueueItem]? {
+        await BlockingWork.run { try? queue.items() }
     }
 }

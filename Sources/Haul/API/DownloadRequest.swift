@@ -38,7 +38,9 @@ public struct DownloadRequest: Sendable {
     public var checksum: Checksum?
     /// Bytes that must stay free on the destination's file system beyond the download itself; when
     /// the server announces a length that does not fit, the download is refused before any body byte.
-    public var minFreeSpace: Int64 = 16 * 1024 * 1024
+    /// Nil (the default) scales with the disk: 1% of the file system's size, at most 16 MiB
+    /// (`SpaceCheck.defaultMargin(fileSystemSize:)`); 0 keeps nothing free.
+    public var minFreeSpace: Int64?
     /// The largest file this download may produce: a larger announced length is refused before any
     /// body byte, and a body without a length is stopped when it grows past it (its bytes are kept).
     public var maxSize: Int64?

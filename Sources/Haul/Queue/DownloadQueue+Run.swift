@@ -14,13 +14,14 @@ extension DownloadQueue {
     /// store a run also waits for the items other workers hold, and takes over those whose lease
     /// expires, before it ends: a fleet drains the queue.
     public func run(_ options: QueueRunOptions = QueueRunOptions(), only ids: Set<Int64>? = nil, maxPerHost: Int? = nil) async -> QueueRunSummary {
-        let pending = ids?.count ?? (try? pendingCount()) ?? 0
+        // What the run was asked for, as stored now: its figures count what is already complete.
+        let scope = ((try? storeCall { try $0.all() }) ?? []).filter { ids?.contains($0.id) ?? true }
         live.withLock { state in
             // A stop asked of a long-running run before it got here holds (a signal sent as soon
             // as `haul serve` listens).
             state.draining = options.concurrency?.isStopRequested ?? false
-            state.finishedBytes = 0
-            state.aggregate = QueueProgress(filesTotal: pending)
+            state.tally = QueueTally(scope: scope)
+            state.aggregate = state.tally.progress(active: [:])
         }
         let runState = RunState(settingNames: options.settingNames)
         let finishGroups = FinishGroups()
@@ -62,6 +63,7 @@ extension DownloadQueue {
         let hub = hub(for: item.id, fresh: true)
         live.withLock { state in
             state.controls[item.id] = control
+            state.tally.started(item.id)
             // Progress reaches the store after the first second: a small file never costs a write for it.
             state.persistedAt[item.id] = .now
         }
@@ -97,14 +99,14 @@ extension DownloadQueue {
         let settlement: QueueSettlement
         if lost {
             // Someone else's now: nothing of this transfer counts, and its settlement is refused.
-            live.withLock { $0.active(remove: id) }
+            live.withLock { $0.active(remove: id, counting: false) }
             return QueueSettlement(id: id, input: .transferPaused, epoch: epoch)
         }
         switch ending {
         case .completed(let completion):
             settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path), epoch: epoch)
             run.summary.withLock { $0.completed.append(id) }
-            live.withLock { $0.aggregate.filesCompleted += 1 }
+            live.withLock { $0.tally.completed += 1 }
         case .failed(let error) where store.isShared && isHeldElsewhere(error, item):
             // A worker that lost this item's lease still holds its destination (it was stopped
             // past its lease): back to the queue, to be claimed again once that worker let go.
@@ -112,7 +114,7 @@ extension DownloadQueue {
         case .failed(let error):
             settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message(naming: run.settingNames)), epoch: epoch)
             run.summary.withLock { $0.failed.append((id, error)) }
-            live.withLock { $0.aggregate.filesFailed += 1 }
+            live.withLock { $0.tally.failed += 1 }
         case .cancelled:
             settlement = .init(id: id, input: .transferCancelled, epoch: epoch)
             run.summary.withLock { $0.cancelled.append(id) }
@@ -121,12 +123,36 @@ extension DownloadQueue {
             settlement = .init(id: id, input: draining ? .ownerLost : .transferPaused, epoch: epoch)
             run.summary.withLock { $0.paused.append(id) }
         }
+        var completedBytes: Int64?
+        if case .completed(let completion) = ending { completedBytes = completion.bytes }
         live.withLock { state in
-            state.active(remove: id)
+            state.active(remove: id, completedBytes: completedBytes)
             state.keepFinishedHub(id)
         }
         publishAggregate(force: false)
         return settlement
+    }
+
+    /// A transfer that ended without completing (failed, cancelled) leaves its last figures in the
+    /// store before they leave the live state: what a stopped download shows from then on (aria2
+    /// keeps a removed download's completedLength and totalLength). A pause's figures are written
+    /// with its event; a completion's with its settlement; a lost lease writes nothing.
+    func keepLastFigures(of ending: DownloadRunner.Ending, _ item: StoredDownload) async {
+        switch ending {
+        case .failed, .cancelled: break
+        case .completed, .paused: return
+        }
+        let id = item.id
+        let last = live.withLock { state -> (DownloadProgress, String?)? in
+            guard !state.lostLeases.contains(id), let progress = state.progress[id] else { return nil }
+            return (progress, state.destinations[id])
+        }
+        guard let (progress, destination) = last else { return }
+        let store = self.store
+        await BlockingWork.run {
+            _ = try? store.updateProgress(
+                id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: 0, finalPath: destination, epoch: item.leaseEpoch)
+        }
     }
 
     /// Every event of every download passes here (on its runner's thread).
@@ -186,11 +212,7 @@ extension DownloadQueue {
         guard force || nowNanos - nextAggregateNanos.load(ordering: .relaxed) >= 0 else { return }
         nextAggregateNanos.store(nowNanos + 250_000_000, ordering: .relaxed)
         let (snapshot, subscribers) = live.withLock { state -> (QueueProgress?, [AsyncStream<QueueProgress>.Continuation]) in
-            state.aggregate.active = state.progress
-            state.aggregate.bytes = state.finishedBytes + state.progress.values.reduce(0) { $0 + $1.bytes }
-            state.aggregate.bytesPerSecond = state.progress.values.reduce(0) { $0 + $1.bytesPerSecond }
-            let totals = state.progress.values.map(\.totalBytes)
-            state.aggregate.totalBytes = totals.contains(nil) ? nil : totals.reduce(0) { $0 + ($1 ?? 0) }
+            state.aggregate = state.tally.progress(active: state.progress)
             return (state.aggregate, Array(state.aggregateSubscribers.values))
         }
         guard let snapshot else { return }
@@ -210,11 +232,12 @@ extension DownloadQueue.LiveState {
         }
     }
 
-    /// A finished download leaves the active set; its bytes stay counted in the aggregate.
-    mutating func active(remove id: Int64) {
-        if let last = progress.removeValue(forKey: id) {
-            finishedBytes += last.bytes
-        }
+    /// A finished download leaves the active set; its bytes and total stay counted in the
+    /// aggregate (`completedBytes`: it completed, at that size), unless not `counting` (a transfer
+    /// whose lease was lost, someone else's now).
+    mutating func active(remove id: Int64, completedBytes: Int64? = nil, counting: Bool = true) {
+        let last = progress.removeValue(forKey: id)
+        if counting { tally.ended(last: last, completedBytes: completedBytes) }
         persistedAt.removeValue(forKey: id)
         destinations.removeValue(forKey: id)
         epochs.removeValue(forKey: id)

@@ -93,6 +93,7 @@ extension DownloadQueue {
                 running += 1
                 items.addTask {
                     let ending = await self.runItem(item, options, finishGroups, handoff)
+                    await self.keepLastFigures(of: ending, item)
                     outcomes.add(self.settle(ending, of: item, run))
                     handoff.release()
                     // A worker waiting for work hears of it at once.

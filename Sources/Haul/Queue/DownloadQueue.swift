@@ -39,8 +39,8 @@ public final class DownloadQueue: Sendable {
         /// Where each running download's file will land, from its response, for the store.
         var destinations: [Int64: String] = [:]
         var aggregate = QueueProgress()
-        /// Bytes of the downloads this run finished, which left `progress`.
-        var finishedBytes: Int64 = 0
+        /// The run's figures of what it was asked for, beside `progress` (what moves now).
+        var tally = QueueTally()
         var aggregateSubscribers: [Int: AsyncStream<QueueProgress>.Continuation] = [:]
         var eventSubscribers: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
         var nextSubscriber = 0

@@ -32,17 +32,23 @@ public struct QueueItem: Sendable, Equatable {
     public let errorCategory: String?
 }
 
-/// The whole batch at a glance.
+/// The whole batch at a glance. The figures cover what the run was asked for (the ids given to
+/// `DownloadQueue.run(_:only:maxPerHost:)`, else the whole queue), including what was already
+/// complete when it began: a relaunch of a batch starts from the files it finished before and
+/// ends at the whole, and `bytes` never passes `totalBytes`.
 public struct QueueProgress: Sendable, Equatable {
-    /// Downloads of this run completed so far.
+    /// Downloads complete: those already complete when the run began and those it completed.
     public var filesCompleted: Int
     /// Downloads of this run that failed so far.
     public var filesFailed: Int
-    /// Downloads the run set out to do.
+    /// Downloads asked for: those already complete when the run began and those it set out to do
+    /// (queued, or left running by a process that died). Paused, failed and cancelled items it
+    /// will not run are not counted.
     public var filesTotal: Int
-    /// Bytes on disk of the downloads this run has touched.
+    /// Bytes on disk of those downloads: the complete ones' files, and what this run has of the others it touched.
     public var bytes: Int64
-    /// The sum of their totals, when every one is known.
+    /// The sum of their totals (a complete file's size, a running download's announced length, an
+    /// ended one's total), never below `bytes`; nil while a running download's length is unknown.
     public var totalBytes: Int64?
     /// The summed speed of the running downloads, in bytes per second.
     public var bytesPerSecond: Double

@@ -20,16 +20,22 @@ extension BodyWriter {
         let kept = body.writeOffset + body.overlap
         // Bytes a restart truncates away come back as free space.
         let available = free + max(0, output.sink.prefixLength - kept)
-        let margin = request.minFreeSpace
+        let margin = FreeSpace.margin(request.minFreeSpace, at: layout.directory)
         let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept, available: available, margin: margin)
         guard case .tooSmall(let needed, let available) = verdict else { return }
-        var error = DownloadError(
-            .io,
-            """
+        // The margin is named as a setting (a hint) only where lowering it would let the file fit.
+        let text: SettingText =
+            SpaceCheck.marginIsTheObstacle(bytesStillNeeded: finalLength - kept, available: available)
+            ? """
             not enough free space in \(layout.directory): the download needs \(Self.size(needed)) \
             (\(Self.size(finalLength - kept)) plus the \(Self.size(margin)) margin of \(setting: .minFreeSpace)) \
             and \(Self.size(available)) are available
-            """)
+            """
+            : """
+            not enough free space in \(layout.directory): the download needs \(Self.size(finalLength - kept)) \
+            and \(Self.size(available)) are available
+            """
+        var error = DownloadError(.io, text)
         error.path = layout.directory
         error.space = DownloadError.Space(needed: needed, available: available)
         throw error
@@ -81,14 +87,18 @@ extension BodyWriter {
     func watchFreeSpace() {
         guard let layout = output.layout, bodyBytesWritten >= nextSpaceCheck else { return }
         nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
-        guard let free = FreeSpace.available(at: layout.directory), free < request.minFreeSpace else { return }
-        var error = DownloadError(
-            .io,
-            "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(request.minFreeSpace)) of \(setting: .minFreeSpace); the \(output.sink.prefixLength) bytes downloaded so far are kept and the next run resumes"
-        )
+        let margin = FreeSpace.margin(request.minFreeSpace, at: layout.directory)
+        guard let free = FreeSpace.available(at: layout.directory), free < margin else { return }
+        let remaining = output.record.finalLength.map { max(0, $0 - output.sink.prefixLength) }
+        let kept = "the \(output.sink.prefixLength) bytes downloaded so far are kept and the next run resumes"
+        // The margin is a hint only where lowering it would let the rest fit.
+        let text: SettingText =
+            SpaceCheck.marginIsTheObstacle(bytesStillNeeded: remaining, available: free)
+            ? "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(margin)) of \(setting: .minFreeSpace); \(kept)"
+            : "stopped with \(Self.size(free)) free in \(layout.directory), less than the \(Self.size(remaining ?? 0)) still to download; \(kept)"
+        var error = DownloadError(.io, text)
         error.path = layout.directory
-        let remaining = output.record.finalLength.map { max(0, $0 - output.sink.prefixLength) } ?? 0
-        error.space = DownloadError.Space(needed: remaining + request.minFreeSpace, available: free)
+        error.space = DownloadError.Space(needed: (remaining ?? 0) + margin, available: free)
         decided = .failed(error, retryable: false, retryAfter: nil)
     }
 

@@ -220,7 +220,7 @@ final class DownloadRunner {
         let completion = DownloadCompletion(
             path: path, bytes: output.sink.prefixLength, bytesTransferred: totalTransferred, seconds: figures.elapsedSeconds,
             resumedFrom: figures.resumedFrom, finalURL: urls.final, digest: verified,
-            mirrorProof: setup.mirrors.proof(digest: verified, verified: digest.expected?.expectedHex != nil))
+            mirrorProof: setup.mirrors.proof(digest: verified, verified: digest.expected?.expectedHex != nil), alreadyComplete: output.alreadyInPlace)
         setup.hub.publish(.completed(completion))
         return completion
     }
@@ -230,6 +230,10 @@ final class DownloadRunner {
     private func discardBytes(_ reason: RestartReason) throws(DownloadError) {
         segments.stop()
         segments.retire()
+        var reason = reason
+        reason.discardedBytes = output?.bytesOnDisk ?? 0
+        // What was on disk when the run began is gone: none of the file is resumed any more.
+        figures.resumedFrom = 0
         do {
             try output?.discard(because: reason.message, restartingFrom: request.url)
         } catch {

@@ -11,7 +11,9 @@ public enum Destination: Sendable, Equatable {
 /// What to do about a complete file already at the destination. The queue stores it as its raw
 /// value.
 public enum ExistingFilePolicy: String, Sendable, Equatable {
-    /// Stop with `destinationExists`; nothing is touched.
+    /// Stop with `destinationExists`; nothing is touched. A file that is this same request's
+    /// finished download (its mark proves it, see `DownloadCompletion.alreadyComplete`) is not in
+    /// the way: the download completes at once, without a request.
     case refuse
     /// Download anew and replace it once the new file is complete.
     case overwrite

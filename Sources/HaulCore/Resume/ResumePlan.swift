@@ -72,6 +72,10 @@ public struct RestartReason: Sendable, Equatable, CustomStringConvertible {
     public let code: Code
     /// What happened and what is done about it, for a person.
     public let message: String
+    /// Bytes on disk the restart gave up (0 when there were none): the partial truncated, or a
+    /// file adopted with `existingFile: .continueIt` put back, untouched, under its own name.
+    /// Set by the download that discards them.
+    public var discardedBytes: Int64 = 0
 
     /// A reason of kind `code`, told by `message`.
     public init(_ code: Code, _ message: String) {

@@ -13,6 +13,25 @@ public enum SpaceVerdict: Equatable, Sendable {
 /// The caller measures the free space (HaulStore's `FreeSpace`) and works out how many bytes are still
 /// to be written (the final length minus what the partial file already holds).
 public enum SpaceCheck {
+    /// The most the default margin keeps free.
+    public static let defaultMarginCap: Int64 = 16 << 20
+
+    /// The margin kept free when a download names none: 1% of the file system's size, at most
+    /// `defaultMarginCap` (16 MiB). A fixed 16 MiB would refuse even a small file on a small disk
+    /// (a phone's, a container's); an unknown size gets the cap.
+    public static func defaultMargin(fileSystemSize: Int64?) -> Int64 {
+        guard let fileSystemSize, fileSystemSize > 0 else { return defaultMarginCap }
+        return min(defaultMarginCap, fileSystemSize / 100)
+    }
+
+    /// Whether lowering the margin could make a refused download fit: the bytes it still needs fit
+    /// in the free space without one (or their number is unknown). Otherwise no setting helps,
+    /// and none is hinted.
+    public static func marginIsTheObstacle(bytesStillNeeded: Int64?, available: Int64) -> Bool {
+        guard let bytesStillNeeded else { return true }
+        return max(0, bytesStillNeeded) <= available
+    }
+
     /// Judges whether `bytesStillNeeded` plus `margin` fit in `available` bytes.
     ///
     /// - Parameters:

@@ -5,7 +5,8 @@ import HaulCore
 /// Puts complete downloads in place together, in the durability order each one goes through
 /// alone, with each step done once for the group rather than once per file:
 ///
-/// 1. the data of every partial synced (`GroupSync`: one syncfs where there are several);
+/// 1. every partial marked as its request's finished download (`FinishedMark`), then its data and
+///    that mark synced (`GroupSync`: one syncfs where there are several);
 /// 2. every record marked finished (size, inode and modification time, all kept by the rename),
 ///    in one commit where the records share a queue store (`RecordKeeper.saveTogether`);
 /// 3. each partial renamed, never over a file that appeared meanwhile unless it replaces;
@@ -16,7 +17,8 @@ import HaulCore
 /// each download either complete under its name (its record marked finished, recognised by the
 /// next run) or resumable from its partial. A failure of one download's step ends only that
 /// download; its data stays in its partial. A lone download is a group of one (its data synced
-/// with fdatasync). A direct output is already where it goes.
+/// with fsync). A direct output is already where it goes. The mark outlives the record: the same
+/// request again finds the file in place and proven, and completes without a request.
 public enum FinishGroup {
     /// One download to put in place.
     public struct Member {
@@ -54,7 +56,11 @@ public enum FinishGroup {
         }
         let failed = { (index: Int, error: OutputError) in results[index] = .failure(error) }
 
-        // 1. The data.
+        // 1. The marks, then the data.
+        for index in moving {
+            let output = members[index].output
+            if let key = output.requestKey { output.partialFile?.markFinished(request: key) }
+        }
         let files = moving.compactMap { members[$0].output.partialFile }
         let syncFailures = GroupSync.sync(files)
         var fileFailure: [ObjectIdentifier: StoreError] = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 
 #if canImport(Glibc)
     import Glibc
@@ -20,5 +21,20 @@ public enum FreeSpace {
         let (bytes, overflow) = blocks.multipliedReportingOverflow(by: blockSize)
         guard !overflow else { return Int64.max }
         return bytes > UInt64(Int64.max) ? Int64.max : Int64(bytes)
+    }
+
+    /// The size of the file system holding `directory` (`f_blocks * f_frsize`), nil when it cannot
+    /// be measured: what the default free-space margin scales with (`SpaceCheck.defaultMargin`).
+    public static func size(at directory: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(directory, &info) == 0 else { return nil }
+        let (bytes, overflow) = UInt64(info.f_blocks).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        guard !overflow, bytes <= UInt64(Int64.max) else { return Int64.max }
+        return Int64(bytes)
+    }
+
+    /// The margin to keep free in `directory`: `requested`, else the default for its file system.
+    public static func margin(_ requested: Int64?, at directory: String) -> Int64 {
+        requested ?? SpaceCheck.defaultMargin(fileSystemSize: size(at: directory))
     }
 }

@@ -1,9 +1,9 @@
 /// How the data of finished partials is made durable before any of them gets its name.
 ///
-/// One file: fdatasync, as a download on its own always did. Several: one syncfs per file system
-/// they are on, which writes their data (and whatever else is dirty there) and waits for the disk
-/// once, where each fdatasync would wait once per file. A syncfs that fails, or a platform without
-/// one, falls back to fdatasync of each file, which says which file failed.
+/// One file: fsync, which also makes its `FinishedMark` durable (fdatasync need not). Several: one syncfs per file system
+/// they are on, which writes their data and metadata (and whatever else is dirty there) and waits
+/// for the disk once, where each fsync would wait once per file. A syncfs that fails, or a platform
+/// without one, falls back to fsync of each file, which says which file failed.
 ///
 /// The trade: syncfs also writes what other programs left dirty on that file system. A group pays
 /// for that once, where the per-file syncs of a batch pay for their own data one file at a time
@@ -19,7 +19,7 @@ enum GroupSync {
             if indices.count > 1, device != nil, let first = indices.first, (try? files[first].syncFileSystem()) == true { continue }
             for index in indices {
                 do {
-                    try files[index].syncDataAlone()
+                    try files[index].syncWholeFileAlone()
                 } catch {
                     failures[index] = error
                 }

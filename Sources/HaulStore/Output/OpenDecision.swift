@@ -5,7 +5,8 @@ import HaulCore
 /// record loaded (if any), the partial file's presence and what is at the final path, tested
 /// without a file system (`OpenDecisionTests`).
 public enum OpenDecision: Equatable, Sendable {
-    /// An earlier run finished and put the file in place, and it is still exactly that file.
+    /// An earlier run finished and put the file in place, and it is still exactly that file (its
+    /// finished record, or the `FinishedMark` on the file, says so).
     case useFinishedFile
     /// Nothing to continue: clear the partial path and start a new partial.
     case startFresh
@@ -60,8 +61,11 @@ public enum OpenDecision: Equatable, Sendable {
     ///   - finishedFileInPlace: for a finished record, the final file is still the one it names
     ///     (inode, size, modification time) and the request does not replace it.
     ///   - final: what is at the final path, nil while the name is not known (a directory download).
+    ///   - finalIsProvenFinished: the file at the final path carries this request's `FinishedMark`,
+    ///     unchanged since (an earlier run's finished download, its record long forgotten).
     public static func decide(
-        loaded: Loaded?, partialExists: Bool, finishedFileInPlace: Bool, final: PathKind?, policy: ExistingFilePolicy
+        loaded: Loaded?, partialExists: Bool, finishedFileInPlace: Bool, final: PathKind?, policy: ExistingFilePolicy,
+        finalIsProvenFinished: Bool = false
     ) -> (decision: OpenDecision, forgetsRecord: Bool) {
         var usable = loaded
         if let record = usable {
@@ -77,6 +81,10 @@ public enum OpenDecision: Equatable, Sendable {
             if !(partialExists && record.partialIsFinishedFile) { usable = nil }
         }
         let forgets = usable == nil
+        // Run again after it completed: nothing to do, unless a new download is asked for.
+        if usable == nil, !partialExists, finalIsProvenFinished, final == .regular, policy != .overwrite {
+            return (.useFinishedFile, forgets)
+        }
         if let final, final != .missing {
             switch (policy, final) {
             case (_, .symlink):

@@ -68,7 +68,9 @@ extension PartialDownload {
             throw OutputError(error.kind == .conflict ? .destinationExists : .io, SettingText(error.message), path: layout.finalPath, systemError: error.code)
         }
         do {
-            return try openFile(layout, request, keeper: RecordKeeper(store: records(layout)), lock: lock)
+            let output = try openFile(layout, request, keeper: RecordKeeper(store: records(layout)), lock: lock)
+            output.requestKey = FinishedMark.requestKey(of: request.fresh)
+            return output
         } catch {
             lock.release()
             throw error
@@ -101,22 +103,39 @@ extension PartialDownload {
                 isFinished: $0.finishedLength != nil, replacesExistingFile: $0.replacesExistingFile == true,
                 partialIsFinishedFile: partialExists && isFinishedFile($0, at: layout.partialPath))
         }
+        let final = layout.finalPath.map(PathKind.of)
+        // Looked up only where it can decide: a file in the way that a new download would not replace.
+        let proven =
+            final == .regular && request.existingFile != .overwrite
+            ? layout.finalPath.flatMap { FinishedMark.provenFinished(at: $0, request: FinishedMark.requestKey(of: fresh)) } : nil
         let (decision, forgets) = OpenDecision.decide(
-            loaded: summary, partialExists: partialExists, finishedFileInPlace: finishedInPlace,
-            final: layout.finalPath.map(PathKind.of), policy: request.existingFile)
+            loaded: summary, partialExists: partialExists, finishedFileInPlace: finishedInPlace, final: final, policy: request.existingFile,
+            finalIsProvenFinished: proven != nil)
         if forgets { keeper.discardStale() }
         switch decision {
         case .refuse(let refusal):
             throw refusalError(refusal, layout)
         case .useFinishedFile:
-            guard let finished = loaded, let finalPath else { throw OutputError(.io, "the finished download has no file name") }
+            guard var finished = finishedInPlace ? loaded : fresh, let finalPath else {
+                throw OutputError(.io, "the finished download has no file name")
+            }
+            if !finishedInPlace, let proven {
+                // Proven by its mark: this run's record says what the file is, and is never saved.
+                finished.finishedLength = proven.size
+                finished.finishedIdentity = proven
+            }
+            let file: PartialFile
             do {
                 // Opened only to be measured; nothing is written.
-                let file = try PartialFile(path: finalPath)
-                return PartialDownload(layout: layout, sink: .partial(file), record: finished, keeper: keeper, lock: lock, alreadyInPlace: true)
+                file = try PartialFile(path: finalPath)
             } catch {
-                throw .io(error)
+                // A proven file that cannot be opened as Haul opens its own (hard links, no write
+                // permission) is in the way as any other file.
+                throw finishedInPlace ? .io(error) : refusalError(.exists, layout)
             }
+            // The file proven is the file opened, not one put there in between.
+            if let proven, !finishedInPlace, try identity(of: file) != proven { throw refusalError(.exists, layout) }
+            return PartialDownload(layout: layout, sink: .partial(file), record: finished, keeper: keeper, lock: lock, alreadyInPlace: true)
         case .adoptExistingFile:
             unlink(layout.partialPath)
             return try adopt(layout, fresh, keeper: keeper, lock: lock)

@@ -19,13 +19,16 @@ public final class PartialDownload {
     public let sink: OutputSink
     /// The record as this run knows it; saved whenever data depends on it.
     public internal(set) var record: ResumeRecord
-    /// An earlier run already moved the complete file into place (it died before forgetting the record).
+    /// The complete file is already in place: an earlier run moved it there and died before
+    /// forgetting the record, or finished it and its `FinishedMark` proves it this request's.
     public let alreadyInPlace: Bool
     /// The URL the partial's bytes came from, when it is not this request's: they are continued
     /// only once this server's answer proves the file the same (validators and an overlap).
     public let partialFromAnotherURL: String?
     let keeper: RecordKeeper?
     var lock: DestinationLock?
+    /// What names this download's request in the `FinishedMark` its finished file gets.
+    var requestKey: String?
     /// The final path claimed among the downloads of this process (a name from a response).
     var claimedPath: String?
     /// A checkpoint syncing and saving on another thread; every step that saves, removes,

@@ -150,6 +150,20 @@ public final class PartialFile: @unchecked Sendable {
         try PlatformSeams.syncData(fd, path: path)
     }
 
+    /// Makes the file durable with all its metadata (its `FinishedMark` too): fsync, where
+    /// `syncDataAlone` is fdatasync. For a finished file, whose size changed since its last sync
+    /// anyway, the two cost the same.
+    func syncWholeFileAlone() throws(StoreError) {
+        try PlatformSeams.syncFile(fd, path: path)
+    }
+
+    /// Marks the file, as it is now, as the finished download of `request` (`FinishedMark`);
+    /// false where the file system keeps no such mark.
+    @discardableResult
+    func markFinished(request: String) -> Bool {
+        FinishedMark.mark(fd, request: request)
+    }
+
     /// Makes the bytes of every file on this file's file system durable, this one's included, in
     /// one call (see `PlatformSeams.syncFileSystem`); false where the platform cannot, and
     /// nothing was done.

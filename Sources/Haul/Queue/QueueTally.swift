@@ -1,0 +1,64 @@
+import HaulStore
+
+/// The figures of a run's batch, which cover what was asked for: the downloads already complete
+/// when the run began (counted as done, with their bytes), those this run ended, and those moving
+/// now. So `bytes` never passes `totalBytes`, and a relaunch's figures reach the whole batch.
+/// Owned by the queue's live state; pure, tested without a network (`QueueTallyTests`).
+struct QueueTally: Sendable, Equatable {
+    /// Downloads of the run's scope already complete when it began.
+    var alreadyComplete = 0
+    /// Their bytes (each one's whole file).
+    var alreadyCompleteBytes: Int64 = 0
+    /// Downloads of the scope the run set out to do, and those it started besides (added while a
+    /// long-running run goes on).
+    var pending: Set<Int64> = []
+    /// Bytes of the downloads this run ended (they left the active set), and their totals: a
+    /// completed one's is its size, another's its announced total (else its bytes: it moves no more
+    /// in this run).
+    var endedBytes: Int64 = 0
+    var endedTotal: Int64 = 0
+    /// Downloads this run completed, and those that failed.
+    var completed = 0
+    var failed = 0
+
+    /// The tally at the start of a run over `scope` (the items it may run, as stored now).
+    init(scope: [StoredDownload] = []) {
+        for item in scope {
+            if item.state == .completed {
+                alreadyComplete += 1
+                alreadyCompleteBytes += item.totalBytes ?? item.bytes
+            } else if item.state == .queued || item.state.hasTransfer {
+                pending.insert(item.id)
+            }
+        }
+    }
+
+    /// The run started `id`: counted among the files asked for, if it was not already.
+    mutating func started(_ id: Int64) {
+        pending.insert(id)
+    }
+
+    /// A download left the active set: completed (`completedBytes`: its size), or not, with its
+    /// last figures.
+    mutating func ended(last: DownloadProgress?, completedBytes: Int64?) {
+        if let completedBytes {
+            endedBytes += completedBytes
+            endedTotal += completedBytes
+        } else if let last {
+            endedBytes += last.bytes
+            endedTotal += max(last.bytes, last.totalBytes ?? last.bytes)
+        }
+    }
+
+    /// The run's figures with `active` moving now.
+    func progress(active: [Int64: DownloadProgress]) -> QueueProgress {
+        let activeBytes = active.values.reduce(Int64(0)) { $0 + $1.bytes }
+        let activeTotals = active.values.map(\.totalBytes)
+        let base = alreadyCompleteBytes + endedTotal
+        return QueueProgress(
+            filesCompleted: alreadyComplete + completed, filesFailed: failed, filesTotal: alreadyComplete + pending.count,
+            bytes: alreadyCompleteBytes + endedBytes + activeBytes,
+            totalBytes: activeTotals.contains(nil) ? nil : base + zip(active.values, activeTotals).reduce(0) { $0 + max($1.0.bytes, $1.1 ?? 0) },
+            bytesPerSecond: active.values.reduce(0) { $0 + $1.bytesPerSecond }, active: active)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import HaulCore
+import HaulTestSupport
+import Testing
+
+@testable import HaulStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The proof a finished file carries: what it accepts, and what it refuses.
+@Suite("FinishedMark: a finished file's own proof")
+struct FinishedMarkTests {
+    static let request = FinishedMark.requestKey(of: ResumeRecord(originalURL: "http://h/f", finalURL: "http://h/f"))
+
+    /// A file with `bytes`, marked as `request`'s finished download.
+    static func markedFile(_ directory: TemporaryDirectory, _ name: String = "f", bytes: Int = 100) throws -> String {
+        let path = directory.file(name)
+        try TestData.writeFile(at: path, size: bytes)
+        let fd = open(path, O_RDWR)
+        defer { close(fd) }
+        #expect(FinishedMark.mark(fd, request: request))
+        return path
+    }
+
+    @Test func aMarkedFileIsProvenForItsRequestOnly() throws {
+        // GIVEN a marked file
+        let directory = try TemporaryDirectory()
+        let path = try Self.markedFile(directory)
+        // THEN it is proven for its request, not another's (another URL, method or range)
+        #expect(FinishedMark.provenFinished(at: path, request: Self.request)?.size == 100)
+        for other in [
+            ResumeRecord(originalURL: "http://h/g", finalURL: "http://h/g"), ResumeRecord(originalURL: "http://h/f", finalURL: "http://h/f", method: "POST"),
+            ResumeRecord(originalURL: "http://h/f", finalURL: "http://h/f", range: "0-9"),
+        ] {
+            #expect(FinishedMark.provenFinished(at: path, request: FinishedMark.requestKey(of: other)) == nil)
+        }
+    }
+
+    @Test func aChangedOrCopiedFileIsNotProven() throws {
+        let directory = try TemporaryDirectory()
+        // GIVEN a marked file grown by a byte
+        let grown = try Self.markedFile(directory, "grown")
+        let fd = open(grown, O_WRONLY | O_APPEND)
+        #expect(write(fd, "x", 1) == 1)
+        close(fd)
+        // AND a marked file copied with its attributes to another inode
+        let original = try Self.markedFile(directory, "original")
+        let copy = directory.file("copy")
+        let copied = try ProcessRunner.run("/bin/cp", ["--preserve=all", original, copy], environment: nil, timeout: 10)
+        #expect(copied.status == 0)
+        // AND a symlink to a marked file
+        let link = directory.file("link")
+        #expect(symlink(original, link) == 0)
+        // THEN none is proven; the original still is
+        #expect(FinishedMark.provenFinished(at: grown, request: Self.request) == nil)
+        #expect(FinishedMark.provenFinished(at: copy, request: Self.request) == nil)
+        #expect(FinishedMark.provenFinished(at: link, request: Self.request) == nil)
+        #expect(FinishedMark.provenFinished(at: original, request: Self.request) != nil)
+    }
+
+    @Test(arguments: [
+        "", "haul-finished-1", "haul-finished-2 \(String(repeating: "a", count: 64)) 1 2 3 4 5",
+        "haul-finished-1 \(String(repeating: "g", count: 64)) 1 2 3 4 5", "haul-finished-1 \(String(repeating: "a", count: 63)) 1 2 3 4 5",
+        "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 3 4", "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 -x 4 5",
+        "haul-finished-1  \(String(repeating: "a", count: 64)) 1 2 3 4 5",
+    ])
+    func damagedMarksProveNothing(text: String) {
+        #expect(FinishedMark(decoding: text) == nil)
+    }
+
+    @Test func aMarkReadsBackAsWritten() throws {
+        var info = stat()
+        info.st_dev = 7
+        info.st_ino = 99
+        info.st_size = 12345
+        var identity = FileIdentity(info)
+        identity.modifiedSeconds = 1_700_000_000
+        identity.modifiedNanoseconds = 123_456_789
+        let mark = FinishedMark(request: Self.request, identity: identity)
+        #expect(FinishedMark(decoding: mark.encoded) == mark)
+    }
+}
