@@ -129,7 +129,10 @@ final class FleetWorker {
     let home: String
     private let exited = DispatchSemaphore(value: 0)
 
-    init(_ name: String, fixture: FleetFixture, jobs: Int = 2, leaseSeconds: Double = 20, extra: [String] = [], through port: Int? = nil) throws {
+    init(
+        _ name: String, fixture: FleetFixture, jobs: Int = 2, leaseSeconds: Double = 20, extra: [String] = [], through port: Int? = nil,
+        environment extraEnvironment: [String: String] = [:]
+    ) throws {
         self.name = name
         home = fixture.scratch.file("worker-" + name)
         try FileManager.default.createDirectory(atPath: home + "/home", withIntermediateDirectories: true)
@@ -143,6 +146,7 @@ final class FleetWorker {
         environment["HOME"] = home + "/home"
         environment.removeValue(forKey: "XDG_DATA_HOME")
         environment["HAUL_LEASE_SECONDS"] = String(leaseSeconds)
+        environment.merge(extraEnvironment) { $1 }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: home + "/stdout")

@@ -1,0 +1,123 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Attacks on issue 35's "no store call on the event loop" and "a slow store never strands a
+/// download": each test here failed on the commit it was written against.
+@Suite("issue 35, attacked", .serialized)
+struct CLIIssue35AttackTests {
+    /// A queue run whose response head arrives while another process holds the SQLite store's
+    /// write lock for longer than its busy timeout (5 s): the record that must be saved before
+    /// the body is written cannot be saved yet. The download must wait or retry, never fail for good.
+    @Test(.timeLimit(.minutes(1)))
+    func aHeadArrivingWhileTheStoreIsLockedPastItsBusyTimeoutStillCompletes() throws {
+        let work = try TemporaryDirectory(prefix: "haul-attack35")
+        let server = try FaultServer()
+        defer { server.stop() }
+        let body = TestData.bytes(count: 2 << 20, seed: 352)
+        server.setResource("/b.bin", body: body)
+        server.enqueueFaults("/b.bin", [.delayHeaders(seconds: 1.5)])
+        let state = work.file("state")
+        let out = work.file("out")
+        let added = try HaulBinary.run(["queue", "add", "--state", state, "-d", out, "-x", "1", server.url("/b.bin")])
+        #expect(added.status == 0, "\(added.stderr)")
+        // GIVEN a queue run whose server is slow to answer
+        let run = try RunningHaul(["queue", "run", "--state", state, "-j", "1"])
+        defer { _ = try? run.wait(timeout: 5) }
+        #expect(Disk.waitUntil(timeout: 10) { !server.requests.isEmpty })
+        // WHEN another process holds the store's write lock for 8 s, and the head arrives meanwhile
+        let holder = try StoreLockHolder(store: state + "/haul.sqlite", seconds: 8)
+        holder.waitUntilReleased()
+        // THEN once the store is free the download completes, bit-exact
+        #expect(try run.wait(timeout: 30) == .exited(0), "\(run.stderr)")
+        #expect(Disk.difference(out + "/b.bin", body) == nil)
+        let list = try HaulBinary.run(["queue", "list", "--state", state])
+        #expect(list.stdoutString.contains("completed"), "\(list.stdoutString)")
+    }
+
+    /// A fleet worker whose PostgreSQL server stops answering (a relay holds every reply) for
+    /// longer than the statement deadline: its transfers go on at their rate, and once the
+    /// server answers again every item completes once, bit-exact.
+    @Test(.timeLimit(.minutes(2)))
+    func aWorkerWhoseDatabaseStopsAnsweringKeepsMovingAndFinishesOnceItAnswers() throws {
+        let fleet = try FleetFixture(limitRate: "300k")
+        defer { fleet.stop() }
+        let names = try fleet.makeFiles(2, size: 2_400_000...2_400_000)
+        try fleet.add(names, path: "/limited/")
+        let relay = try TCPRelay(to: fleet.cluster.port)
+        defer { relay.stop() }
+        // GIVEN a worker of two jobs whose statements have a 2 s deadline
+        let worker = try FleetWorker(
+            "held", fixture: fleet, jobs: 2, through: relay.port, environment: ["HAUL_PG_STATEMENT_SECONDS": "2"])
+        #expect(eventually(20) { Self.partialBytes(in: fleet.output) > 700_000 })
+        // WHEN the database's replies are held for 5 s
+        relay.set(.hold)
+        let before = Self.partialBytes(in: fleet.output)
+        Thread.sleep(forTimeInterval: 4)
+        let during = Self.partialBytes(in: fleet.output) - before
+        Thread.sleep(forTimeInterval: 1)
+        relay.release()
+        // THEN the transfers went on near their rate (2 x 300 KB/s)
+        #expect(during > 1_200_000, "only \(during) bytes arrived in 4 s while the database did not answer")
+        // AND the run ends with every item completed once, bit-exact
+        #expect(try worker.wait(timeout: 60) == 0, "\(worker.stderr)")
+        fleet.expectFilesExact()
+        #expect(try fleet.count("SELECT count(*) FROM downloads WHERE state = 'completed'") == 2)
+        #expect(try fleet.completedTwice() == 0)
+        #expect(try fleet.foreignWrites() == 0)
+    }
+
+    /// `HAUL_PG_STATEMENT_SECONDS` below a millisecond is accepted (it is finite and positive)
+    /// and becomes `statement_timeout = 0` on the server, which is no timeout at all, while the
+    /// client's deadline of 0 ms gives up every statement. A value the code accepts must work.
+    @Test(.timeLimit(.minutes(1)))
+    func aSubMillisecondStatementDeadlineIsClampedOrRefusedNeverUnusable() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        _ = try cluster.createDatabase("tiny")
+        let start = Date()
+        let listed = try HaulBinary.run(
+            ["queue", "list", "--state", cluster.uri(database: "tiny")], environment: ["HAUL_PG_STATEMENT_SECONDS": "0.0004"], timeout: 20)
+        let took = Date().timeIntervalSince(start)
+        #expect(listed.status == 0 || listed.status == 2, "status \(listed.status) after \(took) s: \(listed.stderr)")
+        #expect(took < 10, "took \(took) s")
+    }
+
+    /// Another session holds a lock on the queue's table for longer than the statement deadline
+    /// (`HAUL_PG_STATEMENT_SECONDS=1`): each statement of the worker waits for it. The server's
+    /// `statement_timeout` is the same second as the client's deadline, so which fires first is
+    /// a race: the client's gives the connection up and retries; the server's cancels the
+    /// statement (SQLSTATE 57014), an error that is neither retried nor a lost connection, and
+    /// becomes `.io`: a claim ends its worker, a record save fails its download for good.
+    @Test(.timeLimit(.minutes(2)))
+    func aTableLockedPastTheStatementDeadlineDelaysTheRunButFailsNothing() throws {
+        let fleet = try FleetFixture(limitRate: "300k")
+        defer { fleet.stop() }
+        let names = try fleet.makeFiles(8, size: 500_000...700_000)
+        try fleet.add(names, path: "/limited/")
+        // GIVEN a worker of two jobs whose statements have a 1 s deadline
+        let worker = try FleetWorker("locked", fixture: fleet, jobs: 2, environment: ["HAUL_PG_STATEMENT_SECONDS": "1"])
+        #expect(eventually(20) { Self.partialBytes(in: fleet.output) > 300_000 })
+        // WHEN another session holds the table locked for 6 s, twice
+        for _ in 0..<2 {
+            try fleet.psql("BEGIN; LOCK TABLE downloads IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT;")
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        // THEN the run ends with every item completed once
+        let status = try worker.wait(timeout: 60)
+        let rows = try fleet.psql("SELECT id, state, attempts, last_error FROM downloads WHERE state <> 'completed' ORDER BY id")
+        #expect(status == 0, "status \(status): \(worker.stderr)")
+        #expect(rows.isEmpty, "items not completed: \(rows)")
+        #expect(try fleet.completedTwice() == 0)
+    }
+
+    /// Bytes in the partial files of `directory`.
+    static func partialBytes(in directory: String) -> Int64 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".haul-partial") }.reduce(Int64(0)) { $0 + (Disk.size(directory + "/" + $1) ?? 0) }
+    }
+}
