@@ -115,6 +115,36 @@ struct CLIIssue35AttackTests {
         #expect(try fleet.completedTwice() == 0)
     }
 
+    /// A fleet worker whose PostgreSQL server is stopped while a response head arrives, for
+    /// longer than the worker's reconnection window (`HAUL_PG_RECONNECT_SECONDS=2`): the record
+    /// the head must have saved cannot be saved. Once the server is back, the item must complete
+    /// (issue 35: "every item completing once the database is back"), not fail for good.
+    @Test(.timeLimit(.minutes(2)))
+    func aHeadArrivingWhileTheDatabaseIsStoppedStillCompletesOnceItIsBack() throws {
+        let fleet = try FleetFixture()
+        defer { fleet.stop() }
+        let server = try FaultServer()
+        defer { server.stop() }
+        let body = TestData.bytes(count: 2 << 20, seed: 353)
+        server.setResource("/b.bin", body: body)
+        server.enqueueFaults("/b.bin", [.delayHeaders(seconds: 1.5)])
+        let added = try HaulBinary.run(["queue", "add", "--state", fleet.uri("adder"), "-d", fleet.output, server.url("/b.bin")])
+        try #require(added.status == 0, "\(added.stderr)")
+        // GIVEN a worker whose server is slow to answer
+        let worker = try FleetWorker("stopped-db", fixture: fleet, jobs: 1, environment: ["HAUL_PG_RECONNECT_SECONDS": "2"])
+        #expect(eventually(10) { !server.requests.isEmpty })
+        // WHEN PostgreSQL stops for 5 s, the head arriving meanwhile
+        fleet.cluster.stopServer()
+        Thread.sleep(forTimeInterval: 5)
+        try fleet.cluster.start()
+        // THEN once it is back the item completes, bit-exact
+        let status = try worker.wait(timeout: 40)
+        let rows = try fleet.psql("SELECT id, state, attempts, last_error FROM downloads WHERE state <> 'completed' ORDER BY id")
+        #expect(status == 0, "status \(status): \(worker.stderr)")
+        #expect(rows.isEmpty, "items not completed: \(rows)")
+        #expect(Disk.difference(fleet.output + "/b.bin", body) == nil)
+    }
+
     /// Bytes in the partial files of `directory`.
     static func partialBytes(in directory: String) -> Int64 {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
