@@ -145,6 +145,37 @@ struct CLIIssue35AttackTests {
         #expect(Disk.difference(fleet.output + "/b.bin", body) == nil)
     }
 
+    /// `queue add` whose COMMIT reply is lost runs its transaction again and looks for the rows
+    /// its first run added by their `write_token`; but an idle worker, woken by the NOTIFY of that
+    /// commit, claimed the new row in the meantime, and a claim overwrites `write_token` with its
+    /// own. The second run finds nothing, adds again, and refuses the item as "already used by
+    /// queued download N": its own. The addition must be found, whatever a worker did to it since.
+    @Test(.timeLimit(.minutes(1)))
+    func anAdditionWhoseCommitReplyIsLostIsFoundAgainAfterAWorkerClaimedIt() throws {
+        let fleet = try FleetFixture(limitRate: "100k")
+        defer { fleet.stop() }
+        let names = try fleet.makeFiles(2, size: 1_000_000...1_000_000)
+        try fleet.add([names[0]], path: "/limited/")
+        // GIVEN a worker busy with a slow item, and an idle one waiting for a NOTIFY
+        let busy = try FleetWorker("busy", fixture: fleet, jobs: 1)
+        #expect(try eventually(10) { try fleet.count("SELECT count(*) FROM downloads WHERE state = 'running'") == 1 })
+        let idle = try FleetWorker("idle", fixture: fleet, jobs: 1)
+        Thread.sleep(forTimeInterval: 1)
+        // WHEN an item is added through a relay that loses the reply to the addition's COMMIT
+        let relay = try TCPRelay(to: fleet.cluster.port)
+        defer { relay.stop() }
+        relay.set(.cutAfterCommit(following: "INSERT INTO downloads"))
+        let url = fleet.nginx.baseURL + "/limited/" + names[1]
+        let added = try HaulBinary.run(["queue", "add", "--state", fleet.uri("adder", port: relay.port), "-d", fleet.output, url])
+        let rows = try fleet.psql("SELECT id, state, lease_worker FROM downloads ORDER BY id")
+        for worker in [busy, idle] { worker.send(SIGINT) }
+        for worker in [busy, idle] { _ = try? worker.wait(timeout: 20) }
+        // THEN the addition succeeds, once
+        #expect(relay.cuts == 1, "the relay cut the addition's reply")
+        #expect(added.status == 0, "status \(added.status): \(added.stderr); rows: \(rows)")
+        #expect(try fleet.count("SELECT count(*) FROM downloads WHERE url LIKE '%\(names[1])'") == 1)
+    }
+
     /// Bytes in the partial files of `directory`.
     static func partialBytes(in directory: String) -> Int64 {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
