@@ -39,38 +39,6 @@ struct CLIIssue35AttackTests {
         #expect(list.stdoutString.contains("completed"), "\(list.stdoutString)")
     }
 
-    /// A fleet worker whose PostgreSQL server stops answering (a relay holds every reply) for
-    /// longer than the statement deadline: its transfers go on at their rate, and once the
-    /// server answers again every item completes once, bit-exact.
-    @Test(.timeLimit(.minutes(2)))
-    func aWorkerWhoseDatabaseStopsAnsweringKeepsMovingAndFinishesOnceItAnswers() throws {
-        let fleet = try FleetFixture(limitRate: "300k")
-        defer { fleet.stop() }
-        let names = try fleet.makeFiles(2, size: 2_400_000...2_400_000)
-        try fleet.add(names, path: "/limited/")
-        let relay = try TCPRelay(to: fleet.cluster.port)
-        defer { relay.stop() }
-        // GIVEN a worker of two jobs whose statements have a 2 s deadline
-        let worker = try FleetWorker(
-            "held", fixture: fleet, jobs: 2, through: relay.port, environment: ["HAUL_PG_STATEMENT_SECONDS": "2"])
-        #expect(eventually(20) { Self.partialBytes(in: fleet.output) > 700_000 })
-        // WHEN the database's replies are held for 5 s
-        relay.set(.hold)
-        let before = Self.partialBytes(in: fleet.output)
-        Thread.sleep(forTimeInterval: 4)
-        let during = Self.partialBytes(in: fleet.output) - before
-        Thread.sleep(forTimeInterval: 1)
-        relay.release()
-        // THEN the transfers went on near their rate (2 x 300 KB/s)
-        #expect(during > 1_200_000, "only \(during) bytes arrived in 4 s while the database did not answer")
-        // AND the run ends with every item completed once, bit-exact
-        #expect(try worker.wait(timeout: 60) == 0, "\(worker.stderr)")
-        fleet.expectFilesExact()
-        #expect(try fleet.count("SELECT count(*) FROM downloads WHERE state = 'completed'") == 2)
-        #expect(try fleet.completedTwice() == 0)
-        #expect(try fleet.foreignWrites() == 0)
-    }
-
     /// `HAUL_PG_STATEMENT_SECONDS` below a millisecond is accepted (it is finite and positive)
     /// and becomes `statement_timeout = 0` on the server, which is no timeout at all, while the
     /// client's deadline of 0 ms gives up every statement. A value the code accepts must work.
