@@ -144,6 +144,26 @@ struct CLIIssue35AttackTests {
         #expect(try fleet.count("SELECT count(*) FROM downloads WHERE url LIKE '%\(names[1])'") == 1)
     }
 
+    /// `queue rm` whose COMMIT reply is lost: the transaction runs again, finds no such item
+    /// (its first run deleted it) and says "no download 1 in the queue", exiting non-zero for a
+    /// removal that happened. Like an addition, a removal must be idempotent across a lost reply.
+    @Test(.timeLimit(.minutes(1)))
+    func aRemovalWhoseCommitReplyIsLostSucceeds() throws {
+        let fleet = try FleetFixture()
+        defer { fleet.stop() }
+        let names = try fleet.makeFiles(1, size: 1000...1000)
+        try fleet.add(names)
+        let relay = try TCPRelay(to: fleet.cluster.port)
+        defer { relay.stop() }
+        relay.set(.cutAfterCommit(following: "DELETE FROM downloads"))
+        // WHEN the queued item is removed through a relay that loses the reply to the COMMIT
+        let removed = try HaulBinary.run(["queue", "rm", "--state", fleet.uri("remover", port: relay.port), "1"])
+        // THEN it is gone, and the removal says it succeeded
+        #expect(relay.cuts == 1, "the relay cut the removal's reply")
+        #expect(try fleet.count("SELECT count(*) FROM downloads") == 0)
+        #expect(removed.status == 0, "status \(removed.status): \(removed.stderr)")
+    }
+
     /// Bytes in the partial files of `directory`.
     static func partialBytes(in directory: String) -> Int64 {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
