@@ -10,6 +10,30 @@ import Testing
 /// download": each test here failed on the commit it was written against.
 @Suite("issue 35, attacked", .serialized)
 struct CLIIssue35AttackTests {
+    /// Any segmented download (here `-x 4` of 20 MiB): its first response's record is saved on the
+    /// pool and the head's acceptance is told later, from `BodyWriter.secondsBeforeNextChunk` on
+    /// the event loop (`CurlMultiLoop.resumeDue`); that starts the segment connections, whose
+    /// `SegmentCoordinator.start` checkpoints (`checkpointRecordingFailure`: a sync of the partial
+    /// and a record save) right there, on the loop. A debug build stops ("a sync of ... ran on
+    /// the event loop's thread"); a release build syncs and saves on the loop every transfer shares.
+    @Test(.timeLimit(.minutes(1)))
+    func aSegmentedDownloadNeverSyncsOnTheEventLoop() throws {
+        let work = try TemporaryDirectory(prefix: "haul-attack35")
+        let server = try FaultServer()
+        defer { server.stop() }
+        let body = TestData.bytes(count: 20 << 20, seed: 355)
+        server.setResource("/big.bin", body: body)
+        server.setPersistentFaults("/big.bin", [.throttle(bytesPerSecond: 4_000_000)])
+        let out = work.file("big.bin")
+        // WHEN a 20 MiB file is downloaded over four connections
+        let result = try HaulBinary.run(["-x", "4", "-o", out, server.url("/big.bin")], timeout: 40)
+        // THEN it completes, bit-exact, with no blocking call on the event loop
+        #expect(!result.stderr.contains("ran on the event loop's thread"), "\(result.stderr.prefix(400))")
+        #expect(result.status == 0, "status \(result.status)")
+        #expect(Disk.difference(out, body) == nil)
+        #expect(server.requests.count > 1, "the download used more than one connection")
+    }
+
     /// A queue run whose response head arrives while another process holds the SQLite store's
     /// write lock for longer than its busy timeout (5 s): the record that must be saved before
     /// the body is written cannot be saved yet. The download must wait or retry, never fail for good.
