@@ -34,6 +34,52 @@ struct CLIIssue35AttackTests {
         #expect(server.requests.count > 1, "the download used more than one connection")
     }
 
+    /// With `--cookies`, every transfer's handler is wrapped in `CookieRecorder`, which forwards
+    /// the head, the body and the abort poll but not `secondsBeforeNextChunk`: the protocol's
+    /// default (0) answers, the transfer is never parked, and the body chunk after the head waits
+    /// for the record save in `BodyWriter.transferDidReceiveBody` (`recordSaved(waiting: true)`),
+    /// on the event loop's thread, while another process holds the store locked: every transfer
+    /// of the process stops meanwhile. The same run without `--cookies` passes
+    /// (`CLIStoreStallTests.aResponseHeadArrivingWhileTheStoreIsLockedParksOnlyItsOwnTransfer`).
+    @Test(.timeLimit(.minutes(2)))
+    func aHeadArrivingWhileTheStoreIsLockedParksOnlyItsOwnTransferWithCookiesToo() throws {
+        let work = try TemporaryDirectory(prefix: "haul-attack35")
+        let server = try FaultServer()
+        defer { server.stop() }
+        let a = TestData.bytes(count: 3 << 20, seed: 356)
+        let b = TestData.bytes(count: 2 << 20, seed: 357)
+        server.setResource("/a.bin", body: a)
+        server.setResource("/b.bin", body: b)
+        server.setPersistentFaults("/a.bin", [.throttle(bytesPerSecond: 300_000)])
+        server.enqueueFaults("/b.bin", [.combined([.delayHeaders(seconds: 2), .throttle(bytesPerSecond: 300_000)])])
+        let cookies = work.file("cookies.txt")
+        try Disk.write(Array("# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tabc\n".utf8), to: cookies)
+        let state = work.file("state")
+        let out = work.file("out")
+        let added = try HaulBinary.run([
+            "queue", "add", "--state", state, "-d", out, "-x", "1", "--cookies", cookies, server.url("/a.bin"), server.url("/b.bin"),
+        ])
+        #expect(added.status == 0, "\(added.stderr)")
+        // GIVEN a queue run, with cookies, of a download at 300 KB/s and one whose server is slow to answer
+        let run = try RunningHaul(["queue", "run", "--state", state, "-j", "2"])
+        defer { _ = try? run.wait(timeout: 60) }
+        #expect(Disk.waitUntil(timeout: 20) { Self.partialBytes(in: out) > 100_000 })
+        // WHEN another process holds the store's write lock for 4 s, and b's head arrives meanwhile
+        let holder = try StoreLockHolder(store: state + "/haul.sqlite", seconds: 4)
+        usleep(2_500_000)
+        let before = Self.partialBytes(in: out)
+        usleep(1_000_000)
+        let during = Self.partialBytes(in: out) - before
+        holder.waitUntilReleased()
+        // THEN a went on at its rate while b's record waited for the store
+        #expect(during > 150_000, "only \(during) bytes arrived in the second after b's head, while the store was locked")
+        // AND both complete, bit-exact, with the cookie sent
+        #expect(try run.wait(timeout: 60) == .exited(0), "\(run.stderr)")
+        #expect(Disk.difference(out + "/a.bin", a) == nil)
+        #expect(Disk.difference(out + "/b.bin", b) == nil)
+        #expect(server.requests.contains { $0.header("Cookie")?.contains("session=abc") == true })
+    }
+
     /// A queue run whose response head arrives while another process holds the SQLite store's
     /// write lock for longer than its busy timeout (5 s): the record that must be saved before
     /// the body is written cannot be saved yet. The download must wait or retry, never fail for good.
