@@ -80,6 +80,57 @@ struct CLIIssue35AttackTests {
         #expect(server.requests.contains { $0.header("Cookie")?.contains("session=abc") == true })
     }
 
+    /// A segmented download whose main connection dropped is retried while its segment connections
+    /// run; the retry's server ignores Range (200): `BodyWriter.accept` calls `replacePartial` from
+    /// the head's callback, on the event loop, and `DownloadRunner.discardBytes` calls
+    /// `SegmentDriver.stop` -> `SegmentCoordinator.stopAndWait`, which waits there for the monitor's
+    /// checkpoint (a sync and a record save). With the store locked by another process, that wait
+    /// holds the loop, and every other transfer of the process stops until the lock is released.
+    /// (A debug build stops first at `aSegmentedDownloadNeverSyncsOnTheEventLoop`'s abort; with
+    /// that abort skipped under gdb, b received 0 bytes for the 2.2 s between a's 200 and the
+    /// lock's release.)
+    @Test(.timeLimit(.minutes(2)))
+    func aSegmentedRestartInPlaceNeverWaitsForACheckpointOnTheEventLoop() throws {
+        let work = try TemporaryDirectory(prefix: "haul-attack35")
+        let server = try FaultServer()
+        defer { server.stop() }
+        let a = TestData.bytes(count: 20 << 20, seed: 358)
+        let b = TestData.bytes(count: 4 << 20, seed: 359)
+        server.setResource("/a.bin", body: a)
+        server.setResource("/b.bin", body: b)
+        let throttle = Fault.throttle(bytesPerSecond: 300_000)
+        server.setPersistentFaults("/a.bin", [throttle])
+        server.setPersistentFaults("/b.bin", [throttle])
+        // The main connection drops at 400 KB; three segment connections; the main's retry is answered 2 s late, with the whole file.
+        server.enqueueFaults(
+            "/a.bin",
+            [.combined([throttle, .dropAfter(bytes: 400_000)]), throttle, throttle, throttle, .combined([.delayHeaders(seconds: 2), .ignoreRange, throttle])])
+        let state = work.file("state")
+        let out = work.file("out")
+        for (name, connections) in [("a.bin", "4"), ("b.bin", "1")] {
+            let added = try HaulBinary.run(["queue", "add", "--state", state, "-o", out + "/" + name, "-x", connections, server.url("/" + name)])
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        // GIVEN a queue run of a segmented download and another at 300 KB/s
+        let run = try RunningHaul(["queue", "run", "--state", state, "-j", "2"])
+        defer { _ = try? run.wait(timeout: 60) }
+        // WHEN the main connection's retry was sent, another process holds the store locked for 4 s
+        #expect(Disk.waitUntil(timeout: 20) { server.requests.filter { $0.path.hasPrefix("/a.bin") }.count >= 5 })
+        let holder = try StoreLockHolder(store: state + "/haul.sqlite", seconds: 4)
+        // (the retry's head, a 200, comes 2 s after its request)
+        usleep(2_300_000)
+        let partial = out + "/b.bin.haul-partial"
+        let before = Disk.size(partial) ?? 0
+        usleep(1_200_000)
+        let during = (Disk.size(partial) ?? 0) - before
+        holder.waitUntilReleased()
+        // THEN b went on at its rate (0 when the restart waited on the loop for the checkpoint)
+        #expect(during > 150_000, "only \(during) bytes of b arrived in 1.2 s after a's restart, while the store was locked")
+        #expect(try run.wait(timeout: 90) == .exited(0), "\(run.stderr)")
+        #expect(Disk.difference(out + "/a.bin", a) == nil)
+        #expect(Disk.difference(out + "/b.bin", b) == nil)
+    }
+
     /// A queue run whose response head arrives while another process holds the SQLite store's
     /// write lock for longer than its busy timeout (5 s): the record that must be saved before
     /// the body is written cannot be saved yet. The download must wait or retry, never fail for good.
