@@ -285,6 +285,27 @@ struct CLIIssue35AttackTests {
         #expect(removed.status == 0, "status \(removed.status): \(removed.stderr)")
     }
 
+    /// Commit 3e2c2af (on main) added the migration `v5-claim-token` (a `claim_token` column);
+    /// 33f7b0a renamed it in place to `v5-write-token` (`write_token`), though "names never change
+    /// once released". A fleet database a worker of 3e2c2af (or 70d222f) migrated then holds a
+    /// migration the new code does not know, and every worker of the new build refuses to open it.
+    @Test(.timeLimit(.minutes(1)))
+    func aDatabaseMigratedByThePreviousCommitStillOpens() throws {
+        let fleet = try FleetFixture()
+        defer { fleet.stop() }
+        try fleet.installAudit()
+        // GIVEN the database as 3e2c2af left it: its fifth migration and its column
+        try fleet.psql(
+            """
+            UPDATE schema_migrations SET name = 'v5-claim-token' WHERE name = 'v5-write-token';
+            ALTER TABLE downloads RENAME COLUMN write_token TO claim_token;
+            """)
+        // WHEN the new build opens it
+        let listed = try HaulBinary.run(["queue", "list", "--state", fleet.uri("upgraded")])
+        // THEN it works (migrating what it must)
+        #expect(listed.status == 0, "status \(listed.status): \(listed.stderr)")
+    }
+
     /// Bytes in the partial files of `directory`.
     static func partialBytes(in directory: String) -> Int64 {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
