@@ -80,7 +80,7 @@ public protocol TransferHandler: AnyObject {
     /// chunk held by the transport, nothing read from its socket) while the handler waits for
     /// something it must not wait for on that thread (a record being saved on the blocking
     /// pool); 0 to take the chunk now. A handler on a thread of its own is not asked, and may
-    /// wait in `transferDidReceiveBody` instead.
+    /// wait in `transferDidReceiveBody` instead. A handler that wraps another forwards it.
     func secondsBeforeNextChunk() -> Double
 }
 

@@ -25,11 +25,10 @@ public final class TCPRelay: Sendable {
 
     /// The loopback port clients connect to.
     public let port: Int
-    private let upstream: Int
-    private let listener: Int32
-    private let state = Mutex(State())
+    /// What the relay's threads use: never the relay itself, so that dropping it stops them.
+    private let shared: Shared
 
-    private struct State {
+    struct State {
         var mode = Mode.pass
         var stopped = false
         var sockets: Set<Int32> = []
@@ -39,10 +38,9 @@ public final class TCPRelay: Sendable {
 
     /// Starts a relay to 127.0.0.1:`upstream`.
     public init(to upstream: Int) throws {
-        self.upstream = upstream
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError.posix("socket()") }
-        var address = Self.loopback(port: 0)
+        var address = Shared.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &length) == 0 }
@@ -51,9 +49,10 @@ public final class TCPRelay: Sendable {
             close(fd)
             throw TestSupportError.posix("bind/listen 127.0.0.1:0")
         }
-        listener = fd
         port = Int(UInt16(bigEndian: address.sin_port))
-        let thread = Thread { [self] in acceptLoop() }
+        let shared = Shared(listener: fd, upstream: upstream)
+        self.shared = shared
+        let thread = Thread { shared.acceptLoop() }
         thread.name = "tcp-relay-accept"
         thread.start()
     }
@@ -64,7 +63,7 @@ public final class TCPRelay: Sendable {
 
     /// Sets what happens to the server's bytes from now on.
     public func set(_ mode: Mode) {
-        state.withLock { $0.mode = mode }
+        shared.state.withLock { $0.mode = mode }
     }
 
     /// Ends `hold`: what was kept is forwarded, and relaying goes on.
@@ -73,10 +72,26 @@ public final class TCPRelay: Sendable {
     }
 
     /// How many connections were cut after a COMMIT.
-    public var cuts: Int { state.withLock { $0.cuts } }
+    public var cuts: Int { shared.state.withLock { $0.cuts } }
 
     /// Closes the listener and every relayed connection.
     public func stop() {
+        shared.stop()
+    }
+}
+
+/// The relay's listener, connections and mode, shared by its threads.
+private final class Shared: Sendable {
+    let listener: Int32
+    let upstream: Int
+    let state = Mutex(TCPRelay.State())
+
+    init(listener: Int32, upstream: Int) {
+        self.listener = listener
+        self.upstream = upstream
+    }
+
+    func stop() {
         let sockets = state.withLock { state -> Set<Int32> in
             guard !state.stopped else { return [] }
             state.stopped = true
@@ -87,7 +102,7 @@ public final class TCPRelay: Sendable {
         shutdown(listener, Int32(SHUT_RDWR))
     }
 
-    private func acceptLoop() {
+    func acceptLoop() {
         defer { close(listener) }
         while true {
             let client = accept(listener, nil, nil)
@@ -143,7 +158,7 @@ public final class TCPRelay: Sendable {
         while true {
             let mode = state.withLock { $0.stopped ? nil : $0.mode }
             guard let mode else { return }
-            if mode != .hold && !held.isEmpty {
+            if mode != TCPRelay.Mode.hold && !held.isEmpty {
                 guard Self.sendAll(held, to: client) else { return }
                 held = []
             }
@@ -173,7 +188,7 @@ public final class TCPRelay: Sendable {
                     }
                     return
                 }
-                if mode == .hold {
+                if mode == TCPRelay.Mode.hold {
                     held += bytes
                 } else {
                     guard Self.sendAll(bytes, to: client) else { return }
@@ -202,7 +217,7 @@ public final class TCPRelay: Sendable {
         return true
     }
 
-    private static func loopback(port: Int) -> sockaddr_in {
+    static func loopback(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(truncatingIfNeeded: port).bigEndian

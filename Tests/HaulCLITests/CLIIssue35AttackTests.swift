@@ -286,9 +286,10 @@ struct CLIIssue35AttackTests {
     }
 
     /// Commit 3e2c2af (on main) added the migration `v5-claim-token` (a `claim_token` column);
-    /// 33f7b0a renamed it in place to `v5-write-token` (`write_token`), though "names never change
-    /// once released". A fleet database a worker of 3e2c2af (or 70d222f) migrated then holds a
-    /// migration the new code does not know, and every worker of the new build refuses to open it.
+    /// 33f7b0a renamed it in place to `v5-write-token`, though "names never change once released":
+    /// a fleet database a worker of 3e2c2af migrated held a migration the new code did not know,
+    /// and every worker of the new build refused to open it. (Now `v5-claim-token` stays, and the
+    /// addition's token is `v6-add-token`.)
     @Test(.timeLimit(.minutes(1)))
     func aDatabaseMigratedByThePreviousCommitStillOpens() throws {
         let fleet = try FleetFixture()
@@ -297,8 +298,8 @@ struct CLIIssue35AttackTests {
         // GIVEN the database as 3e2c2af left it: its fifth migration and its column
         try fleet.psql(
             """
-            UPDATE schema_migrations SET name = 'v5-claim-token' WHERE name = 'v5-write-token';
-            ALTER TABLE downloads RENAME COLUMN write_token TO claim_token;
+            DELETE FROM schema_migrations WHERE name = 'v6-add-token';
+            ALTER TABLE downloads DROP COLUMN add_token;
             """)
         // WHEN the new build opens it
         let listed = try HaulBinary.run(["queue", "list", "--state", fleet.uri("upgraded")])

@@ -121,3 +121,45 @@ final class StoreLockHolder {
         }
     }
 }
+
+/// A queue run killed right after it reported a completion does not report it again at the next
+/// launch: the completion was settled in the store before it was announced.
+@Suite("haul queue: a completion is reported once across a kill", .serialized)
+struct CLICompletionOnceTests {
+    @Test(.timeLimit(.minutes(2)))
+    func aCompletionReportedBeforeAKillIsNotReportedAgain() throws {
+        let work = try TemporaryDirectory(prefix: "haul-completion-once")
+        let server = try FaultServer()
+        defer { server.stop() }
+        server.setResource("/quick.bin", body: TestData.bytes(count: 30_000, seed: 511))
+        server.setResource("/slow.bin", body: TestData.bytes(count: 900_000, seed: 512))
+        server.setPersistentFaults("/slow.bin", [.throttle(bytesPerSecond: 300_000)])
+        let state = work.file("state")
+        let out = work.file("out")
+        let added = try HaulBinary.run(["queue", "add", "--state", state, "-d", out, server.url("/quick.bin"), server.url("/slow.bin")])
+        #expect(added.status == 0, "\(added.stderr)")
+        // GIVEN a run, one at a time, killed (SIGKILL) once it reported the quick download complete
+        let first = try RunningHaul(["queue", "run", "--json", "--state", state, "-j", "1"])
+        #expect(Disk.waitUntil(timeout: 20) { Self.completed(first.stdout).count == 1 })
+        first.send(SIGKILL)
+        _ = try first.wait(timeout: 20)
+        let reported = Self.completed(first.stdout)
+        // WHEN the run is started again
+        let second = try HaulBinary.run(["queue", "run", "--json", "--state", state, "-j", "1"])
+        #expect(second.status == 0, "\(second.stderr)")
+        // THEN what the first reported is not reported again (it was, the store not yet knowing)
+        let again = Self.completed(second.stdoutString)
+        #expect(Set(reported).isDisjoint(with: again), "reported before the kill: \(reported); again: \(again)")
+        #expect(Set(reported + again).count == 2)
+    }
+
+    /// The ids of the `completed` events in `--json` output.
+    static func completed(_ stdout: String) -> [Int64] {
+        stdout.split(separator: "\n").compactMap { line in
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                object["event"] as? String == "completed"
+            else { return nil }
+            return (object["id"] as? NSNumber)?.int64Value
+        }
+    }
+}

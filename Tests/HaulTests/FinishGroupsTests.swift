@@ -32,7 +32,7 @@ struct FinishGroupsTests {
         let firstStarted = DispatchSemaphore(value: 0)
         let releaseFirst = DispatchSemaphore(value: 0)
         let sizes = Mutex<[Int]>([])
-        let groups = FinishGroups { members in
+        let groups = FinishGroups(finishGroup: { members in
             let first = sizes.withLock { sizes in
                 sizes.append(members.count)
                 return sizes.count == 1
@@ -42,7 +42,7 @@ struct FinishGroupsTests {
                 releaseFirst.wait()
             }
             return members.map { .success($0.output.layout?.partialPath ?? "") }
-        }
+        })
         let members = outputs.map { Lent(FinishGroup.Member($0, replacing: false, hash: nil)) }
 
         async let first = groups.finish(members[0].value)

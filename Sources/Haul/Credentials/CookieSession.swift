@@ -115,4 +115,9 @@ private final class CookieRecorder: TransferHandler {
     func transferShouldAbort() -> Bool {
         inner.transferShouldAbort()
     }
+
+    // Forwarded, or the download it wraps is never parked: its chunk would wait on the loop.
+    func secondsBeforeNextChunk() -> Double {
+        inner.secondsBeforeNextChunk()
+    }
 }

@@ -24,7 +24,9 @@ extension DownloadQueue {
             state.aggregate = state.tally.progress(active: [:])
         }
         let runState = RunState(settingNames: options.settingNames)
-        let finishGroups = FinishGroups()
+        // A group's completions are settled as soon as its files are in place, before any is
+        // announced: what a `.completed` event (or a notification) says, every read already says.
+        let finishGroups = FinishGroups(afterGroup: { [weak self] placed in self?.settleCompleted(placed) })
         let workers = options.concurrency?.maximum ?? max(1, options.maxConcurrent)
         live.withLock { $0.concurrency = options.concurrency }
         let leases = LeaseKeeper(queue: self)
@@ -85,7 +87,7 @@ extension DownloadQueue {
         let runner = DownloadRunner(
             request: request, transport: transport, hub: hub, control: control,
             records: { _ in store.resumeRecord(for: item) },
-            finishGroups: finishGroups, transfersEnded: { handoff.release() })
+            finishGroups: finishGroups, item: item.id, transfersEnded: { handoff.release() })
         return await runner.run()
     }
 
@@ -258,8 +260,15 @@ final class RunState: Sendable {
 extension DownloadQueue {
     /// The lease of `id` was lost (another worker holds the item now): this process writes nothing
     /// more for it, and its transfer is stopped.
-    func leaseLost(_ id: Int64) {
-        _ = live.withLock { $0.lostLeases.insert(id) }
+    /// Returns false (and marks nothing) when the lease of that epoch is no longer held: its
+    /// settlement was committed meanwhile.
+    @discardableResult
+    func leaseLost(_ id: Int64, epoch: Int64? = nil) -> Bool {
+        live.withLock { state in
+            if let epoch, state.held[id] != epoch { return false }
+            state.lostLeases.insert(id)
+            return true
+        }
     }
 
     /// Whether `error` says the destination's lock is held by another process.

@@ -88,6 +88,8 @@ extension DownloadQueue {
                 live.withLock { state in
                     state.epochs[item.id] = item.leaseEpoch
                     state.held[item.id] = item.leaseEpoch
+                    // A lease lost earlier is not this one's.
+                    state.lostLeases.remove(item.id)
                 }
                 let handoff = ItemHandoff()
                 running += 1
@@ -124,6 +126,21 @@ extension DownloadQueue {
 }
 
 extension DownloadQueue {
+    /// Settles the completion of a finish group's queue items in one commit, right after their
+    /// files were put in place (on the pool, before their runners hear so). Their settlement that
+    /// rides on the worker's next claim then finds them completed and is skipped. A store that
+    /// cannot be reached leaves that one to do it.
+    func settleCompleted(_ placed: [FinishGroups.Placed]) {
+        let settlements = live.withLock { state in
+            placed.compactMap { item -> QueueSettlement? in
+                guard let epoch = state.held[item.item], !state.lostLeases.contains(item.item) else { return nil }
+                return QueueSettlement(id: item.item, input: .transferCompleted, finished: (item.bytes, item.path), epoch: epoch)
+            }
+        }
+        guard !settlements.isEmpty else { return }
+        _ = settleOnly(settlements)
+    }
+
     /// `settled` reached the store: their leases are no longer this process's to renew.
     func letGo(_ settled: [QueueSettlement]) {
         guard !settled.isEmpty else { return }

@@ -47,8 +47,10 @@ final class LeaseKeeper: Sendable {
         // A transfer whose lease another process took over (this one hung past the lease) must
         // stop at once: the item is someone else's now, and each write it would still make
         // (progress, record, settlement) names an epoch the store no longer has.
+        // (An item let go meanwhile, its settlement committed while this renewal waited, is not
+        // lost: it is done. Hence the look at what is held now, not at the snapshot.)
         for (id, control) in running where states[id] == nil {
-            queue.leaseLost(id)
+            guard let epoch = held[id], queue.leaseLost(id, epoch: epoch) else { continue }
             control.request(.pause)
         }
         // Secrets a settlement removed within a second of the previous truncation.

@@ -104,6 +104,13 @@ final class BodyWriter: RedirectStopping {
             if body.writeOffset == 0 && output.sink.prefixLength > 0 && body.overlap == 0 {
                 let reason =
                     body.restartReason ?? RestartReason(.serverIgnoredRange, "the server sent the whole file again: restarting from byte 0")
+                if segments.isRunning || output.checkpointRunning {
+                    // Giving the bytes up would wait here (this is the event loop's thread) for
+                    // the segment connections and a checkpoint to end: the machine gives them up
+                    // on the pool instead, and asks again from byte 0.
+                    decided = .restart(reason)
+                    return .stop
+                }
                 try host.replacePartial(reason)
                 restartedInPlace = reason
             } else if let reason = body.restartReason {
@@ -187,7 +194,10 @@ final class BodyWriter: RedirectStopping {
         }
         pendingSave = nil
         if let failure = pending.failure {
-            decided = .failed(DownloadError(.io, failure), retryable: false, retryAfter: nil)
+            // A store locked by another process, or a database away past its reconnection window,
+            // is tried again with the next attempt: the bytes are all still there.
+            let passing = failure.kind == .locked || failure.kind == .unavailable
+            decided = .failed(DownloadError(.io, failure), retryable: passing, retryAfter: nil)
             return true
         }
         if !stash.isEmpty {

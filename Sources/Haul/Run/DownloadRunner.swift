@@ -33,12 +33,12 @@ final class DownloadRunner {
     init(
         request: DownloadRequest, transport: any HTTPTransport, hub: EventHub, control: RunControl,
         records: @escaping @Sendable (OutputLayout) -> any ResumeRecordStore = { RecordFile(path: $0.recordPath) },
-        finishGroups: FinishGroups? = nil, transfersEnded: (@Sendable () -> Void)? = nil
+        finishGroups: FinishGroups? = nil, item: Int64? = nil, transfersEnded: (@Sendable () -> Void)? = nil
     ) {
         let ledger = MirrorLedger()
         setup = RunSetup(
-            request: request, hub: hub, control: control, records: records, finishGroups: finishGroups, transfersEnded: transfersEnded,
-            mirrors: ledger)
+            request: request, hub: hub, control: control, records: records, finishGroups: finishGroups, item: item,
+            transfersEnded: transfersEnded, mirrors: ledger)
         credentials = RunCredentials(request, transport: transport)
         digest = DigestCheck(request)
         segments = SegmentDriver(request, control: control) { note in
@@ -213,7 +213,7 @@ final class DownloadRunner {
             }
         }
         let member = FinishGroup.Member(output, replacing: request.existingFile == .overwrite, hash: digest.hash)
-        let path = try await FinishGroups.place(member, with: setup.finishGroups).mapError { DownloadError($0) }.get()
+        let path = try await FinishGroups.place(member, with: setup.finishGroups, item: setup.item).mapError { DownloadError($0) }.get()
         // The last report's speed covers every byte up to the end.
         figures.sample(total: totalTransferred)
         setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator)))

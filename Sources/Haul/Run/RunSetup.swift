@@ -14,6 +14,8 @@ struct RunSetup {
     /// Where a queue run's finished files are put in place together (`FinishGroups`); nil: on
     /// their own, the directory synced before the completion is reported.
     let finishGroups: FinishGroups?
+    /// The queue item this run downloads, for its finish group.
+    let item: Int64?
     /// Called once the download no longer transfers and its file is to be put in place (a queue
     /// worker then takes its next item meanwhile).
     let transfersEnded: (@Sendable () -> Void)?

@@ -21,6 +21,9 @@ final class CheckpointInFlight: @unchecked Sendable {
         }
     }
 
+    /// Whether one runs now.
+    var isRunning: Bool { lock.withLock { running != nil } }
+
     /// The running checkpoint ended with `failure` (nil: saved).
     func ended(_ failure: StoreError?) {
         let done = lock.withLock { () -> DispatchSemaphore? in

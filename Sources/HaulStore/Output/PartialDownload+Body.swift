@@ -120,6 +120,9 @@ extension PartialDownload {
         return nil
     }
 
+    /// Whether a checkpoint runs in the background now (giving the bytes up would wait for it).
+    public var checkpointRunning: Bool { inFlight.isRunning }
+
     /// Waits for a checkpoint running in the background; returns its failure.
     public func settleCheckpoint() -> StoreError? {
         inFlight.settle()

@@ -8,8 +8,10 @@ import Foundation
 /// Nothing waits for the server without a deadline: connecting gives up after `connect_timeout`
 /// (5 s unless the URI says otherwise), TCP keepalives find a peer that vanished, and each
 /// statement's answer is awaited for `statementSeconds` at most (`HAUL_PG_STATEMENT_SECONDS`,
-/// else 15), after which the connection is given up as lost (its state is unknown) and the
-/// caller's retry reconnects. The server's own `statement_timeout` is the same.
+/// else 15; at least 1), after which the connection is given up as lost (its state is unknown)
+/// and the caller's retry reconnects. The server's own `statement_timeout` is twice that (it frees
+/// the server from a client that vanished; the client's deadline comes first), and a statement it
+/// cancels is retried like a deadlock.
 final class PGConnection {
     let handle: OpaquePointer
     /// Seconds a statement's answer is waited for.
@@ -21,7 +23,7 @@ final class PGConnection {
     static let defaultStatementSeconds: Double = {
         let text = ProcessInfo.processInfo.environment["HAUL_PG_STATEMENT_SECONDS"] ?? ""
         guard let value = Double(text), value.isFinite, value > 0 else { return 15 }
-        return min(value, 3600)
+        return min(max(value, 1), 3600)
     }()
 
     /// Connects with a libpq connection string or URI (`postgresql://user@host:port/db`).
@@ -43,7 +45,7 @@ final class PGConnection {
         }
         self.handle = handle
         // The server's NOTICEs (an IF NOT EXISTS that found the table) would go to stderr.
-        try execute("SET client_min_messages TO warning; SET statement_timeout = \(Int(statementSeconds * 1000))")
+        try execute("SET client_min_messages TO warning; SET statement_timeout = \(Int(statementSeconds * 2000))")
     }
 
     /// A NULL-terminated array of C strings for the duration of `body`.

@@ -9,7 +9,7 @@ import HaulCore
 /// passed without success. A transaction whose COMMIT was sent but not acknowledged may thus run
 /// twice: every write here is guarded (a settlement applies only to its own lease's row), and a
 /// claim or an addition finds the rows its first run wrote by the token it left on them
-/// (`write_token`); an item claimed by a reply lost for good is not renewed by its worker's
+/// (`claim_token`, `add_token`); an item claimed by a reply lost for good is not renewed by its worker's
 /// heartbeat, and is rescued when its lease expires.
 ///
 /// `@unchecked Sendable`: the connection (not `Sendable`) is only touched while `lock` is held.

@@ -15,9 +15,11 @@ struct PGError: Error, Sendable, CustomStringConvertible {
         self.connectionLost = connectionLost
     }
 
-    /// A serialization failure or a deadlock: the transaction is safe to run again as a whole.
+    /// A serialization failure, a deadlock, or a statement the server cancelled at its
+    /// `statement_timeout` (a table locked by another session): the transaction is safe to run
+    /// again as a whole.
     var isRetryable: Bool {
-        sqlState == "40001" || sqlState == "40P01"
+        sqlState == "40001" || sqlState == "40P01" || sqlState == "57014"
     }
 
     /// A unique constraint was violated (another worker inserted the same key first).

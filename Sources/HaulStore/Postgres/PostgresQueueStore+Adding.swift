@@ -17,7 +17,7 @@ extension PostgresQueueStore {
         return try transaction { db in
             runs += 1
             if runs > 1 {
-                let earlier = try db.query("SELECT id FROM downloads WHERE write_token = $1 ORDER BY id", [token]).rows.compactMap { $0.int64("id") }
+                let earlier = try db.query("SELECT id FROM downloads WHERE add_token = $1 ORDER BY id", [token]).rows.compactMap { $0.int64("id") }
                 if earlier.count == downloads.count { return earlier }
             }
             // Two workers adding to the same destination at once: the second waits for the first.
@@ -37,7 +37,7 @@ extension PostgresQueueStore {
                 let row = try db.query(
                     """
                     INSERT INTO downloads (url, method, headers, body, destination_kind, destination, range_spec, existing_policy,
-                        priority, state, options, host, write_token, created_at, updated_at)
+                        priority, state, options, host, add_token, created_at, updated_at)
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, extract(epoch FROM clock_timestamp()),
                         extract(epoch FROM clock_timestamp()))
                     RETURNING id

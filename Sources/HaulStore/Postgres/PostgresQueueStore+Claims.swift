@@ -37,7 +37,7 @@ extension PostgresQueueStore {
     /// claim runs again, among the owner's few leased rows (the `downloads_leased` index).
     private func claimedEarlier(_ db: PGConnection, by owner: LeaseOwner, token: String) throws -> StoredDownload? {
         try db.query(
-            "SELECT * FROM downloads WHERE lease_owner = $1 AND write_token = $2 AND state IN (\(Self.transferStates))", [owner.encoded, token]
+            "SELECT * FROM downloads WHERE lease_owner = $1 AND claim_token = $2 AND state IN (\(Self.transferStates))", [owner.encoded, token]
         ).rows.first.map(Self.decode)
     }
 
@@ -107,7 +107,7 @@ extension PostgresQueueStore {
     /// What a claim sets: `$1` the owner, `$2` the worker's name, `$3` the lease in seconds, `$4`
     /// the claim's token.
     static let leaseColumns = """
-        state = 'running', lease_owner = $1, lease_worker = $2, write_token = $4,
+        state = 'running', lease_owner = $1, lease_worker = $2, claim_token = $4,
             lease_expires = now() + make_interval(secs => $3::double precision), lease_epoch = lease_epoch + 1,
             attempts = attempts + 1, last_error = NULL, error_category = NULL, not_before = NULL,
             updated_at = extract(epoch FROM clock_timestamp())

@@ -62,8 +62,13 @@ extension PostgresQueueStore {
 
     /// Removes a settled (or queued) item.
     public func remove(_ id: Int64) throws(StoreError) {
+        // Run again after a lost COMMIT reply, the removal finds the row its first run deleted
+        // gone: that is its own success, not "no such download".
+        var runs = 0
         try transaction { db in
+            runs += 1
             guard let item = try Self.load(db, id: id, locking: true) else {
+                if runs > 1 { return }
                 throw StoreError(.notFound, "no download \(id) in the queue")
             }
             guard item.state.isSettled || item.state == .queued else {

@@ -12,9 +12,11 @@ extension PostgresQueueStore {
         // Adding a download looks for an unfinished one of the same URL into the same directory:
         // by destination alone, each addition looked through every row of that directory.
         ("v4-destination-url", "CREATE INDEX downloads_destination_url ON downloads (destination, url)"),
-        // The token the transaction that added or leased a row leaves on it, so one run again
-        // after a lost COMMIT reply finds what its first run did (see `PostgresQueueStore.claimNext`).
-        ("v5-write-token", "ALTER TABLE downloads ADD COLUMN write_token TEXT"),
+        // The tokens a claim and an addition leave on their rows, so one run again after a lost
+        // COMMIT reply finds what its first run did (see `PostgresQueueStore.claimNext`, `add`).
+        // Two columns: a claim of a row just added must not erase the addition's token.
+        ("v5-claim-token", "ALTER TABLE downloads ADD COLUMN claim_token TEXT"),
+        ("v6-add-token", "ALTER TABLE downloads ADD COLUMN add_token TEXT"),
     ]
 
     /// An arbitrary constant: the advisory lock every migrating worker takes.
