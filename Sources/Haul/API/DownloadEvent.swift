@@ -91,9 +91,15 @@ public struct DownloadProgress: Sendable, Equatable {
     public let bytesPerSecond: Double
     /// Seconds left at the current speed; nil when unknown.
     public let secondsLeft: Double?
-    /// For a segmented download, each connection's range: `[begin, next)` on disk, up to `end`
-    /// (the first is the sequential prefix).
+    /// For a segmented download, each range of the file: `[begin, next)` on disk, up to `end`
+    /// (the first is the sequential prefix). A range is not a connection: a finished or refused
+    /// one stays listed; `connections` counts the connections.
     public var segments: [Segment]?
+    /// The connections fetching this download's bytes when the report was made: 1 for a download
+    /// over one connection; for a segmented one its first connection (until it reaches the part
+    /// the others fetch) and the extra connections running, a refused or finished one no longer
+    /// counted; 0 in a pause's figures.
+    public var connections: Int = 1
 
     /// Progress of `bytes` of `totalBytes` (nil: unknown) at `bytesPerSecond`, `secondsLeft` to go.
     public init(bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, secondsLeft: Double?) {

@@ -179,10 +179,10 @@ extension SegmentCoordinator {
             let accepted = Int(state.table.advance(index, by: Int64(count)))
             // After the data: the map never claims a byte that is not in the page cache.
             progressMap?.advance(index, to: state.table.segments[index].next)
-            state.transferred += Int64(accepted)
             return (accepted, state.table.segments[index].isDone)
         }
         endInFlight()
+        figures.received(result.0)
         setup.rateLimiter?.account(result.0)
         return result
     }

@@ -45,6 +45,33 @@ extension SegmentCoordinator {
 
     private var isStopping: Bool { state.withLock { $0.stopping } }
 
+    // MARK: progress reports
+
+    /// A task: while the connections run, it publishes the download's progress at the promised
+    /// interval, whichever connection writes (the runner's connection may be held back by a speed
+    /// limit, or done with its part, while the others go on). Its waits hold no thread.
+    func reportProgress() async {
+        while !isStopping {
+            let wait = figures.secondsUntilProgress
+            if wait > 0 {
+                await changes.waitAsync(timeout: wait) { [self] in isStopping }
+                continue
+            }
+            guard figures.tick().progress, !isStopping else { continue }
+            report(progress(figures: figures, connected: true))
+        }
+    }
+
+    /// The download's progress now: the runner's prefix and every segment, over the connections
+    /// fetching (none for a stop's figures: `connected` false).
+    func progress(figures: RunFigures, connected: Bool) -> DownloadProgress {
+        let (prefix, mainEnd, segments, helpers) = state.withLock { ($0.mainNext, $0.mainEnd, $0.table.segments, $0.helpers) }
+        let bytes = prefix + segments.reduce(0) { $0 + ($1.next - $1.begin) }
+        let connections = connected ? helpers + (prefix < mainEnd ? 1 : 0) : 0
+        return figures.progress(
+            bytes: bytes, total: setup.total, connections: connections, segments: [Segment(begin: 0, next: prefix, end: mainEnd)] + segments)
+    }
+
     /// `body` (a sync, a record save) on a pool thread, counted in `inFlight`; skipped once the
     /// connections are stopping.
     private func offThread(_ body: () -> Void) async {
@@ -60,7 +87,7 @@ extension SegmentCoordinator {
                 .filter { !$0.segment.isDone }
                 .map { (index: $0.index, next: $0.segment.next) }
         }
-        let dropped = watch.observe(positions)
+        let dropped = watch.observe(positions, limited: setup.rateLimiter?.isLimiting == true)
         guard !dropped.isEmpty else { return }
         state.withLock { state in
             for index in dropped { state.dropped.insert(index) }

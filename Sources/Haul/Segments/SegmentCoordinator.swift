@@ -53,8 +53,6 @@ final class SegmentCoordinator: Sendable {
         var maxHelpers: Int
         var throttled = false
         var failure: Failure?
-        /// Body bytes these connections received and wrote.
-        var transferred: Int64 = 0
         /// A write, sync or record save failed: the download stops with this error.
         var ioFailure: StoreError?
         var stopping = false
@@ -99,6 +97,11 @@ final class SegmentCoordinator: Sendable {
     let hosts: [String]
     /// Told when a mirror is admitted or dropped.
     let onMirror: @Sendable (MirrorNote) -> Void
+    /// The run's figures: every connection's bytes go there, and the reporter asks it when a
+    /// progress report is due.
+    let figures: RunFigures
+    /// Publishes a progress report: while the connections run, the reporter makes them all.
+    let report: @Sendable (DownloadProgress) -> Void
 
     init(
         setup: Setup,
@@ -108,10 +111,14 @@ final class SegmentCoordinator: Sendable {
         mainNext: Int64,
         resumed: [Segment]?,
         progressMap: SegmentProgressMap? = nil,
+        figures: RunFigures,
+        report: @escaping @Sendable (DownloadProgress) -> Void = { _ in },
         onMirror: @escaping @Sendable (MirrorNote) -> Void = { _ in },
         saveRecord: @escaping @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
     ) {
         self.progressMap = progressMap
+        self.figures = figures
+        self.report = report
         self.onMirror = onMirror
         hosts = [setup.host] + setup.mirrors.map { $0.url.host ?? "" }
         self.setup = setup
@@ -152,9 +159,6 @@ final class SegmentCoordinator: Sendable {
     /// The first write, sync or record save that failed; the segmented download stopped there.
     var ioFailure: StoreError? { state.withLock { $0.ioFailure } }
 
-    /// Body bytes the extra connections received, for speed and the summary.
-    var transferred: Int64 { state.withLock { $0.transferred } }
-
     /// Bytes the extra connections have on disk.
     var segmentBytes: Int64 { state.withLock { $0.table.bytesDone } }
 
@@ -185,6 +189,7 @@ final class SegmentCoordinator: Sendable {
         controlObservation.withLock { $0 = control.observe { changes.notify() } }
         for _ in 0..<initial { addHelper() }
         Task { [self] in await monitor() }
+        Task { [self] in await reportProgress() }
     }
 
     /// Stops every helper and the monitor, and waits for the writes and the checkpoint under way

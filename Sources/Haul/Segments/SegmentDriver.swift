@@ -16,20 +16,23 @@ final class SegmentDriver {
     private(set) var coordinator: SegmentCoordinator?
     /// Set after segment responses disagreed: the rest of this run uses one connection.
     private var disabled = false
-    /// Body bytes received by segment connections that have ended.
-    private(set) var retiredBytes: Int64 = 0
+    /// The run's figures, which every connection feeds, and how a progress report is published.
+    private let figures: RunFigures
+    private let report: @Sendable (DownloadProgress) -> Void
 
-    init(_ request: DownloadRequest, control: RunControl, onMirror: @escaping @Sendable (MirrorNote) -> Void) {
+    init(
+        _ request: DownloadRequest, control: RunControl, figures: RunFigures, report: @escaping @Sendable (DownloadProgress) -> Void,
+        onMirror: @escaping @Sendable (MirrorNote) -> Void
+    ) {
         self.request = request
         self.control = control
+        self.figures = figures
+        self.report = report
         self.onMirror = onMirror
     }
 
     /// Whether segment connections are running.
     var isRunning: Bool { coordinator != nil }
-
-    /// Body bytes every segment connection of this run received, ended or running.
-    var transferred: Int64 { retiredBytes + (coordinator?.transferred ?? 0) }
 
     /// After the first response of a download is accepted (`sent` on `transport`, `wholeFileDigest`
     /// proving mirrors): fetch the rest over several connections when it is worth it.
@@ -56,7 +59,7 @@ final class SegmentDriver {
             setup: setup, file: file, transport: transport, control: control,
             mainNext: output.sink.prefixLength, resumed: output.record.segments,
             progressMap: output.segmentProgressMap(prefix: output.sink.prefixLength, segments: output.record.segments ?? []),
-            onMirror: onMirror, saveRecord: saveSegments)
+            figures: figures, report: report, onMirror: onMirror, saveRecord: saveSegments)
         self.coordinator = coordinator
         coordinator.start()
     }
@@ -68,13 +71,10 @@ final class SegmentDriver {
         return request.mirrors.filter { $0.host != nil }.map { TransferRequest.mirror($0, askedLike: sent) }
     }
 
-    /// Forgets the coordinator once its connections ended, keeping the count of bytes they moved;
-    /// its progress map goes with it (the record no longer has segments).
+    /// Forgets the coordinator once its connections ended (the bytes they moved stay in the run's
+    /// figures); its progress map goes with it (the record no longer has segments).
     func retire() {
-        if let coordinator {
-            retiredBytes += coordinator.transferred
-            coordinator.progressMap?.remove()
-        }
+        coordinator?.progressMap?.remove()
         coordinator = nil
     }
 

@@ -111,8 +111,18 @@ public struct SlowConnectionWatch: Sendable, Equatable {
     public init() {}
 
     /// One observation of where each unfinished segment's connection has got to (taken at a
-    /// steady interval). Returns the segments whose connections should be dropped.
-    public mutating func observe(_ positions: [(index: Int, next: Int64)]) -> [Int] {
+    /// steady interval), `limited` when a speed limit held the connections back. Returns the
+    /// segments whose connections should be dropped.
+    ///
+    /// A connection held back by a speed limit is not slow: the limit decides its pace, and
+    /// giving its piece to another connection would only ask for the same bytes again (and the
+    /// new connection would be held back the same way). Under a limit nothing is dropped, and
+    /// what was seen before it is forgotten.
+    public mutating func observe(_ positions: [(index: Int, next: Int64)], limited: Bool = false) -> [Int] {
+        guard !limited else {
+            self = SlowConnectionWatch()
+            return []
+        }
         var rates: [Int: Int64] = [:]
         for (index, next) in positions {
             if let last = lastNext[index] { rates[index] = next - last }
