@@ -224,7 +224,7 @@ final class DownloadRunner {
         let path = try await FinishGroups.place(member, with: setup.finishGroups).mapError { DownloadError($0) }.get()
         // The last report's speed covers every byte up to the end.
         figures.sample()
-        setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator, connected: false)))
+        setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator, connected: false, final: true)))
         let completion = DownloadCompletion(
             path: path, bytes: output.sink.prefixLength, bytesTransferred: totalTransferred, seconds: figures.elapsedSeconds,
             resumedFrom: figures.resumedFrom, finalURL: urls.final, digest: verified,

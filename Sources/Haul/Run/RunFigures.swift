@@ -76,10 +76,13 @@ final class RunFigures: Sendable {
     }
 
     /// The download's progress: `bytes` on disk of `total`, over `connections` connections (and
-    /// their `segments`, for a segmented download), at the speed measured so far.
-    func progress(bytes: Int64, total: Int64?, connections: Int, segments: [Segment]?) -> DownloadProgress {
+    /// their `segments`, for a segmented download), at the speed measured so far (`final`: the
+    /// run's last figures, whose speed covers the whole run however short).
+    func progress(bytes: Int64, total: Int64?, connections: Int, segments: [Segment]?, final: Bool = false) -> DownloadProgress {
         let remaining = total.map { max(0, $0 - bytes) }
-        let (speed, left) = state.withLock { ($0.meter.bytesPerSecond, $0.meter.secondsLeft(remaining: remaining)) }
+        let (speed, left) = state.withLock {
+            ($0.meter.bytesPerSecond(final: final), $0.meter.secondsLeft(remaining: remaining, final: final))
+        }
         var progress = DownloadProgress(bytes: bytes, totalBytes: total, bytesPerSecond: speed, secondsLeft: left)
         progress.segments = segments
         progress.connections = connections
@@ -88,8 +91,9 @@ final class RunFigures: Sendable {
 
     /// The progress of `output` now, with the segment connections' bytes and ranges while they run;
     /// `connected`: whether the run's connections are fetching (false for a stop's or the end's figures).
-    func progress(_ output: PartialDownload, segments: SegmentCoordinator?, connected: Bool) -> DownloadProgress {
-        if let segments { return segments.progress(figures: self, connected: connected) }
-        return progress(bytes: output.sink.prefixLength, total: output.record.finalLength, connections: connected ? 1 : 0, segments: nil)
+    func progress(_ output: PartialDownload, segments: SegmentCoordinator?, connected: Bool, final: Bool = false) -> DownloadProgress {
+        if let segments { return segments.progress(figures: self, connected: connected, final: final) }
+        return progress(
+            bytes: output.sink.prefixLength, total: output.record.finalLength, connections: connected ? 1 : 0, segments: nil, final: final)
     }
 }

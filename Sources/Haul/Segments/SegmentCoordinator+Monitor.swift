@@ -64,12 +64,13 @@ extension SegmentCoordinator {
 
     /// The download's progress now: the runner's prefix and every segment, over the connections
     /// fetching (none for a stop's figures: `connected` false).
-    func progress(figures: RunFigures, connected: Bool) -> DownloadProgress {
+    func progress(figures: RunFigures, connected: Bool, final: Bool = false) -> DownloadProgress {
         let (prefix, mainEnd, segments, helpers) = state.withLock { ($0.mainNext, $0.mainEnd, $0.table.segments, $0.helpers) }
         let bytes = prefix + segments.reduce(0) { $0 + ($1.next - $1.begin) }
         let connections = connected ? helpers + (prefix < mainEnd ? 1 : 0) : 0
         return figures.progress(
-            bytes: bytes, total: setup.total, connections: connections, segments: [Segment(begin: 0, next: prefix, end: mainEnd)] + segments)
+            bytes: bytes, total: setup.total, connections: connections, segments: [Segment(begin: 0, next: prefix, end: mainEnd)] + segments,
+            final: final)
     }
 
     /// `body` (a sync, a record save) on a pool thread, counted in `inFlight`; skipped once the

@@ -7,8 +7,11 @@
 public struct FairTurns<Group: Hashable & Sendable, Member: Hashable & Sendable>: Sendable {
     /// A member waiting for the limit: its group, and since when it waits (any monotonic clock).
     public struct Waiter: Sendable {
+        /// Who waits (a transfer).
         public let member: Member
+        /// What it belongs to (a download, by its limiter): groups take turns.
         public let group: Group
+        /// Since when it waits: within a group, the longest waiting goes first.
         public let since: Double
 
         /// `member` of `group`, waiting since `since`.
