@@ -237,7 +237,7 @@ final class DownloadRunner {
     /// (or puts an adopted file back), and the digest starts over.
     private func discardBytes(_ reason: RestartReason) throws(DownloadError) {
         segments.stop()
-        segments.retire()
+        segments.retire(into: output)
         do {
             try output?.discard(because: reason.message, restartingFrom: request.url)
         } catch {

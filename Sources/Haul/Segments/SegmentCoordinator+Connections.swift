@@ -119,10 +119,13 @@ extension SegmentCoordinator {
                 mirrorFailed(source, reason: "it answered with status \(fetcher.status ?? 503) (too busy) \(Self.failuresSaid)")
                 return .reassign
             case .throttled:
-                // The server wants fewer connections: this one ends and no more are added.
+                // The server wants fewer connections: this one ends and no more are added, in
+                // this run or any later one of this download (the record keeps the host's cap).
                 state.withLock { state in
                     state.throttled = true
                     state.maxHelpers = max(0, state.helpers - 1)
+                    let served = state.helpers + (state.mainNext < state.mainEnd ? 1 : 0) - 1
+                    state.connectionCaps.note(host: setup.host, connections: served)
                 }
                 return .end
             case .write, .none:

@@ -17,9 +17,8 @@ extension SegmentCoordinator {
         while true {
             // Progress for this boot is in the mapped file after every write (else recorded every
             // 0.1 s); every second the file is synced and the record made durable. While the
-            // connection count grows, the throughput is judged every half second (the first window,
-            // which only tells whether one connection keeps the process busy, 0.1 s).
-            let window = growth.growing ? (ticks == 0 ? 0.1 : 0.5) : 1.0
+            // connection count grows, the throughput is judged every half second.
+            let window = growth.growing ? 0.5 : 1.0
             var slept = 0.0
             while slept < window, !isStopping {
                 // A tick of the monitor's clock; a stop ends it at once.
@@ -97,9 +96,9 @@ extension SegmentCoordinator {
 
     /// Data first, then the record that claims it.
     func checkpoint() throws(StoreError) {
-        let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
+        let (prefix, segments, caps) = state.withLock { ($0.mainNext, $0.table.segments, $0.connectionCaps) }
         try file.syncData()
-        try saveRecord(prefix, segments, true)
+        try saveRecord(prefix, segments, true, caps)
     }
 
     /// A checkpoint from the monitor: a failure stops every connection and is reported by the
@@ -114,9 +113,9 @@ extension SegmentCoordinator {
 
     /// The progress as written (not yet synced), trusted only within this boot.
     func recordProgress() {
-        let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
+        let (prefix, segments, caps) = state.withLock { ($0.mainNext, $0.table.segments, $0.connectionCaps) }
         do {
-            try saveRecord(prefix, segments, false)
+            try saveRecord(prefix, segments, false, caps)
         } catch {
             stop(failing: error)
         }

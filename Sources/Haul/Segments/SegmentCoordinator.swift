@@ -37,6 +37,8 @@ final class SegmentCoordinator: Sendable {
         var wholeFileDigest: Checksum?
         /// Mirrors may serve although `wholeFileDigest` is nil.
         var allowsUnverifiedMirrors = false
+        /// Hosts that refused an extra connection of this download before (from its record).
+        var connectionCaps: [ConnectionCap] = []
     }
 
     /// Why the segmented download cannot go on.
@@ -67,6 +69,9 @@ final class SegmentCoordinator: Sendable {
         /// Each source's request (index 0 the primary's): a mirror's becomes the final hop of its
         /// probe's redirects once admitted.
         var requests: [TransferRequest]
+        /// Hosts that refused an extra connection, with the connections they took: saved with
+        /// every checkpoint, so the download never asks them for more.
+        var connectionCaps: [ConnectionCap]
 
         /// Stops every connection because a write, sync or record save failed; the first
         /// failure is the one the runner reports.
@@ -88,8 +93,9 @@ final class SegmentCoordinator: Sendable {
     let mainProgress = ChangeSignal()
     /// The observation of the control that tells `changes`, while the connections run.
     private let controlObservation = Mutex<Int?>(nil)
-    /// Saves the record with the prefix and the segments, durably (after a sync) or not.
-    let saveRecord: @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
+    /// Saves the record with the prefix, the segments and the hosts' connection caps, durably
+    /// (after a sync) or not.
+    let saveRecord: @Sendable (Int64, [Segment], Bool, [ConnectionCap]) throws(StoreError) -> Void
     /// The progress after every write, kept by the kernel if the process dies; nil: the monitor
     /// records progress for this boot every 0.1 s instead.
     let progressMap: SegmentProgressMap?
@@ -114,7 +120,7 @@ final class SegmentCoordinator: Sendable {
         figures: RunFigures,
         report: @escaping @Sendable (DownloadProgress) -> Void = { _ in },
         onMirror: @escaping @Sendable (MirrorNote) -> Void = { _ in },
-        saveRecord: @escaping @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
+        saveRecord: @escaping @Sendable (Int64, [Segment], Bool, [ConnectionCap]) throws(StoreError) -> Void
     ) {
         self.progressMap = progressMap
         self.figures = figures
@@ -137,7 +143,7 @@ final class SegmentCoordinator: Sendable {
             State(
                 table: table, mainNext: mainNext, mainEnd: mainEnd, maxHelpers: setup.maxHelpers,
                 sources: SegmentSources(primaryValidators: setup.validators, mirrorCount: setup.mirrors.count),
-                requests: [setup.request] + setup.mirrors))
+                requests: [setup.request] + setup.mirrors, connectionCaps: setup.connectionCaps))
     }
 
     // MARK: the runner's connection
@@ -163,6 +169,9 @@ final class SegmentCoordinator: Sendable {
     var segmentBytes: Int64 { state.withLock { $0.table.bytesDone } }
 
     var segments: [Segment] { state.withLock { $0.table.segments } }
+
+    /// Hosts that refused an extra connection of this download, this run's refusals included.
+    var connectionCaps: [ConnectionCap] { state.withLock { $0.connectionCaps } }
 
     // MARK: running
 

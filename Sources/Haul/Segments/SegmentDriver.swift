@@ -40,10 +40,15 @@ final class SegmentDriver {
         _ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PartialDownload, transport: any HTTPTransport,
         wholeFileDigest: Checksum?
     ) {
+        // A host that refused an extra connection of this download (this run or an earlier one)
+        // is never asked for more than it took.
+        let caps = output.record.connectionCaps ?? []
+        let cap = sent.url.host.flatMap { caps.cap(for: $0) }
+        let connections = cap.map { min(request.connections ?? SegmentEligibility.adaptiveConnectionLimit, $0) } ?? request.connections
         let eligibility = SegmentEligibility(
             body: body, status: head.status, acceptsByteRanges: head.acceptsByteRanges, wholeResource: request.target == .whole,
             resumableOutput: output.partialFile != nil, bytesOnDisk: output.sink.prefixLength, resumesSegments: output.record.segments != nil,
-            segmentsRunningOrDisabled: coordinator != nil || disabled, connections: request.connections, hasHost: sent.url.host != nil)
+            segmentsRunningOrDisabled: coordinator != nil || disabled, connections: connections, hasHost: sent.url.host != nil)
         guard let helpers = eligibility.helpers, let file = output.partialFile, let host = sent.url.host, let total = body.totalLength,
             let saveSegments = output.segmentSaver()
         else { return }
@@ -55,6 +60,7 @@ final class SegmentDriver {
         setup.redirects = RedirectPolicy(maxRedirects: request.maxRedirects, allowsDowngrade: request.allowsHTTPRedirect)
         setup.wholeFileDigest = wholeFileDigest
         setup.allowsUnverifiedMirrors = request.allowsUnverifiedMirrors
+        setup.connectionCaps = caps
         let coordinator = SegmentCoordinator(
             setup: setup, file: file, transport: transport, control: control,
             mainNext: output.sink.prefixLength, resumed: output.record.segments,
@@ -72,9 +78,13 @@ final class SegmentDriver {
     }
 
     /// Forgets the coordinator once its connections ended (the bytes they moved stay in the run's
-    /// figures); its progress map goes with it (the record no longer has segments).
-    func retire() {
-        coordinator?.progressMap?.remove()
+    /// figures, the hosts that refused a connection in `output`'s record); its progress map goes
+    /// with it (the record no longer has segments).
+    func retire(into output: PartialDownload?) {
+        if let coordinator {
+            output?.rememberConnectionCaps(coordinator.connectionCaps)
+            coordinator.progressMap?.remove()
+        }
         coordinator = nil
     }
 
@@ -118,7 +128,7 @@ final class SegmentDriver {
         }
         CrashPoint.reach(.afterSegmentsJoined)
         if let failure = coordinator.ioFailure {
-            retire()
+            retire(into: output)
             throw DownloadError(.io, failure)
         }
         // A pause or cancel: the segments stay, so the stop's checkpoint records them.
@@ -130,7 +140,7 @@ final class SegmentDriver {
         let table = SegmentTable(segments: coordinator.segments)
         let reach = table.contiguousEnd(from: file.prefixLength)
         let total = output.record.finalLength ?? reach
-        retire()
+        retire(into: output)
         let complete = table.isComplete && reach >= total
         do {
             try output.endSegments(total: complete ? total : nil, reach: reach)
