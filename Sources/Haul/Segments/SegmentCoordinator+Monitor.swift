@@ -13,26 +13,34 @@ extension SegmentCoordinator {
         var growth = ConnectionGrowth(adaptive: setup.adaptive)
         var cpu = CPUWatch()
         var slow = SlowConnectionWatch()
-        var ticks = 0
+        var judged = ContinuousClock.now
+        var checkpointed = judged
         while true {
             // Progress for this boot is in the mapped file after every write (else recorded every
             // 0.1 s); every second the file is synced and the record made durable. While the
-            // connection count grows, the throughput is judged every half second.
-            let window = growth.growing ? 0.5 : 1.0
+            // connection count grows, the throughput is judged every 0.3 s: each step of the
+            // growth costs a window, and on a server that caps each connection the steps before
+            // all the connections run are what the default loses to a fixed 16.
+            let window = growth.growing ? 0.3 : 1.0
             var slept = 0.0
-            while slept < window, !isStopping {
+            while slept < window - 0.01, !isStopping {
                 // A tick of the monitor's clock; a stop ends it at once.
                 await changes.waitAsync(timeout: 0.1) { [self] in isStopping }
                 slept += 0.1
                 if progressMap == nil { await offThread { recordProgress() } }
             }
-            ticks += 1
-            if !growth.growing || ticks % 2 == 0 { await offThread { checkpointRecordingFailure() } }
+            if !growth.growing || ContinuousClock.now - checkpointed >= .seconds(1) {
+                checkpointed = .now
+                await offThread { checkpointRecordingFailure() }
+            }
             // Whoever stopped the connections checkpoints (or deletes) what they leave.
             if isStopping { return }
             if !growth.growing { dropSlowConnections(&slow) }
             let bytes = state.withLock { $0.mainNext + $0.table.bytesDone }
-            let rate = Double(bytes - lastBytes) / max(slept, 0.1)
+            // Over the time that really went by: a loaded machine's ticks come late.
+            let now = ContinuousClock.now
+            let rate = Double(bytes - lastBytes) / max((now - judged).inSeconds, 0.05)
+            judged = now
             lastBytes = bytes
             let (helpers, throttled, limit) = state.withLock { ($0.helpers, $0.throttled, $0.maxHelpers) }
             // A run under a speed limit is idle because of the limit: that says nothing of the link.
