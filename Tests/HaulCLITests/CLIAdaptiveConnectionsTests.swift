@@ -28,8 +28,11 @@ struct CLIAdaptiveConnectionsTests {
         _ = try first.wait(timeout: 20)
         let afterFirst = refusals()
 
-        // THEN the server refused at most one extra connection, not seven
+        // THEN the server refused at most one extra connection, not seven, and the first
+        // connection went on with its response instead of being cut and asked again
+        let served = nginx.accessLog().filter { $0.uri == uri && $0.status != 503 }
         #expect(afterFirst <= 1, "\(afterFirst) refused requests: \(nginx.accessLog().map { "\($0.status) \($0.range ?? "-")" })")
+        #expect(served.count == 1, "\(nginx.accessLog().map { "\($0.status) \($0.range ?? "-")" })")
         #expect(Disk.exists(output + ".haul-partial"), "stderr: \(first.stderr)")
 
         // WHEN it runs again for 3 s (a resume from the record) and is stopped again
@@ -40,5 +43,26 @@ struct CLIAdaptiveConnectionsTests {
 
         // THEN the refusal was remembered: no extra connection was asked for again
         #expect(refusals() == afterFirst, "\(nginx.accessLog().map { "\($0.status) \($0.range ?? "-")" })")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theFirstConnectionKeepsItsResponseWhenTheSecondIsRefused() throws {
+        // GIVEN nginx serving a 24 MiB file at 8 MiB/s to one connection per client
+        let work = try TemporaryDirectory(prefix: "haul-cli-adaptive-keep")
+        let nginx = try ServedFiles.start(in: work, [("f.bin", 24 << 20, 3613)], limitRate: "8m")
+        let uri = "/oneconn/f.bin"
+        let output = work.file("f.bin")
+
+        // WHEN haul fetches it with its default
+        let result = try HaulBinary.run(["-q", "-o", output, nginx.baseURL + uri], timeout: 30)
+
+        // THEN the file is whole, and besides the one refused request there was one: the first
+        // connection's response went on past where the refused connection would have started
+        // (it was cut there and the rest asked for again)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Disk.size(output) == 24 << 20)
+        let log = nginx.accessLog().filter { $0.uri == uri }
+        #expect(log.filter { $0.status == 503 }.count <= 1, "\(log.map { "\($0.status) \($0.range ?? "-")" })")
+        #expect(log.filter { $0.status != 503 }.count == 1, "\(log.map { "\($0.status) \($0.range ?? "-")" })")
     }
 }

@@ -126,6 +126,11 @@ extension SegmentCoordinator {
                     state.maxHelpers = max(0, state.helpers - 1)
                     let served = state.helpers + (state.mainNext < state.mainEnd ? 1 : 0) - 1
                     state.connectionCaps.note(host: setup.host, connections: served)
+                    // The runner's connection, still fetching, takes the refused range on.
+                    if let end = state.table.giveBack(index, mainNext: state.mainNext, mainEnd: state.mainEnd) {
+                        state.mainEnd = end
+                        progressMap?.store(prefix: state.mainNext, segments: state.table.segments)
+                    }
                 }
                 return .end
             case .write, .none:
