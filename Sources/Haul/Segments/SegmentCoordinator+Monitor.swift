@@ -64,8 +64,12 @@ extension SegmentCoordinator {
                 await changes.waitAsync(timeout: wait) { [self] in isStopping }
                 continue
             }
-            guard figures.tick().progress, !isStopping else { continue }
+            guard figures.tick().progress else { continue }
+            // Counted in `inFlight`: once the connections stop (and the runner says paused or
+            // ended), no report of theirs comes after.
+            guard beginInFlight() else { return }
             report(progress(figures: figures, connected: true))
+            endInFlight()
         }
     }
 

@@ -221,7 +221,7 @@ final class SegmentCoordinator: Sendable {
         if let token = controlObservation.withLock({ $0.take() }) { control.stopObserving(token) }
     }
 
-    /// Counts a checkpoint of the monitor's (or a mirror's note) in `inFlight`, unless the
+    /// Counts a checkpoint of the monitor's (or a mirror's note, or a progress report) in `inFlight`, unless the
     /// connections are stopping (false then: it may not start).
     func beginInFlight() -> Bool {
         state.withLock { state in
