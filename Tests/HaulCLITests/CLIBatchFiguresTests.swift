@@ -48,4 +48,33 @@ struct CLIBatchFiguresTests {
             #expect(names.contains { line.contains($0) }, "a download's line without its file: \(line.debugDescription)")
         }
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aBatchOfFilesShorterThanASecondStillShowsItsSpeed() throws {
+        // GIVEN thirty 100 KB files, each sent at 400 KB/s (a quarter of a second each: no
+        // download of its own lasts the second a speed is measured over)
+        let server = try FaultServer()
+        defer { server.stop() }
+        let names = (1...30).map { "small\($0).bin" }
+        for (index, name) in names.enumerated() {
+            server.setResource("/" + name, body: TestData.bytes(count: 100_000, seed: 3630 + UInt64(index)))
+            server.setPersistentFaults("/" + name, [.throttle(bytesPerSecond: 400_000)])
+        }
+        let work = try TemporaryDirectory(prefix: "haul-cli-batch-small-figures")
+        try names.map { server.url("/" + $0) }.joined(separator: "\n").write(toFile: work.file("list"), atomically: true, encoding: .utf8)
+
+        // WHEN haul fetches them two at a time on a terminal
+        let command = [try HaulBinary.path(), "-i", work.file("list"), "-j", "2", "-d", work.file("out"), "--state", work.file("state")].joined(
+            separator: " ")
+        let result = try ProcessRunner.run("/usr/bin/script", ["-qfec", command, "/dev/null"], timeout: 40)
+        let screen = result.stdoutString
+
+        // THEN the batch's line shows a speed once a second has passed: the batch's own, measured
+        // over its bytes, not a sum of its downloads' (none of which lasts long enough to have one)
+        #expect(result.status == 0, "\(screen)")
+        let batchLines = screen.components(separatedBy: CharacterSet(charactersIn: "\r\n")).filter { $0.contains(" files] ") }
+        let withSpeed = batchLines.filter { !Self.speeds(in: $0).isEmpty }
+        #expect(withSpeed.count >= 2, "batch lines: \(batchLines)")
+        #expect(Self.speeds(in: withSpeed.joined()).allSatisfy { $0 > 300_000 && $0 < 2_000_000 }, "\(withSpeed)")
+    }
 }
