@@ -11,7 +11,7 @@ import Testing
 /// stop and a new run either (issue 36, item 12).
 @Suite("haul's adaptive connections against nginx", .serialized)
 struct CLIAdaptiveConnectionsTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(2)))
     func aServerAllowingOneConnectionIsAskedForASecondOnceInTheWholeDownload() throws {
         // GIVEN nginx serving a 64 MiB file at 4 MiB/s to one connection per client (limit_conn 1)
         let work = try TemporaryDirectory(prefix: "haul-cli-adaptive")
@@ -43,6 +43,19 @@ struct CLIAdaptiveConnectionsTests {
 
         // THEN the refusal was remembered: no extra connection was asked for again
         #expect(refusals() == afterFirst, "\(nginx.accessLog().map { "\($0.status) \($0.range ?? "-")" })")
+
+        // WHEN it runs a third time, to the end
+        let last = try HaulBinary.run(arguments, timeout: 40)
+
+        // THEN the file is whole, and each run went on where the last one stopped: the second
+        // run's bytes (fetched over one connection, the record holding the first run's segments)
+        // were not fetched again (nginx sent the file once, give or take what a stop leaves in
+        // the sockets)
+        #expect(last.status == 0, "stderr: \(last.stderr)")
+        #expect(Disk.size(output) == 64 << 20)
+        _ = Disk.waitUntil(timeout: 3) { nginx.accessLog().filter { $0.uri == uri }.count >= 4 }
+        let sent = nginx.accessLog().filter { $0.uri == uri }.reduce(0) { $0 + $1.bodyBytesSent }
+        #expect(sent < (64 << 20) + (6 << 20), "nginx sent \(sent) bytes: \(nginx.accessLog().map { "\($0.status) \($0.bodyBytesSent) \($0.range ?? "-")" })")
     }
 
     @Test(.timeLimit(.minutes(1)))
