@@ -71,7 +71,9 @@ struct HostLimitOptions: ParsableOptions {
 /// `haul queue run` the count for the items added without one.
 struct ConnectionsOptions: ParsableOptions {
     static let specs = [
-        OptionSpec(short: "x", long: "connections", value: "N", help: "connections per file, 1-16 (default: adapt, up to 8)")
+        OptionSpec(
+            short: "x", long: "connections", value: "N",
+            help: "connections per file, 1-16 (default: adapt: one, then more while each adds speed, up to 16; a 503/429 stops it)")
     ]
 
     let connections: Int?

@@ -67,6 +67,7 @@ enum JSONEvent {
             "totalBytes": progress.totalBytes ?? NSNull(),
             "bytesPerSecond": progress.bytesPerSecond.rounded(),
             "secondsLeft": progress.secondsLeft ?? NSNull(),
+            "connections": progress.connections,
         ]
         if let segments = progress.segments {
             object["segments"] = segments.map { ["begin": $0.begin, "next": $0.next, "end": $0.end] }

@@ -17,6 +17,8 @@ final class Presenter: @unchecked Sendable {
     private let lock = NSLock()
     private var spinnerIndex = 0
     private var lastDraw = ContinuousClock.now - .seconds(1)
+    /// The file each download of a batch writes, by id, for its line in the aggregate block.
+    private var names: [Int64: String] = [:]
 
     init(mode: OutputMode) {
         self.mode = mode
@@ -44,6 +46,11 @@ final class Presenter: @unchecked Sendable {
     /// One event of one download of a batch or queue run (called from one task at a time).
     func show(_ event: DownloadEvent, id: Int64) {
         lock.withLock {
+            switch event {
+            case .started(let started): names[id] = started.destination.map(Self.fileName) ?? Self.fileName(started.url.path)
+            case .response(let info): names[id] = Self.fileName(info.destination)
+            default: break
+            }
             switch mode {
             case .json:
                 writeStdout(JSONEvent.line(for: event, id: id))
@@ -70,12 +77,14 @@ final class Presenter: @unchecked Sendable {
         lock.withLock {
             let done = progress.filesCompleted + progress.filesFailed
             var lines = [
-                "[\(done)/\(max(total, progress.filesTotal)) files] \(Format.bytes(progress.bytes))  \(Format.bytes(ProgressMeter.wholeBytesPerSecond(progress.bytesPerSecond)))/s"
+                "[\(done)/\(max(total, progress.filesTotal)) files] \(Format.bytes(progress.bytes))\(Format.speed(progress.bytesPerSecond))"
                     + (progress.filesFailed > 0 ? "  \(progress.filesFailed) failed" : "")
             ]
             for (id, item) in progress.active.sorted(by: { $0.key < $1.key }).prefix(8) {
                 let percent = item.fraction.map { String(format: "%3d%%", Int($0 * 100)) } ?? "  ? "
-                lines.append("  #\(id) \(percent) \(Format.bytes(item.bytes))  \(Format.bytes(ProgressMeter.wholeBytesPerSecond(item.bytesPerSecond)))/s")
+                // The name is the server's or the URL's: escaped, as every message is.
+                let name = TerminalText.escaped(names[id] ?? "", keepingLineBreaks: false)
+                lines.append("  #\(id) \(name) \(percent) \(Format.bytes(item.bytes))\(Format.speed(item.bytesPerSecond))")
             }
             clearBlock()
             FileHandle.standardError.write(Data(lines.joined(separator: "\n").utf8))
@@ -143,18 +152,18 @@ final class Presenter: @unchecked Sendable {
         let now = ContinuousClock.now
         guard now - lastDraw >= .milliseconds(200) else { return }
         lastDraw = now
-        let speed = "\(Format.bytes(ProgressMeter.wholeBytesPerSecond(progress.bytesPerSecond)))/s"
+        let speed = Format.speed(progress.bytesPerSecond)
         var line: String
         if let fraction = progress.fraction, let total = progress.totalBytes {
             let width = 24
             let filled = Int(fraction * Double(width))
             let bar = String(repeating: "=", count: filled) + (filled < width ? ">" : "") + String(repeating: " ", count: max(0, width - filled - 1))
             let eta = progress.secondsLeft.map { "ETA \(Format.clock($0))" } ?? "ETA --:--"
-            line = String(format: "%3d%% ", Int(fraction * 100)) + "[\(bar)] \(Format.bytes(progress.bytes)) / \(Format.bytes(total))  \(speed)  \(eta)"
+            line = String(format: "%3d%% ", Int(fraction * 100)) + "[\(bar)] \(Format.bytes(progress.bytes)) / \(Format.bytes(total))\(speed)  \(eta)"
         } else {
             let spinner = Array("|/-\\")
             spinnerIndex = (spinnerIndex + 1) % spinner.count
-            line = "\(spinner[spinnerIndex]) \(Format.bytes(progress.bytes))  \(speed)"
+            line = "\(spinner[spinnerIndex]) \(Format.bytes(progress.bytes))\(speed)"
         }
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
         lineVisible = true
@@ -182,6 +191,11 @@ final class Presenter: @unchecked Sendable {
 
     /// A completion's figures, each named for what it is: the file's size, and this run's bytes,
     /// time and speed (after a resume, the run fetched only what the earlier ones left).
+    /// The last component of a path, for a batch's lines.
+    static func fileName(_ path: String) -> String {
+        (path as NSString).lastPathComponent
+    }
+
     static func figures(_ done: DownloadCompletion) -> String {
         let run = "\(Format.seconds(done.seconds)), \(Format.bytes(ProgressMeter.wholeBytesPerSecond(done.bytesPerSecond)))/s"
         guard done.resumedFrom > 0 else { return "\(Format.bytes(done.bytes)) in \(run)" }
@@ -191,6 +205,13 @@ final class Presenter: @unchecked Sendable {
 
 /// Human-readable numbers.
 enum Format {
+    /// A measured speed after two spaces (`  1.0 MiB/s`); nothing while there is none yet (0: the
+    /// meter shows none until it has measured a second).
+    static func speed(_ bytesPerSecond: Double) -> String {
+        let whole = ProgressMeter.wholeBytesPerSecond(bytesPerSecond)
+        return whole > 0 ? "  \(bytes(whole))/s" : ""
+    }
+
     static func bytes(_ count: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(count)

@@ -13,7 +13,9 @@ struct RunSettings: ParsableOptions {
         OptionSpec(short: nil, long: "stall-timeout", value: "S", help: "seconds without data before retrying (default 30)"),
         OptionSpec(short: nil, long: "retry", value: "N", help: "retries after transient failures (default 5)"),
         OptionSpec(short: nil, long: "retry-wait", value: "S", help: "first wait between retries, doubled each time (default 1)"),
-        OptionSpec(short: nil, long: "limit-rate", value: "RATE", help: "cap the speed of everything this run downloads, e.g. 500k, 20M"),
+        OptionSpec(
+            short: nil, long: "limit-rate", value: "RATE",
+            help: "cap the speed of everything this run downloads, shared evenly by its downloads, e.g. 500k, 20M"),
         OptionSpec(
             short: nil, long: "engine", value: "NAME",
             help: "what moves the bytes: curl (libcurl) or urlsession (Foundation's URLSession); default \(TransportEngine.platformDefault.rawValue)"),

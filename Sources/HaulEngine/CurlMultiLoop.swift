@@ -42,8 +42,19 @@
         private let incoming = Mutex<[Transfer]>([])
         /// Running transfers by their easy handle; the loop thread's alone.
         private var running: [UnsafeMutableRawPointer: Transfer] = [:]
-        /// Transfers paused by their pacer or their handler, with when to look again; the loop thread's alone.
-        private var held: [UnsafeMutableRawPointer: ContinuousClock.Instant] = [:]
+        /// A transfer paused by its pacer or its handler: when to look again, and since when it waits.
+        private struct Hold {
+            var due: ContinuousClock.Instant
+            let since: ContinuousClock.Instant
+        }
+
+        /// Transfers paused by their pacer or their handler; the loop thread's alone.
+        private var held: [UnsafeMutableRawPointer: Hold] = [:]
+        /// Who goes first when a limit lets bytes through again (groups: pacers, that is downloads;
+        /// members: transfers); the loop thread's alone.
+        private var turns = FairTurns<ObjectIdentifier, Int>()
+        /// The origin of the waiting times given to `turns`.
+        private let origin = ContinuousClock.now
         private var lastAbortCheck = ContinuousClock.now
         /// A stop was requested: the handlers are asked at the next turn, whenever the last time was.
         private let stopAsked = Atomic<Bool>(false)
@@ -99,7 +110,9 @@
                     let raw = transfer.handle.raw
                     running[raw] = transfer
                     transfer.context.holdBack = { [unowned self] seconds in
-                        held[raw] = .now + .milliseconds(Int64((seconds * 1000).rounded(.up)))
+                        let now = ContinuousClock.now
+                        // Held again: it waits behind the others of its download.
+                        held[raw] = Hold(due: now + .milliseconds(Int64((seconds * 1000).rounded(.up))), since: now)
                     }
                 }
                 stopAborted()
@@ -110,7 +123,7 @@
                 var timeout = 250
                 curl_multi_timeout(multi, &timeout)
                 var wait = timeout < 0 ? 250 : min(timeout, 250)
-                if let due = held.values.min() {
+                if let due = held.values.map(\.due).min() {
                     let left = (due - .now) / .milliseconds(1)
                     wait = min(wait, max(0, Int(left.rounded(.up))))
                 }
@@ -119,22 +132,35 @@
         }
 
         /// Resumes the held transfers whose wait is over (or, after a pace changed, whose pacer now
-        /// says so); a pacer that still holds one back gives it a new due time.
+        /// says so), in `FairTurns`' order, so a limit is shared evenly between downloads and
+        /// between the connections of each; a pacer that still holds one back gives it a new due
+        /// time, and it keeps its place.
         private func resumeDue() {
             guard !held.isEmpty else { return }
             let recheck = paceChanged.exchange(false, ordering: .acquiringAndReleasing)
             let now = ContinuousClock.now
-            for (raw, due) in held where recheck || due <= now {
+            var waiting: [FairTurns<ObjectIdentifier, Int>.Waiter] = []
+            var handles: [Int: UnsafeMutableRawPointer] = [:]
+            for (raw, hold) in held where recheck || hold.due <= now {
                 guard let transfer = running[raw] else {
                     held[raw] = nil
                     continue
                 }
+                handles[Int(bitPattern: raw)] = raw
+                // A transfer held by its handler alone (a record being saved) is a group of its own.
+                let group = transfer.context.pacer.map { ObjectIdentifier($0) } ?? ObjectIdentifier(transfer.context)
+                waiting.append(.init(member: Int(bitPattern: raw), group: group, since: (hold.since - origin).inSeconds))
+            }
+            for member in turns.order(waiting) {
+                guard let raw = handles[member], let transfer = running[raw] else { continue }
+                let group = transfer.context.pacer.map { ObjectIdentifier($0) } ?? ObjectIdentifier(transfer.context)
                 let wait = transfer.context.secondsBeforeNextChunk()
                 if wait >= TransferPacing.minimumWait {
-                    held[raw] = now + .milliseconds(Int64((wait * 1000).rounded(.up)))
+                    held[raw]?.due = now + .milliseconds(Int64((wait * 1000).rounded(.up)))
                     continue
                 }
                 held[raw] = nil
+                turns.served(group)
                 transfer.context.resumed()
                 // libcurl offers the held chunk again within this call; the pacer may hold it again.
                 let code = curl_easy_pause(raw, Int32(CURLPAUSE_CONT))
@@ -169,6 +195,9 @@
         private func finish(_ raw: UnsafeMutableRawPointer, _ transfer: Transfer, _ code: CURLcode) {
             running[raw] = nil
             held[raw] = nil
+            if let pacer = transfer.context.pacer, !running.values.contains(where: { $0.context.pacer === pacer }) {
+                turns.forget(ObjectIdentifier(pacer))
+            }
             transfer.context.holdBack = nil
             curl_multi_remove_handle(multi, raw)
             transfer.done(code)

@@ -64,7 +64,7 @@ struct Aria2Status {
 
     var connections: Int {
         guard item.state == .running else { return 0 }
-        return max(1, live?.segments?.count ?? 1)
+        return live?.connections ?? 1
     }
 
     var files: JSONValue {

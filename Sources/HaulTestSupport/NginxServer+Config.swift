@@ -29,6 +29,13 @@ extension NginxServer {
                             limit_rate \($0);
                             alias \(quoted(rootSlash));
                         }
+
+                        location /oneconn/ {
+                            limit_rate \($0);
+                            limit_conn haul_one_connection 1;
+                            limit_conn_status 503;
+                            alias \(quoted(rootSlash));
+                        }
                 """
             } ?? ""
         let redirected = redirects.sorted { $0.key < $1.key }.map { path, location in
@@ -69,6 +76,7 @@ extension NginxServer {
                 access_log \(quoted(directory + "/access.log")) haul_test;
                 log_format haul_timing '$msec $request_time $request_uri';
                 access_log \(quoted(directory + "/timing.log")) haul_timing;
+                limit_conn_zone $binary_remote_addr zone=haul_one_connection:1m;
             \(tempPaths)
                 sendfile on;
                 tcp_nopush on;

@@ -43,7 +43,8 @@ public final class NginxServer: Sendable {
     /// The generated config has `daemon off; master_process on; worker_processes 1;`, the pid file and the
     /// error and access logs inside a fresh temporary directory, `sendfile on; etag on;`, and, when
     /// `limitRate` is given (an nginx size such as `"512k"` or `"2m"`), a `location /limited/` that serves
-    /// the same root at that rate. The access log records `$remote_addr $request_uri $status $body_bytes_sent
+    /// the same root at that rate, and `/oneconn/` at that rate to one connection per client at a
+    /// time (`limit_conn 1`: a second gets 503). The access log records `$remote_addr $request_uri $status $body_bytes_sent
     /// $http_range` one line per request, unbuffered. nginx runs as the current user (`user root;` is added only for uid 0).
     ///
     /// When `tls` is given, the port speaks HTTPS only (`listen ... ssl`, TLS 1.2 and 1.3) with that

@@ -283,22 +283,36 @@ struct ConnectionDecisionTests {
         #expect(growth.judge(rate: 700e6, helpers: 0, limit: 7, throttled: false) == 0)
     }
 
-    @Test func anIdleProcessWithOneConnectionTakesEveryConnectionAtOnce() {
-        // GIVEN one connection at 20 MB/s that leaves the process almost idle (the link or the
-        // server holds it back, not the machine)
+    @Test func anIdleProcessStillAddsOneConnectionAtATimeUntilOneHelps() {
+        // GIVEN one connection at 20 MB/s that leaves the process almost idle (issue 36, item 12:
+        // it used to take every connection at once, and a server allowing one connection per
+        // client refused seven of them)
         var growth = ConnectionGrowth(adaptive: true)
-        // WHEN the first window is judged THEN every connection is added at once
-        #expect(growth.judge(rate: 20e6, helpers: 0, limit: 7, throttled: false, cpu: Self.idle) == 7)
-        // AND eight at 150 MB/s is the limit: growth ends
-        #expect(growth.judge(rate: 150e6, helpers: 7, limit: 7, throttled: false, cpu: Self.idle) == 0)
+        // WHEN the first window is judged THEN one connection is added, not all of them
+        #expect(growth.judge(rate: 20e6, helpers: 0, limit: 15, throttled: false, cpu: Self.idle) == 1)
+        // AND once the second connection doubled the throughput (a per-connection cap), the rest
+        // come at once, up to 16
+        #expect(growth.judge(rate: 39e6, helpers: 1, limit: 15, throttled: false, cpu: Self.idle) == 14)
+        #expect(growth.judge(rate: 300e6, helpers: 15, limit: 15, throttled: false, cpu: Self.idle) == 0)
+        #expect(!growth.growing)
+    }
+
+    @Test func theDefaultKeepsAddingWhileEachAdditionAddsThroughputAndStopsAtTheFirstRefusal() {
+        // GIVEN a link where more connections help, less than linearly
+        var growth = ConnectionGrowth(adaptive: true)
+        #expect(growth.judge(rate: 10e6, helpers: 0, limit: 15, throttled: false, cpu: Self.idle) == 1)
+        // WHEN two give 1.5 times one, four 1.4 times two THEN the connections keep doubling
+        #expect(growth.judge(rate: 15e6, helpers: 1, limit: 15, throttled: false, cpu: Self.idle) == 2)
+        #expect(growth.judge(rate: 21e6, helpers: 3, limit: 15, throttled: false, cpu: Self.idle) == 4)
+        // WHEN eight add nothing over four THEN growth ends there
+        #expect(growth.judge(rate: 21.5e6, helpers: 7, limit: 15, throttled: false, cpu: Self.idle) == 0)
         #expect(!growth.growing)
 
-        // An idle window after the first addition, or one the server throttled, is judged as before
-        var later = ConnectionGrowth(adaptive: true)
-        #expect(later.judge(rate: 20e6, helpers: 0, limit: 7, throttled: false) == 1)
-        #expect(later.judge(rate: 26e6, helpers: 1, limit: 7, throttled: false, cpu: Self.idle) == 2)
-        var throttled = ConnectionGrowth(adaptive: true)
-        #expect(throttled.judge(rate: 20e6, helpers: 0, limit: 7, throttled: true, cpu: Self.idle) == 0)
+        // GIVEN a server that refused the second connection (503/429) THEN nothing more is added
+        var refused = ConnectionGrowth(adaptive: true)
+        #expect(refused.judge(rate: 10e6, helpers: 0, limit: 15, throttled: false, cpu: Self.idle) == 1)
+        #expect(refused.judge(rate: 10e6, helpers: 0, limit: 15, throttled: true, cpu: Self.idle) == 0)
+        #expect(!refused.growing)
     }
 
     static let idle = CPULoad(coresUsed: 0.05, cores: 2)

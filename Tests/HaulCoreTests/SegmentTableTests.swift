@@ -147,3 +147,37 @@ struct SegmentTableTests {
         #expect(table.bytesDone == 150)
     }
 }
+
+/// A refused connection's range goes back to the sequential connection (issue 36, item 12).
+@Suite("SegmentTable: giving a refused range back")
+struct SegmentGiveBackTests {
+    @Test func anUntouchedRangeRightAfterTheSequentialOneGoesBackToIt() throws {
+        // GIVEN a sequential connection at 1 MiB of its 0..<32 MiB, and a claim that split it
+        var table = SegmentTable()
+        let claimed = table.claim(mainNext: 1 << 20, mainEnd: 32 << 20)
+        let claim = try #require(claimed)
+        let mainEnd = try #require(claim.newMainEnd)
+        // WHEN the claiming connection is refused before writing a byte
+        let end = table.giveBack(claim.index, mainNext: 2 << 20, mainEnd: mainEnd)
+        // THEN the sequential connection's range reaches the end again, the segment is empty and free
+        #expect(end == 32 << 20)
+        #expect(table.segments[claim.index].begin == table.segments[claim.index].end)
+        #expect(table.isComplete)
+        #expect(table.owned.isEmpty)
+        let again = table.claim(mainNext: 2 << 20, mainEnd: 32 << 20)
+        #expect(again?.newMainEnd != nil)
+    }
+
+    @Test func aRangeWithBytesOnDiskOrAfterTheSequentialConnectionEndedStays() throws {
+        var table = SegmentTable()
+        let claimed = table.claim(mainNext: 0, mainEnd: 32 << 20)
+        let claim = try #require(claimed)
+        let mainEnd = try #require(claim.newMainEnd)
+        // the sequential connection already reached its end: nobody would fetch the range
+        #expect(table.giveBack(claim.index, mainNext: mainEnd, mainEnd: mainEnd) == nil)
+        // bytes of the segment are on disk
+        table.advance(claim.index, by: 10)
+        #expect(table.giveBack(claim.index, mainNext: 0, mainEnd: mainEnd) == nil)
+        #expect(table.segments[claim.index].end == 32 << 20)
+    }
+}

@@ -1,5 +1,6 @@
 import HaulCore
 import HaulStore
+import HaulTestSupport
 import Testing
 
 /// How much of a partial its record vouches for, as a table (no file system).
@@ -41,5 +42,30 @@ struct PartialTrustTests {
         #expect(PartialTrust.of(record, fileLength: 8192, mapped: map, currentBoot: "boot-B") == .segments(prefix: 1000, segments: Self.durable))
         let durableOnly = Self.record(boot: Self.boot, segments: true)
         #expect(PartialTrust.of(durableOnly, fileLength: 8192, mapped: nil, currentBoot: Self.boot) == .segments(prefix: 1000, segments: Self.durable))
+    }
+
+    @Test func aMapOrVolatileSaveLeftBehindByALaterSequentialRunNeverClaimsLessThanTheSyncedPrefix() {
+        // GIVEN a segmented partial continued over one connection (a host that took one): its
+        // record's synced prefix (3500) went past what the map (3000) and the volatile save (2000)
+        // of the segments' last run say
+        var record = Self.record(boot: Self.boot, segments: true, volatile: true)
+        record.segmentPrefix = 3500
+        let map = (prefix: Int64(3000), segments: Self.mapped)
+        // THEN the synced prefix is trusted, whichever save is read
+        #expect(PartialTrust.of(record, fileLength: 8192, mapped: map, currentBoot: Self.boot) == .segments(prefix: 3500, segments: Self.mapped))
+        #expect(PartialTrust.of(record, fileLength: 8192, mapped: nil, currentBoot: Self.boot) == .segments(prefix: 3500, segments: Self.volatile))
+    }
+
+    @Test func aSequentialSaveOfASegmentedRecordMovesItsSyncedPrefix() throws {
+        // GIVEN a record with segments, its prefix at 1000, saved by the sequential connection
+        // after syncing 3500 bytes
+        let directory = try TemporaryDirectory()
+        let keeper = RecordKeeper(store: RecordFile(path: directory.file("r")))
+        var record = Self.record(boot: Self.boot, segments: true)
+        try keeper.save(&record, syncedLength: 3500)
+        // THEN the record's segment prefix is the synced 3500, never below what it was
+        #expect(record.segmentPrefix == 3500)
+        try keeper.save(&record, syncedLength: 200)
+        #expect(record.segmentPrefix == 3500)
     }
 }

@@ -47,6 +47,7 @@ struct ResumeRecordJSONTests {
             context: (0..<(seed % 40)).map { UInt8(($0 * 37 + seed) % 256) })
         record.serverDigest = ServerDigest(algorithm: .sha256, expectedHex: String(repeating: "ab", count: 32), source: "Digest: \(text)")
         record.replacesExistingFile = seed % 3 == 1
+        record.connectionCaps = (0..<(seed % 3)).map { ConnectionCap(host: "\(text)-\($0).test", connections: $0 + seed % 5) }
         return record
     }
 

@@ -24,10 +24,10 @@ struct DownloadModelTests {
     }
 
     @Test @MainActor func anObservableDownloadModelFollowsItsDownloadToTheEnd() async throws {
-        // GIVEN a 2 MiB download at 4 MiB/s and a model of it
+        // GIVEN a 6 MiB download at 4 MiB/s (long enough for a speed measured over a second) and a model of it
         let server = try FaultServer()
         defer { server.stop() }
-        server.setResource(FaultHarness.path, body: TestData.bytes(count: 2 << 20, seed: 71))
+        server.setResource(FaultHarness.path, body: TestData.bytes(count: 6 << 20, seed: 71))
         server.setPersistentFaults(FaultHarness.path, [.throttle(bytesPerSecond: 4 << 20)])
         let directory = try TemporaryDirectory()
         var request = try FaultHarness.request(server, to: .file(directory.file("f.bin")))
@@ -45,7 +45,7 @@ struct DownloadModelTests {
         #expect(await Self.waitUntil(10) { model.snapshot.phase == .running && model.snapshot.bytesPerSecond > 0 })
         #expect(await Self.waitUntil(20) { model.snapshot.phase == .completed })
         #expect(model.fraction == 1)
-        #expect(model.snapshot.completion?.bytes == 2 << 20)
+        #expect(model.snapshot.completion?.bytes == 6 << 20)
         // AND Observation told a watcher (as SwiftUI is told) that the snapshot changed
         #expect(changed.count == 1)
 

@@ -87,13 +87,22 @@ public struct DownloadProgress: Sendable, Equatable {
     public let bytes: Int64
     /// Bytes the finished file will have; nil when the server did not say.
     public let totalBytes: Int64?
-    /// Current speed in bytes per second.
+    /// Current speed in bytes per second, measured over the last seconds (`ProgressMeter`): 0, that
+    /// is none yet, until a second of the transfer has been measured (over less, the bytes waiting
+    /// in the socket when the body started give absurd figures); a run's last report measures its
+    /// whole run, however short.
     public let bytesPerSecond: Double
     /// Seconds left at the current speed; nil when unknown.
     public let secondsLeft: Double?
-    /// For a segmented download, each connection's range: `[begin, next)` on disk, up to `end`
-    /// (the first is the sequential prefix).
+    /// For a segmented download, each range of the file: `[begin, next)` on disk, up to `end`
+    /// (the first is the sequential prefix). A range is not a connection: a finished or refused
+    /// one stays listed; `connections` counts the connections.
     public var segments: [Segment]?
+    /// The connections fetching this download's bytes when the report was made: 1 for a download
+    /// over one connection; for a segmented one its first connection (until it reaches the part
+    /// the others fetch) and the extra connections running, a refused or finished one no longer
+    /// counted; 0 in a pause's figures and in the last report of a run.
+    public var connections: Int = 1
 
     /// Progress of `bytes` of `totalBytes` (nil: unknown) at `bytesPerSecond`, `secondsLeft` to go.
     public init(bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, secondsLeft: Double?) {

@@ -44,9 +44,13 @@ public struct DownloadRequest: Sendable {
     /// The largest file this download may produce: a larger announced length is refused before any
     /// body byte, and a body without a length is stopped when it grows past it (its bytes are kept).
     public var maxSize: Int64?
-    /// Connections for one file: nil adapts (starts with one, adds more while the throughput keeps
-    /// rising, up to 8); 1 forces a single connection; up to 16. Segmenting needs a server that
-    /// serves ranges of a file with a validator and a known length; otherwise one connection is used.
+    /// Connections for one file: nil adapts (one, then two; while each addition raises the
+    /// throughput by 15% or more the connections double, all the rest at once when the gain is
+    /// near linear, up to 16; the first refusal, 503 or 429, stops it); 1 forces a single
+    /// connection; up to 16. A host that refused an extra connection is not asked for more again
+    /// in this download, after a pause or a relaunch either (its resume record keeps the count it
+    /// took). Segmenting needs a server that serves ranges of a file with a validator and a known
+    /// length; otherwise one connection is used.
     public var connections: Int?
     /// A speed limit, possibly shared with other downloads (pass the same limiter to each).
     public var rateLimiter: RateLimiter?

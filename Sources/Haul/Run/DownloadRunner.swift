@@ -21,7 +21,7 @@ final class DownloadRunner {
     private let credentials: RunCredentials
     private let digest: DigestCheck
     private let segments: SegmentDriver
-    private var figures: RunFigures
+    private let figures: RunFigures
     /// The output, its files and its record: nil until it is opened.
     private var output: PartialDownload?
     /// The URL requests start from (the request's, until `urlRefresher` replaces an expired one),
@@ -35,17 +35,25 @@ final class DownloadRunner {
         records: @escaping @Sendable (OutputLayout) -> any ResumeRecordStore = { RecordFile(path: $0.recordPath) },
         finishGroups: FinishGroups? = nil, item: Int64? = nil, transfersEnded: (@Sendable () -> Void)? = nil
     ) {
+        var request = request
+        // The run draws from its limit through a limiter of its own (with no limit of its own):
+        // the event loop shares a limit between downloads by their limiters (`FairTurns`), so
+        // two downloads under one limit get about half each whatever their connections.
+        request.rateLimiter = request.rateLimiter.map { RateLimiter(bytesPerSecond: 0, within: $0) }
         let ledger = MirrorLedger()
         setup = RunSetup(
             request: request, hub: hub, control: control, records: records, finishGroups: finishGroups, item: item,
             transfersEnded: transfersEnded, mirrors: ledger)
         credentials = RunCredentials(request, transport: transport)
         digest = DigestCheck(request)
-        segments = SegmentDriver(request, control: control) { note in
-            ledger.note(note)
-            hub.publish(.mirror(note))
-        }
-        figures = RunFigures(request)
+        let figures = RunFigures(request)
+        self.figures = figures
+        segments = SegmentDriver(
+            request, control: control, figures: figures, report: { hub.publish(.progress($0)) },
+            onMirror: { note in
+                ledger.note(note)
+                hub.publish(.mirror(note))
+            })
         urls = (request.url, request.url)
         machine = DownloadMachine(
             limits: DownloadMachine.Limits(retry: request.retry, maxRestarts: Self.maxRestarts, maxRefreshes: Self.maxRefreshes))
@@ -156,7 +164,7 @@ final class DownloadRunner {
             case .stop(let stop):
                 return try await BlockingWork.step { () throws(DownloadError) in
                     try RunExit(setup: setup, credentials: credentials, segments: segments, output: output)
-                        .stop(stop, progress: { figures.progress(output, segments: segments.coordinator) }, checkpoint: checkpointOrFail)
+                        .stop(stop, progress: { figures.progress(output, segments: segments.coordinator, connected: false) }, checkpoint: checkpointOrFail)
                 }
             case .giveUp(.lastFailure):
                 throw lastError ?? DownloadError(.network, "the download failed")
@@ -215,8 +223,8 @@ final class DownloadRunner {
         let member = FinishGroup.Member(output, replacing: request.existingFile == .overwrite, hash: digest.hash)
         let path = try await FinishGroups.place(member, with: setup.finishGroups, item: setup.item).mapError { DownloadError($0) }.get()
         // The last report's speed covers every byte up to the end.
-        figures.sample(total: totalTransferred)
-        setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator)))
+        figures.sample()
+        setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator, connected: false, final: true)))
         let completion = DownloadCompletion(
             path: path, bytes: output.sink.prefixLength, bytesTransferred: totalTransferred, seconds: figures.elapsedSeconds,
             resumedFrom: figures.resumedFrom, finalURL: urls.final, digest: verified,
@@ -229,7 +237,7 @@ final class DownloadRunner {
     /// (or puts an adopted file back), and the digest starts over.
     private func discardBytes(_ reason: RestartReason) throws(DownloadError) {
         segments.stop()
-        segments.retire()
+        segments.retire(into: output)
         var reason = reason
         reason.discardedBytes = output?.bytesOnDisk ?? 0
         // What was on disk when the run began is gone: none of the file is resumed any more.
@@ -268,7 +276,7 @@ final class DownloadRunner {
     }
 
     /// Body bytes received by every connection of this run: what speed, ETA and the summary count.
-    private var totalTransferred: Int64 { figures.bytesTransferred + segments.transferred }
+    private var totalTransferred: Int64 { figures.bytesTransferred }
 }
 
 extension DownloadRunner: BodyWriterHost {
@@ -284,7 +292,7 @@ extension DownloadRunner: BodyWriterHost {
 
     func bodyStarts(from url: URL) {
         urls.final = url
-        figures.sample(total: totalTransferred)
+        figures.sample()
     }
 
     func segmentsMayStart(_ body: BodyPlan, head: ResponseHead, sent: TransferRequest) -> Bool {
@@ -302,15 +310,16 @@ extension DownloadRunner: BodyWriterHost {
     }
 
     func tick() -> StoreError? {
-        guard let output else { return nil }
-        let due = figures.tick(total: totalTransferred)
+        // While other connections run, their reporter publishes the whole download's progress
+        // (this connection may be held back by a speed limit while they write), and their
+        // monitor checkpoints, every second, on the pool: a sync here, on the event loop's
+        // thread, would hold up every connection (their socket buffers fill, and what they hold
+        // is lost to a kill).
+        guard let output, segments.coordinator == nil else { return nil }
+        let due = figures.tick()
         guard due.progress else { return nil }
-        setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator)))
+        setup.hub.publish(.progress(figures.progress(output, segments: nil, connected: true)))
         guard due.checkpoint else { return nil }
-        // A segmented download is checkpointed by its monitor, every second, on the pool: a sync
-        // here, on the event loop's thread, would hold up every connection (their socket buffers
-        // fill, and what they hold is lost to a kill).
-        guard segments.coordinator == nil else { return nil }
         // Standard output keeps no record: nothing to checkpoint.
         guard output.layout != nil else { return nil }
         // Called on the transport's event loop: the sync and the save run on the pool, so no

@@ -119,10 +119,18 @@ extension SegmentCoordinator {
                 mirrorFailed(source, reason: "it answered with status \(fetcher.status ?? 503) (too busy) \(Self.failuresSaid)")
                 return .reassign
             case .throttled:
-                // The server wants fewer connections: this one ends and no more are added.
+                // The server wants fewer connections: this one ends and no more are added, in
+                // this run or any later one of this download (the record keeps the host's cap).
                 state.withLock { state in
                     state.throttled = true
                     state.maxHelpers = max(0, state.helpers - 1)
+                    let served = state.helpers + (state.mainNext < state.mainEnd ? 1 : 0) - 1
+                    state.connectionCaps.note(host: setup.host, connections: served)
+                    // The runner's connection, still fetching, takes the refused range on.
+                    if let end = state.table.giveBack(index, mainNext: state.mainNext, mainEnd: state.mainEnd) {
+                        state.mainEnd = end
+                        progressMap?.store(prefix: state.mainNext, segments: state.table.segments)
+                    }
                 }
                 return .end
             case .write, .none:
@@ -179,10 +187,10 @@ extension SegmentCoordinator {
             let accepted = Int(state.table.advance(index, by: Int64(count)))
             // After the data: the map never claims a byte that is not in the page cache.
             progressMap?.advance(index, to: state.table.segments[index].next)
-            state.transferred += Int64(accepted)
             return (accepted, state.table.segments[index].isDone)
         }
         endInFlight()
+        figures.received(result.0)
         setup.rateLimiter?.account(result.0)
         return result
     }

@@ -13,27 +13,34 @@ extension SegmentCoordinator {
         var growth = ConnectionGrowth(adaptive: setup.adaptive)
         var cpu = CPUWatch()
         var slow = SlowConnectionWatch()
-        var ticks = 0
+        var judged = ContinuousClock.now
+        var checkpointed = judged
         while true {
             // Progress for this boot is in the mapped file after every write (else recorded every
             // 0.1 s); every second the file is synced and the record made durable. While the
-            // connection count grows, the throughput is judged every half second (the first window,
-            // which only tells whether one connection keeps the process busy, 0.1 s).
-            let window = growth.growing ? (ticks == 0 ? 0.1 : 0.5) : 1.0
+            // connection count grows, the throughput is judged every 0.3 s: each step of the
+            // growth costs a window, and on a server that caps each connection the steps before
+            // all the connections run are what the default loses to a fixed 16.
+            let window = growth.growing ? 0.3 : 1.0
             var slept = 0.0
-            while slept < window, !isStopping {
+            while slept < window - 0.01, !isStopping {
                 // A tick of the monitor's clock; a stop ends it at once.
                 await changes.waitAsync(timeout: 0.1) { [self] in isStopping }
                 slept += 0.1
                 if progressMap == nil { await offThread { recordProgress() } }
             }
-            ticks += 1
-            if !growth.growing || ticks % 2 == 0 { await offThread { checkpointRecordingFailure() } }
+            if !growth.growing || ContinuousClock.now - checkpointed >= .seconds(1) {
+                checkpointed = .now
+                await offThread { checkpointRecordingFailure() }
+            }
             // Whoever stopped the connections checkpoints (or deletes) what they leave.
             if isStopping { return }
             if !growth.growing { dropSlowConnections(&slow) }
             let bytes = state.withLock { $0.mainNext + $0.table.bytesDone }
-            let rate = Double(bytes - lastBytes) / max(slept, 0.1)
+            // Over the time that really went by: a loaded machine's ticks come late.
+            let now = ContinuousClock.now
+            let rate = Double(bytes - lastBytes) / max((now - judged).inSeconds, 0.05)
+            judged = now
             lastBytes = bytes
             let (helpers, throttled, limit) = state.withLock { ($0.helpers, $0.throttled, $0.maxHelpers) }
             // A run under a speed limit is idle because of the limit: that says nothing of the link.
@@ -44,6 +51,38 @@ extension SegmentCoordinator {
     }
 
     private var isStopping: Bool { state.withLock { $0.stopping } }
+
+    // MARK: progress reports
+
+    /// A task: while the connections run, it publishes the download's progress at the promised
+    /// interval, whichever connection writes (the runner's connection may be held back by a speed
+    /// limit, or done with its part, while the others go on). Its waits hold no thread.
+    func reportProgress() async {
+        while !isStopping {
+            let wait = figures.secondsUntilProgress
+            if wait > 0 {
+                await changes.waitAsync(timeout: wait) { [self] in isStopping }
+                continue
+            }
+            guard figures.tick().progress else { continue }
+            // Counted in `inFlight`: once the connections stop (and the runner says paused or
+            // ended), no report of theirs comes after.
+            guard beginInFlight() else { return }
+            report(progress(figures: figures, connected: true))
+            endInFlight()
+        }
+    }
+
+    /// The download's progress now: the runner's prefix and every segment, over the connections
+    /// fetching (none for a stop's figures: `connected` false).
+    func progress(figures: RunFigures, connected: Bool, final: Bool = false) -> DownloadProgress {
+        let (prefix, mainEnd, segments, helpers) = state.withLock { ($0.mainNext, $0.mainEnd, $0.table.segments, $0.helpers) }
+        let bytes = prefix + segments.reduce(0) { $0 + ($1.next - $1.begin) }
+        let connections = connected ? helpers + (prefix < mainEnd ? 1 : 0) : 0
+        return figures.progress(
+            bytes: bytes, total: setup.total, connections: connections, segments: [Segment(begin: 0, next: prefix, end: mainEnd)] + segments,
+            final: final)
+    }
 
     /// `body` (a sync, a record save) on a pool thread, counted in `inFlight`; skipped once the
     /// connections are stopping.
@@ -60,7 +99,7 @@ extension SegmentCoordinator {
                 .filter { !$0.segment.isDone }
                 .map { (index: $0.index, next: $0.segment.next) }
         }
-        let dropped = watch.observe(positions)
+        let dropped = watch.observe(positions, limited: setup.rateLimiter?.isLimiting == true)
         guard !dropped.isEmpty else { return }
         state.withLock { state in
             for index in dropped { state.dropped.insert(index) }
@@ -69,9 +108,9 @@ extension SegmentCoordinator {
 
     /// Data first, then the record that claims it.
     func checkpoint() throws(StoreError) {
-        let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
+        let (prefix, segments, caps) = state.withLock { ($0.mainNext, $0.table.segments, $0.connectionCaps) }
         try file.syncData()
-        try saveRecord(prefix, segments, true)
+        try saveRecord(prefix, segments, true, caps)
     }
 
     /// A checkpoint from the monitor: a failure stops every connection and is reported by the
@@ -86,9 +125,9 @@ extension SegmentCoordinator {
 
     /// The progress as written (not yet synced), trusted only within this boot.
     func recordProgress() {
-        let (prefix, segments) = state.withLock { ($0.mainNext, $0.table.segments) }
+        let (prefix, segments, caps) = state.withLock { ($0.mainNext, $0.table.segments, $0.connectionCaps) }
         do {
-            try saveRecord(prefix, segments, false)
+            try saveRecord(prefix, segments, false, caps)
         } catch {
             stop(failing: error)
         }

@@ -37,6 +37,8 @@ final class SegmentCoordinator: Sendable {
         var wholeFileDigest: Checksum?
         /// Mirrors may serve although `wholeFileDigest` is nil.
         var allowsUnverifiedMirrors = false
+        /// Hosts that refused an extra connection of this download before (from its record).
+        var connectionCaps: [ConnectionCap] = []
     }
 
     /// Why the segmented download cannot go on.
@@ -53,8 +55,6 @@ final class SegmentCoordinator: Sendable {
         var maxHelpers: Int
         var throttled = false
         var failure: Failure?
-        /// Body bytes these connections received and wrote.
-        var transferred: Int64 = 0
         /// A write, sync or record save failed: the download stops with this error.
         var ioFailure: StoreError?
         var stopping = false
@@ -69,6 +69,9 @@ final class SegmentCoordinator: Sendable {
         /// Each source's request (index 0 the primary's): a mirror's becomes the final hop of its
         /// probe's redirects once admitted.
         var requests: [TransferRequest]
+        /// Hosts that refused an extra connection, with the connections they took: saved with
+        /// every checkpoint, so the download never asks them for more.
+        var connectionCaps: [ConnectionCap]
 
         /// Stops every connection because a write, sync or record save failed; the first
         /// failure is the one the runner reports.
@@ -90,8 +93,9 @@ final class SegmentCoordinator: Sendable {
     let mainProgress = ChangeSignal()
     /// The observation of the control that tells `changes`, while the connections run.
     private let controlObservation = Mutex<Int?>(nil)
-    /// Saves the record with the prefix and the segments, durably (after a sync) or not.
-    let saveRecord: @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
+    /// Saves the record with the prefix, the segments and the hosts' connection caps, durably
+    /// (after a sync) or not.
+    let saveRecord: @Sendable (Int64, [Segment], Bool, [ConnectionCap]) throws(StoreError) -> Void
     /// The progress after every write, kept by the kernel if the process dies; nil: the monitor
     /// records progress for this boot every 0.1 s instead.
     let progressMap: SegmentProgressMap?
@@ -99,6 +103,11 @@ final class SegmentCoordinator: Sendable {
     let hosts: [String]
     /// Told when a mirror is admitted or dropped.
     let onMirror: @Sendable (MirrorNote) -> Void
+    /// The run's figures: every connection's bytes go there, and the reporter asks it when a
+    /// progress report is due.
+    let figures: RunFigures
+    /// Publishes a progress report: while the connections run, the reporter makes them all.
+    let report: @Sendable (DownloadProgress) -> Void
 
     init(
         setup: Setup,
@@ -108,10 +117,14 @@ final class SegmentCoordinator: Sendable {
         mainNext: Int64,
         resumed: [Segment]?,
         progressMap: SegmentProgressMap? = nil,
+        figures: RunFigures,
+        report: @escaping @Sendable (DownloadProgress) -> Void = { _ in },
         onMirror: @escaping @Sendable (MirrorNote) -> Void = { _ in },
-        saveRecord: @escaping @Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void
+        saveRecord: @escaping @Sendable (Int64, [Segment], Bool, [ConnectionCap]) throws(StoreError) -> Void
     ) {
         self.progressMap = progressMap
+        self.figures = figures
+        self.report = report
         self.onMirror = onMirror
         hosts = [setup.host] + setup.mirrors.map { $0.url.host ?? "" }
         self.setup = setup
@@ -130,7 +143,7 @@ final class SegmentCoordinator: Sendable {
             State(
                 table: table, mainNext: mainNext, mainEnd: mainEnd, maxHelpers: setup.maxHelpers,
                 sources: SegmentSources(primaryValidators: setup.validators, mirrorCount: setup.mirrors.count),
-                requests: [setup.request] + setup.mirrors))
+                requests: [setup.request] + setup.mirrors, connectionCaps: setup.connectionCaps))
     }
 
     // MARK: the runner's connection
@@ -152,13 +165,13 @@ final class SegmentCoordinator: Sendable {
     /// The first write, sync or record save that failed; the segmented download stopped there.
     var ioFailure: StoreError? { state.withLock { $0.ioFailure } }
 
-    /// Body bytes the extra connections received, for speed and the summary.
-    var transferred: Int64 { state.withLock { $0.transferred } }
-
     /// Bytes the extra connections have on disk.
     var segmentBytes: Int64 { state.withLock { $0.table.bytesDone } }
 
     var segments: [Segment] { state.withLock { $0.table.segments } }
+
+    /// Hosts that refused an extra connection of this download, this run's refusals included.
+    var connectionCaps: [ConnectionCap] { state.withLock { $0.connectionCaps } }
 
     // MARK: running
 
@@ -185,6 +198,7 @@ final class SegmentCoordinator: Sendable {
         controlObservation.withLock { $0 = control.observe { changes.notify() } }
         for _ in 0..<initial { addHelper() }
         Task { [self] in await monitor() }
+        Task { [self] in await reportProgress() }
     }
 
     /// Stops every helper and the monitor, and waits for the writes and the checkpoint under way
@@ -207,7 +221,7 @@ final class SegmentCoordinator: Sendable {
         if let token = controlObservation.withLock({ $0.take() }) { control.stopObserving(token) }
     }
 
-    /// Counts a checkpoint of the monitor's (or a mirror's note) in `inFlight`, unless the
+    /// Counts a checkpoint of the monitor's (or a mirror's note, or a progress report) in `inFlight`, unless the
     /// connections are stopping (false then: it may not start).
     func beginInFlight() -> Bool {
         state.withLock { state in

@@ -16,20 +16,23 @@ final class SegmentDriver {
     private(set) var coordinator: SegmentCoordinator?
     /// Set after segment responses disagreed: the rest of this run uses one connection.
     private var disabled = false
-    /// Body bytes received by segment connections that have ended.
-    private(set) var retiredBytes: Int64 = 0
+    /// The run's figures, which every connection feeds, and how a progress report is published.
+    private let figures: RunFigures
+    private let report: @Sendable (DownloadProgress) -> Void
 
-    init(_ request: DownloadRequest, control: RunControl, onMirror: @escaping @Sendable (MirrorNote) -> Void) {
+    init(
+        _ request: DownloadRequest, control: RunControl, figures: RunFigures, report: @escaping @Sendable (DownloadProgress) -> Void,
+        onMirror: @escaping @Sendable (MirrorNote) -> Void
+    ) {
         self.request = request
         self.control = control
+        self.figures = figures
+        self.report = report
         self.onMirror = onMirror
     }
 
     /// Whether segment connections are running.
     var isRunning: Bool { coordinator != nil }
-
-    /// Body bytes every segment connection of this run received, ended or running.
-    var transferred: Int64 { retiredBytes + (coordinator?.transferred ?? 0) }
 
     /// After the first response of a download is accepted (`sent` on `transport`, `wholeFileDigest`
     /// proving mirrors): fetch the rest over several connections when it is worth it.
@@ -40,10 +43,15 @@ final class SegmentDriver {
     }
 
     private func eligibility(_ body: BodyPlan, _ head: ResponseHead, sent: TransferRequest, output: PartialDownload) -> SegmentEligibility {
-        SegmentEligibility(
+        // A host that refused an extra connection of this download (this run or an earlier one)
+        // is never asked for more than it took.
+        let caps = output.record.connectionCaps ?? []
+        let cap = sent.url.host.flatMap { caps.cap(for: $0) }
+        let connections = cap.map { min(request.connections ?? SegmentEligibility.adaptiveConnectionLimit, $0) } ?? request.connections
+        return SegmentEligibility(
             body: body, status: head.status, acceptsByteRanges: head.acceptsByteRanges, wholeResource: request.target == .whole,
             resumableOutput: output.partialFile != nil, bytesOnDisk: output.sink.prefixLength, resumesSegments: output.record.segments != nil,
-            segmentsRunningOrDisabled: coordinator != nil || disabled, connections: request.connections, hasHost: sent.url.host != nil)
+            segmentsRunningOrDisabled: coordinator != nil || disabled, connections: connections, hasHost: sent.url.host != nil)
     }
 
     func startIfUseful(
@@ -61,11 +69,12 @@ final class SegmentDriver {
         setup.redirects = RedirectPolicy(maxRedirects: request.maxRedirects, allowsDowngrade: request.allowsHTTPRedirect)
         setup.wholeFileDigest = wholeFileDigest
         setup.allowsUnverifiedMirrors = request.allowsUnverifiedMirrors
+        setup.connectionCaps = output.record.connectionCaps ?? []
         let coordinator = SegmentCoordinator(
             setup: setup, file: file, transport: transport, control: control,
             mainNext: output.sink.prefixLength, resumed: output.record.segments,
             progressMap: output.segmentProgressMap(prefix: output.sink.prefixLength, segments: output.record.segments ?? []),
-            onMirror: onMirror, saveRecord: saveSegments)
+            figures: figures, report: report, onMirror: onMirror, saveRecord: saveSegments)
         self.coordinator = coordinator
         coordinator.start()
     }
@@ -77,11 +86,12 @@ final class SegmentDriver {
         return request.mirrors.filter { $0.host != nil }.map { TransferRequest.mirror($0, askedLike: sent) }
     }
 
-    /// Forgets the coordinator once its connections ended, keeping the count of bytes they moved;
-    /// its progress map goes with it (the record no longer has segments).
-    func retire() {
+    /// Forgets the coordinator once its connections ended (the bytes they moved stay in the run's
+    /// figures, the hosts that refused a connection in `output`'s record); its progress map goes
+    /// with it (the record no longer has segments).
+    func retire(into output: PartialDownload?) {
         if let coordinator {
-            retiredBytes += coordinator.transferred
+            output?.rememberConnectionCaps(coordinator.connectionCaps)
             coordinator.progressMap?.remove()
         }
         coordinator = nil
@@ -127,7 +137,7 @@ final class SegmentDriver {
         }
         CrashPoint.reach(.afterSegmentsJoined)
         if let failure = coordinator.ioFailure {
-            retire()
+            retire(into: output)
             throw DownloadError(.io, failure)
         }
         // A pause or cancel: the segments stay, so the stop's checkpoint records them.
@@ -139,7 +149,7 @@ final class SegmentDriver {
         let table = SegmentTable(segments: coordinator.segments)
         let reach = table.contiguousEnd(from: file.prefixLength)
         let total = output.record.finalLength ?? reach
-        retire()
+        retire(into: output)
         let complete = table.isComplete && reach >= total
         do {
             try output.endSegments(total: complete ? total : nil, reach: reach)

@@ -1,5 +1,12 @@
 /// Speed and time-left estimation from byte counts over time. Pure: the caller supplies the clock.
+///
+/// A speed is measured over `minimumSpan` at least, and there is none before: over a few
+/// milliseconds, the bytes that waited in the socket when the body started make any figure absurd
+/// (hundreds of MiB/s from a server sending 1 MB/s). The end of a run is the exception: its last
+/// figure covers every byte it received, however short it was (`bytesPerSecond(final:)`).
 public struct ProgressMeter: Sendable {
+    /// Seconds a speed is measured over, at least; until the samples span as much, there is none.
+    public static let minimumSpan = 1.0
     /// Seconds of history the speed reflects.
     public var window: Double
     private var samples: [(time: Double, bytes: Int64)] = []
@@ -17,10 +24,17 @@ public struct ProgressMeter: Sendable {
         }
     }
 
-    /// Bytes per second over the window; 0 before two samples.
-    public var bytesPerSecond: Double {
+    /// Bytes per second over the window; 0 (none) until the samples span `minimumSpan`.
+    public var bytesPerSecond: Double { bytesPerSecond(final: false) }
+
+    /// Bytes per second over the window; `final`: the last figure of a run, measured over
+    /// whatever span its samples have (a run shorter than `minimumSpan` still has a speed). 0
+    /// (none) before two samples, or before `minimumSpan` unless `final`.
+    public func bytesPerSecond(final: Bool) -> Double {
         guard let first = samples.first, let last = samples.last, last.time > first.time else { return 0 }
-        return Double(last.bytes - first.bytes) / (last.time - first.time)
+        let span = last.time - first.time
+        guard final || span >= Self.minimumSpan else { return 0 }
+        return Double(last.bytes - first.bytes) / span
     }
 
     /// A measured speed (bytes over seconds, a `Double`) as a whole number of bytes per second,
@@ -36,10 +50,11 @@ public struct ProgressMeter: Sendable {
         return Int64(measured)
     }
 
-    /// Seconds left at the current speed, when the remaining byte count is known and the speed is not zero.
-    public func secondsLeft(remaining: Int64?) -> Double? {
+    /// Seconds left at the current speed (`final`: the run's last figure), when the remaining
+    /// byte count is known and there is a speed.
+    public func secondsLeft(remaining: Int64?, final: Bool = false) -> Double? {
         guard let remaining, remaining >= 0 else { return nil }
-        let speed = bytesPerSecond
+        let speed = bytesPerSecond(final: final)
         guard speed > 0 else { return remaining == 0 ? 0 : nil }
         return Double(remaining) / speed
     }

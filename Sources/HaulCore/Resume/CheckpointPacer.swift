@@ -25,6 +25,11 @@ public struct CheckpointPacer: Sendable, Equatable {
         return (true, checkpoint)
     }
 
+    /// Seconds from `now` until the next progress report is due; 0 when it is due.
+    public func secondsUntilProgress(now: Double) -> Double {
+        max(0, nextProgress - now)
+    }
+
     /// A checkpoint was taken at `now` (by the pacer's tick or any other way).
     public mutating func checkpointed(at now: Double) {
         lastCheckpoint = now

@@ -17,23 +17,22 @@ public struct ConnectionGrowth: Sendable, Equatable {
     }
 
     /// One judged window: `rate` bytes per second with `helpers` extra connections running, at
-    /// most `limit`, `throttled` once the server asked for fewer; `cpu` is what the process used
-    /// in the window. Returns how many connections to add.
+    /// most `limit`, `throttled` once the server refused one (503, 429); `cpu` is what the process
+    /// used in the window. Returns how many connections to add.
     ///
-    /// The CPU tells what holds the connections back. A process that was almost idle with one
-    /// connection is held back by the link or the server, not by itself: every connection is
-    /// added at once instead of probing 2, 4, 8 (each probe costs a window). A busy process adds
-    /// only the connections its CPU budget (`CPULoad.budgetShare` of the cores) can feed at the
-    /// CPU each one costs now: on a fast local link one connection is already the machine, and
-    /// more would only compete with each other and the server for the same cores.
+    /// The policy (the README's): one connection first, then one more; while the last addition
+    /// raised the throughput by `requiredGain` or more the connections double (2, 4, 8, 16), and a
+    /// gain near linear (a per-connection cap) takes the rest at once; growth stops for good at
+    /// the first addition that did not help, at the first refusal, or at `limit`. Never more than
+    /// one connection is asked for before one has shown it helps, so a server that allows one
+    /// connection per client refuses one request, not seven. A busy process adds only the
+    /// connections its CPU budget (`CPULoad.budgetShare` of the cores) can feed at the CPU each
+    /// one costs now: on a fast local link one connection is already the machine, and more would
+    /// only compete with each other and the server for the same cores.
     public mutating func judge(rate: Double, helpers: Int, limit: Int, throttled: Bool, cpu: CPULoad = .unknown) -> Int {
         guard growing else { return 0 }
         let connections = helpers + 1
         let fit = cpu.connectionsThatFit(running: connections)
-        if beforeLastAddition == nil, cpu.isIdle, !throttled, helpers < limit, fit > connections {
-            beforeLastAddition = (rate, helpers)
-            return min(limit - helpers, fit - connections)
-        }
         var nearLinear = false
         if let before = beforeLastAddition {
             // No real gain from the last addition: stop for good.
@@ -111,8 +110,18 @@ public struct SlowConnectionWatch: Sendable, Equatable {
     public init() {}
 
     /// One observation of where each unfinished segment's connection has got to (taken at a
-    /// steady interval). Returns the segments whose connections should be dropped.
-    public mutating func observe(_ positions: [(index: Int, next: Int64)]) -> [Int] {
+    /// steady interval), `limited` when a speed limit held the connections back. Returns the
+    /// segments whose connections should be dropped.
+    ///
+    /// A connection held back by a speed limit is not slow: the limit decides its pace, and
+    /// giving its piece to another connection would only ask for the same bytes again (and the
+    /// new connection would be held back the same way). Under a limit nothing is dropped, and
+    /// what was seen before it is forgotten.
+    public mutating func observe(_ positions: [(index: Int, next: Int64)], limited: Bool = false) -> [Int] {
+        guard !limited else {
+            self = SlowConnectionWatch()
+            return []
+        }
         var rates: [Int: Int64] = [:]
         for (index, next) in positions {
             if let last = lastNext[index] { rates[index] = next - last }

@@ -3,8 +3,9 @@
 /// guard `If-Range`), the file's length is known and equal to what is written, nothing is decoded
 /// or offset, and enough is left to be worth splitting. Pure; `SegmentEligibilityTests` is its table.
 public struct SegmentEligibility: Sendable, Equatable {
-    /// Connections per file when adapting (no `connections` given).
-    public static let adaptiveConnectionLimit = 8
+    /// Connections per file when adapting (no `connections` given): as many as aria2's default
+    /// (16), reached only while each addition raises the throughput (`ConnectionGrowth`).
+    public static let adaptiveConnectionLimit = 16
     /// Connections per file at most.
     public static let maximumConnections = 16
 

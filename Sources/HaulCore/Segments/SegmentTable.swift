@@ -125,6 +125,19 @@ public struct SegmentTable: Sendable, Equatable {
         }
     }
 
+    /// A refused connection's segment goes back to the sequential connection, which is still
+    /// fetching (`mainNext < mainEnd`): when nothing of it is on disk and it starts where the
+    /// sequential connection's range ends, that range grows over it (its open request goes on
+    /// instead of being cut there and asked for again), and the segment is left empty and
+    /// released. Returns the sequential connection's new end; nil when it cannot be given back.
+    public mutating func giveBack(_ index: Int, mainNext: Int64, mainEnd: Int64) -> Int64? {
+        let segment = segments[index]
+        guard mainNext < mainEnd, segment.begin == mainEnd, segment.next == segment.begin, segment.end > segment.begin else { return nil }
+        segments[index].end = segment.begin
+        release(index)
+        return segment.end
+    }
+
     /// A connection stops working on a segment (done, failed or refused); it can be claimed again.
     public mutating func release(_ index: Int) {
         owned.remove(index)

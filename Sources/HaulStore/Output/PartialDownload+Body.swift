@@ -143,14 +143,23 @@ extension PartialDownload {
     }
 
     /// How a segmented download's monitor saves its progress (from any thread): the record as it
-    /// is now, with `prefix` sequential bytes and `segments`, durable when `synced`.
-    public func segmentSaver() -> (@Sendable (Int64, [Segment], Bool) throws(StoreError) -> Void)? {
+    /// is now, with `prefix` sequential bytes and `segments`, durable when `synced`, and the hosts
+    /// that refused a connection (`connectionCaps`, none: nil).
+    public func segmentSaver() -> (@Sendable (Int64, [Segment], Bool, [ConnectionCap]) throws(StoreError) -> Void)? {
         _ = inFlight.settle()
         guard let keeper else { return nil }
         let snapshot = record
-        return { prefix, segments, synced throws(StoreError) in
-            try keeper.saveSegments(snapshot, prefix: prefix, segments: segments, synced: synced)
+        return { prefix, segments, synced, caps throws(StoreError) in
+            var base = snapshot
+            base.connectionCaps = caps.isEmpty ? nil : caps
+            try keeper.saveSegments(base, prefix: prefix, segments: segments, synced: synced)
         }
+    }
+
+    /// Hosts that refused a connection of this download while its segments ran: every later
+    /// save of the record keeps them, so no run asks them for more.
+    public func rememberConnectionCaps(_ caps: [ConnectionCap]) {
+        record.connectionCaps = caps.isEmpty ? nil : caps
     }
 
     /// The segments ended: the record holds no segments any more. A complete file's prefix covers

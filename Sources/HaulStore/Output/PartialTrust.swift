@@ -20,9 +20,12 @@ public enum PartialTrust: Equatable, Sendable {
         guard let durable = record.segments else {
             return .prefix(sameBoot ? fileLength : min(fileLength, record.syncedLength))
         }
-        if sameBoot, let mapped { return .segments(prefix: mapped.prefix, segments: mapped.segments) }
+        // The durable prefix is synced: a fresher map or volatile save never claims less (one
+        // left by segments that a later run, over one connection, went past).
+        let synced = record.segmentPrefix ?? 0
+        if sameBoot, let mapped { return .segments(prefix: max(mapped.prefix, synced), segments: mapped.segments) }
         if sameBoot, let volatile = record.volatileSegments, let prefix = record.volatileSegmentPrefix {
-            return .segments(prefix: prefix, segments: volatile)
+            return .segments(prefix: max(prefix, synced), segments: volatile)
         }
         return .segments(prefix: record.segmentPrefix ?? 0, segments: durable)
     }

@@ -88,6 +88,10 @@ public final class RecordKeeper: @unchecked Sendable {
     /// `syncedLength` (the caller synced that much) and the digest's state.
     static func stamp(_ record: inout ResumeRecord, syncedLength: Int64, hash: StreamingHash?) {
         record.syncedLength = syncedLength
+        // A segmented partial continued over one connection (`-x 1`, or a host that took one):
+        // its sequential prefix grows, synced, and the segments' record must say so, or the
+        // next run trusts the prefix the segments last saw and fetches the rest again.
+        if record.segments != nil { record.segmentPrefix = max(record.segmentPrefix ?? 0, syncedLength) }
         record.bootID = BootID.current
         record.updatedAt = Date()
         record.hashState = hash?.save() ?? record.hashState

@@ -55,6 +55,9 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
     /// Fresher segment progress saved without a sync: trusted only in the boot `bootID` names.
     public var volatileSegments: [Segment]?
     public var volatileSegmentPrefix: Int64?
+    /// Hosts that refused an extra connection of this download (503, 429), each with the
+    /// connections it took: no run of this download asks it for more.
+    public var connectionCaps: [ConnectionCap]?
     /// The digest's state over the first `hashState.length` bytes, when a checksum was asked for.
     public var hashState: SavedHashState?
     /// The whole-file digest the server published for this version, checked when the file is
@@ -109,6 +112,37 @@ public struct ResumeRecord: Codable, Sendable, Equatable {
             totalLength: totalLength,
             contentEncoding: contentEncoding,
             isAdopted: isAdopted)
+    }
+}
+
+/// A host that refused an extra connection of a download (503, 429), and how many it took.
+public struct ConnectionCap: Codable, Sendable, Equatable {
+    /// The host, as the download's URL names it.
+    public var host: String
+    /// The connections it served at once when it refused one more (at least 1).
+    public var connections: Int
+
+    /// `host` took `connections` connections at once and refused one more.
+    public init(host: String, connections: Int) {
+        self.host = host
+        self.connections = max(1, connections)
+    }
+}
+
+extension [ConnectionCap] {
+    /// The connections `host` takes at most, when it refused one.
+    public func cap(for host: String) -> Int? {
+        first { $0.host == host }?.connections
+    }
+
+    /// `host` refused a connection while it served `connections`: kept, the lowest seen.
+    public mutating func note(host: String, connections: Int) {
+        let cap = ConnectionCap(host: host, connections: connections)
+        if let index = firstIndex(where: { $0.host == host }) {
+            self[index].connections = Swift.min(self[index].connections, cap.connections)
+        } else {
+            append(cap)
+        }
     }
 }
 

@@ -11,6 +11,7 @@ enum ResumeRecordJSON {
     static func encode(_ record: ResumeRecord) -> String {
         var object = Object()
         object.add("bootID", record.bootID.map(string))
+        object.add("connectionCaps", record.connectionCaps.map(connectionCaps))
         object.add("contentEncoding", record.contentEncoding.map(string))
         object.add("fileName", record.fileName.map(string))
         object.add("finalLength", record.finalLength.map(number))
@@ -84,6 +85,16 @@ enum ResumeRecordJSON {
                 object.add("begin", number(segment.begin))
                 object.add("end", number(segment.end))
                 object.add("next", number(segment.next))
+                return object.text
+            }.joined(separator: ",") + "]"
+    }
+
+    private static func connectionCaps(_ caps: [ConnectionCap]) -> String {
+        "["
+            + caps.map { cap in
+                var object = Object()
+                object.add("connections", number(cap.connections))
+                object.add("host", string(cap.host))
                 return object.text
             }.joined(separator: ",") + "]"
     }
