@@ -6,9 +6,10 @@ import Testing
     import Glibc
 #endif
 
-/// Attacks on "a finish group's completions are settled before they are announced" (0789078):
+/// Attacks on 0789078 (a finish group settles its completions before they are announced; v5/v6
+/// PostgreSQL migrations):
 /// each test here failed on the commit it was written against.
-@Suite("finish groups settle first, attacked", .serialized)
+@Suite("0789078, attacked (round 2)", .serialized)
 struct CLIAttackRound2Tests {
     /// The group's settlement (`DownloadQueue.settleCompleted`) commits `speed = 0` and the final
     /// figures, and only then does the runner publish its last `.progress` (DownloadRunner.finish,
@@ -44,5 +45,32 @@ struct CLIAttackRound2Tests {
         let row = try ProcessRunner.run(
             "/usr/bin/sqlite3", [state + "/haul.sqlite", "SELECT state || ' ' || (speed = 0) || ' ' || bytes FROM downloads"], timeout: 10)
         #expect(row.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines) == "completed 1 \(body.count)", "row: \(row.stdoutString)")
+    }
+
+    /// 33f7b0a (on main through 314d64f) named the fifth migration `v5-write-token` (a
+    /// `write_token` column); 0789078 names it `v5-claim-token` again and adds `v6-add-token`,
+    /// restoring 3e2c2af's name but forgetting the databases the builds in between migrated: their
+    /// `schema_migrations` holds `v5-write-token`, which this build does not know, and every worker
+    /// refuses the database as written by a newer version. A released name is a name for good: it
+    /// must stay known (and its column be taken over or left alone).
+    @Test(.timeLimit(.minutes(1)))
+    func aDatabaseMigratedByTheBuildsNamingWriteTokenStillOpens() throws {
+        let fleet = try FleetFixture()
+        defer { fleet.stop() }
+        try fleet.installAudit()
+        // GIVEN the database as 33f7b0a..314d64f left it: `v5-write-token` and its column, no
+        // claim or addition token
+        try fleet.psql(
+            """
+            DELETE FROM schema_migrations WHERE name IN ('v5-claim-token', 'v6-add-token');
+            ALTER TABLE downloads DROP COLUMN claim_token;
+            ALTER TABLE downloads DROP COLUMN add_token;
+            ALTER TABLE downloads ADD COLUMN write_token TEXT;
+            INSERT INTO schema_migrations (name, applied_at) VALUES ('v5-write-token', extract(epoch FROM clock_timestamp()));
+            """)
+        // WHEN this build opens it
+        let listed = try HaulBinary.run(["queue", "list", "--state", fleet.uri("upgraded")])
+        // THEN it works (migrating what it must)
+        #expect(listed.status == 0, "status \(listed.status): \(listed.stderr)")
     }
 }
