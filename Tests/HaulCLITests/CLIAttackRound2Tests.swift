@@ -16,9 +16,10 @@ struct CLIAttackRound2Tests {
     /// after `FinishGroups.place`). That report is posted to the progress writer, which writes it
     /// (`updateProgress` is fenced by the epoch alone, which a settlement leaves as it is) when the
     /// last write is over a second old: here, because the settlement waited for a store that
-    /// another process held locked. The completed row is left with a speed: `queue list` and
-    /// aria2's `tellStatus` show a finished download still moving, for good (the worker's own
-    /// settlement, which used to come after that report and zero it, is skipped as a conflict).
+    /// another process held locked. The completed row is written after its settlement and left
+    /// with a speed for good (the worker's own settlement, which used to come after that report
+    /// and zero it, is skipped as a conflict). `QueueItem` and aria2's `tellStatus` mask a speed
+    /// outside `running`; the row itself (and any reader of the shared database) does not.
     @Test(.timeLimit(.minutes(1)))
     func aCompletedDownloadKeepsNoSpeedInTheStore() throws {
         let work = try TemporaryDirectory(prefix: "haul-attack-r2")
