@@ -174,7 +174,9 @@ extension DownloadQueue {
                 let now = ContinuousClock.now
                 guard isPause || now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return (false, nil, nil) }
                 state.persistedAt[id] = now
-                return (!state.lostLeases.contains(id), state.destinations[id], state.epochs[id])
+                // A download let go (its settlement committed, as a group's completions are before
+                // their last report) writes no more figures: its row is settled.
+                return (!state.lostLeases.contains(id) && state.held[id] != nil, state.destinations[id], state.epochs[id])
             }
             if persist.due {
                 // Handed to the writer: this is the transfer's thread (often the event loop's).

@@ -47,10 +47,10 @@ extension DownloadQueue {
                     claimed = try await BlockingWork.storeCall { () throws(StoreError) -> StoredDownload? in
                         progressWrites.flush(settling.map(\.id))
                         let next = try store.claimNext(for: owner, among: draining ? [] : ids, settling: settling, rules: rules)
+                        letGo(settling)
                         if !settling.isEmpty { store.forgetRemovedSecretsSoon() }
                         return next
                     }
-                    letGo(settling)
                     pending = []
                 } catch {
                     // A store locked by another process, or a database server away for longer than
@@ -115,8 +115,9 @@ extension DownloadQueue {
         progressWrites.flush(pending.map(\.id))
         do {
             _ = try store.claimNext(for: owner, among: [], settling: pending)
-            store.forgetRemovedSecretsSoon()
+            // Let go at once: a heartbeat meanwhile must not take them for lost leases.
             letGo(pending)
+            store.forgetRemovedSecretsSoon()
             return []
         } catch {
             // Kept for the next claim.

@@ -15,9 +15,13 @@ extension PostgresQueueStore {
         // The tokens a claim and an addition leave on their rows, so one run again after a lost
         // COMMIT reply finds what its first run did (see `PostgresQueueStore.claimNext`, `add`).
         // Two columns: a claim of a row just added must not erase the addition's token.
-        ("v5-claim-token", "ALTER TABLE downloads ADD COLUMN claim_token TEXT"),
-        ("v6-add-token", "ALTER TABLE downloads ADD COLUMN add_token TEXT"),
+        ("v5-claim-token", "ALTER TABLE downloads ADD COLUMN IF NOT EXISTS claim_token TEXT"),
+        ("v6-add-token", "ALTER TABLE downloads ADD COLUMN IF NOT EXISTS add_token TEXT"),
     ]
+
+    /// Names a build on main applied and a later one gave up: known (a database that has one
+    /// opens), never applied again. `v5-write-token` added a `write_token` column, since unused.
+    static let retiredMigrations: Set<String> = ["v5-write-token"]
 
     /// An arbitrary constant: the advisory lock every migrating worker takes.
     private static let migrationLock = "4_815_162_342"
@@ -28,7 +32,7 @@ extension PostgresQueueStore {
                 try db.query("SELECT pg_advisory_xact_lock(\(migrationLock.replacingOccurrences(of: "_", with: "")))")
                 try db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)")
                 let applied = try db.query("SELECT name FROM schema_migrations").rows.compactMap { $0.string("name") }
-                let known = Set(migrations.map(\.name))
+                let known = Set(migrations.map(\.name)).union(retiredMigrations)
                 let unknown = applied.filter { !known.contains($0) }
                 guard unknown.isEmpty else {
                     throw StoreError(.corruptStore, MigrationError(unknownMigrations: unknown, path: location).description)
