@@ -1,0 +1,116 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Issue 36 attacked: running a finished download again (item 11). Each test names the behaviour
+/// expected; a failing one is a defect found.
+@Suite("issue 36 attack: run again after completion")
+struct CLIIssue36AttackTests {
+    @Test func aPostWithAnotherBodyIsNotAlreadyComplete() throws {
+        // GIVEN a file haul downloaded with POST and one body
+        let server = try FaultServer()
+        server.setResource("/report", body: TestData.bytes(count: 40_000, seed: 360))
+        let directory = try TemporaryDirectory()
+        let output = directory.file("report.csv")
+        let first = try HaulBinary.run(["-q", "--data", "month=1", "-o", output, server.url("/report")])
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        let requestsAfterFirst = server.requests.count
+        // WHEN the same URL is asked for with another body (another request: another answer)
+        let second = try HaulBinary.run(["--data", "month=2", "-o", output, server.url("/report")])
+        // THEN the first answer proves nothing for the second request: it is not "already complete"
+        // (it is refused as a file in the way, or fetched), never accepted without a request
+        #expect(!second.stderr.contains("already complete"), "stderr: \(second.stderr)")
+        #expect(second.status != 0 || server.requests.count > requestsAfterFirst, "stderr: \(second.stderr)")
+    }
+
+    @Test func aWrongChecksumOnAFinishedFileNamesNoFileThatIsNotThere() throws {
+        // GIVEN a file haul downloaded to completion
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 30_000, seed: 361)
+        server.setResource("/sum.bin", body: body)
+        let directory = try TemporaryDirectory()
+        let output = directory.file("sum.bin")
+        #expect(try HaulBinary.run(["-q", "-o", output, server.url("/sum.bin")]).status == 0)
+        // WHEN the same request runs again with a checksum the file does not have
+        let wrong = String(repeating: "0", count: 64)
+        let again = try HaulBinary.run(["-o", output, "--checksum", "sha256=\(wrong)", server.url("/sum.bin")])
+        // THEN it fails as a checksum mismatch, the file is untouched, and the message names no
+        // file that is not there ("The data is kept in <partial>" for a partial that never existed)
+        #expect(again.status != 0, "stderr: \(again.stderr)")
+        #expect(Disk.difference(output, body) == nil)
+        if let range = again.stderr.range(of: "kept in ") {
+            let token = again.stderr[range.upperBound...].prefix { !$0.isWhitespace }
+            let path = String(token).trimmingCharacters(in: CharacterSet(charactersIn: ".;,)"))
+            #expect(FileManager.default.fileExists(atPath: path), "names \(path), which does not exist; stderr: \(again.stderr)")
+        }
+        // AND the same request without the checksum is still already complete, with no request
+        let requestsBefore = server.requests.count
+        let third = try HaulBinary.run(["-o", output, server.url("/sum.bin")])
+        #expect(third.status == 0, "stderr: \(third.stderr)")
+        #expect(third.stderr.contains("already complete"), "stderr: \(third.stderr)")
+        #expect(server.requests.count == requestsBefore)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["sum.bin"])
+    }
+
+    @Test func aDirectoryDownloadRunAgainIsAlreadyComplete() throws {
+        // GIVEN a file haul downloaded with -d (the name from the URL)
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 25_000, seed: 362)
+        server.setResource("/dir.bin", body: body)
+        let directory = try TemporaryDirectory()
+        #expect(try HaulBinary.run(["-q", "-d", directory.path, server.url("/dir.bin")]).status == 0)
+        let requestsAfterFirst = server.requests.count
+        // WHEN the same command runs again
+        let second = try HaulBinary.run(["-d", directory.path, server.url("/dir.bin")])
+        // THEN it succeeds at once, as with -o: no request, the one file as it was
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        #expect(second.stderr.contains("already complete"), "stderr: \(second.stderr)")
+        #expect(server.requests.count == requestsAfterFirst)
+        #expect(Disk.difference(directory.file("dir.bin"), body) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["dir.bin"])
+    }
+
+    @Test func aServerNamedDirectoryDownloadRunAgainIsAlreadyComplete() throws {
+        // GIVEN a file haul downloaded with -d, named by the server (Content-Disposition)
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 25_000, seed: 363)
+        server.setResource("/download", body: body)
+        server.setPersistentFaults("/download", [.contentDisposition("attachment; filename=\"named.bin\"")])
+        let directory = try TemporaryDirectory()
+        #expect(try HaulBinary.run(["-q", "-d", directory.path, server.url("/download?id=7")]).status == 0)
+        // WHEN the same command runs again
+        let second = try HaulBinary.run(["-d", directory.path, server.url("/download?id=7")])
+        // THEN it succeeds (already complete, or fetched and found the same), leaving one file, bit-exact
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        #expect(Disk.difference(directory.file("named.bin"), body) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["named.bin"])
+    }
+
+    @Test func aFileRewrittenInPlaceWithItsTimeRestoredIsRefused() throws {
+        // GIVEN a file haul downloaded, then rewritten in place with other bytes of the same size
+        // and its modification time put back (as `rsync --inplace -t` or `touch -r` do)
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 20_000, seed: 364)
+        server.setResource("/inplace.bin", body: body)
+        let directory = try TemporaryDirectory()
+        let output = directory.file("inplace.bin")
+        #expect(try HaulBinary.run(["-q", "-o", output, server.url("/inplace.bin")]).status == 0)
+        var before = stat()
+        #expect(stat(output, &before) == 0)
+        let other = TestData.bytes(count: body.count, seed: 365)
+        let handle = try #require(FileHandle(forWritingAtPath: output))
+        try handle.write(contentsOf: Data(other))
+        try handle.close()
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, output, &times, 0) == 0)
+        // WHEN the same command runs again
+        let again = try HaulBinary.run(["-o", output, server.url("/inplace.bin")])
+        // THEN the other bytes are not taken for the finished download (the change time moved)
+        #expect(!again.stderr.contains("already complete"), "stderr: \(again.stderr)")
+        #expect(again.status != 0, "stderr: \(again.stderr)")
+    }
+}
