@@ -8,7 +8,7 @@ import Testing
 
 /// Issue 36 attacked: running a finished download again (item 11). Each test names the behaviour
 /// expected; a failing one is a defect found.
-@Suite("issue 36 attack: run again after completion")
+@Suite("issue 36 attack: run again after completion, figures")
 struct CLIIssue36AttackTests {
     @Test func aPostWithAnotherBodyIsNotAlreadyComplete() throws {
         // GIVEN a file haul downloaded with POST and one body
@@ -112,5 +112,47 @@ struct CLIIssue36AttackTests {
         // THEN the other bytes are not taken for the finished download (the change time moved)
         #expect(!again.stderr.contains("already complete"), "stderr: \(again.stderr)")
         #expect(again.status != 0, "stderr: \(again.stderr)")
+    }
+
+    @Test func anAlreadyCompleteFileReportsItsTotalAndResumesNothing() throws {
+        // GIVEN a file haul downloaded to completion
+        let server = try FaultServer()
+        server.setResource("/whole.bin", body: TestData.bytes(count: 45_000, seed: 366))
+        let directory = try TemporaryDirectory()
+        let output = directory.file("whole.bin")
+        #expect(try HaulBinary.run(["-q", "-o", output, server.url("/whole.bin")]).status == 0)
+        // WHEN the same request runs again with --json
+        let again = try HaulBinary.run(["--json", "-o", output, server.url("/whole.bin")])
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        // THEN its progress is 45,000 of 45,000 bytes (a bar at 100%, not of an unknown total)
+        let text = String(decoding: again.stdout, as: UTF8.self)
+        let objects = JSONLines.parse(text)
+        let progress = objects.filter { $0["event"] as? String == "progress" }
+        for report in progress {
+            #expect((report["totalBytes"] as? NSNumber)?.int64Value == 45_000, "\(text)")
+        }
+        // AND on a terminal nothing is said to be resumed: no byte was fetched, nothing was continued
+        let human = try HaulBinary.run(["-o", output, server.url("/whole.bin")])
+        #expect(human.status == 0, "stderr: \(human.stderr)")
+        #expect(!human.stderr.contains("resuming"), "stderr: \(human.stderr)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func progressComesEveryIntervalAndTrueUnderALowLimit() throws {
+        // GIVEN a 3 MB file and a limit of 2,000 B/s (one connection)
+        let server = try FaultServer()
+        server.setResource("/slow.bin", body: TestData.bytes(count: 3_000_000, seed: 367))
+        let directory = try TemporaryDirectory()
+        // WHEN haul fetches it with --json for 5 s, then is interrupted
+        let running = try RunningHaul(["--json", "-x", "1", "--limit-rate", "2000", "-o", directory.file("slow.bin"), server.url("/slow.bin")])
+        Thread.sleep(forTimeInterval: 5)
+        running.send(SIGINT)
+        _ = try running.wait(timeout: 20)
+        // THEN progress came at the promised interval (0.25 s) whoever writes: at least 8 in 5 s
+        let reports = JSONLines.parse(running.stdout).filter { $0["event"] as? String == "progress" }
+        #expect(reports.count >= 8, "\(reports.count) progress events in 5 s; stdout: \(running.stdout.prefix(2000))")
+        // AND no speed shown is far above the limit
+        let speeds = reports.compactMap { ($0["bytesPerSecond"] as? NSNumber)?.int64Value }
+        #expect(speeds.allSatisfy { $0 <= 3000 }, "speeds \(speeds) for a limit of 2000 B/s")
     }
 }
