@@ -155,4 +155,32 @@ struct CLIIssue36AttackTests {
         let speeds = reports.compactMap { ($0["bytesPerSecond"] as? NSNumber)?.int64Value }
         #expect(speeds.allSatisfy { $0 <= 3000 }, "speeds \(speeds) for a limit of 2000 B/s")
     }
+
+    @Test func aBatchRunAgainSummarisesEveryFileAskedFor() throws {
+        // GIVEN a batch of three files haul downloaded, then one of them deleted
+        let server = try FaultServer()
+        let directory = try TemporaryDirectory()
+        var lines: [String] = []
+        for index in 1...3 {
+            server.setResource("/b\(index).bin", body: TestData.bytes(count: 20_000, seed: UInt64(370 + index)))
+            lines.append(server.url("/b\(index).bin"))
+        }
+        let list = directory.file("list.txt")
+        try (lines.joined(separator: "\n") + "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        let out = directory.file("out")
+        #expect(try HaulBinary.run(["-q", "-i", list, "-d", out]).status == 0)
+        // WHEN the same batch runs again with --json, every file already complete
+        let again = try HaulBinary.run(["--json", "-i", list, "-d", out])
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        // THEN it still ends with a summary of the three files asked for
+        let summaries = JSONLines.parse(String(decoding: again.stdout, as: UTF8.self)).filter { $0["event"] as? String == "summary" }
+        #expect(summaries.count == 1, "stdout: \(String(decoding: again.stdout, as: UTF8.self))")
+        #expect(summaries.last.flatMap { ($0["total"] as? NSNumber)?.intValue } == 3, "\(summaries)")
+        // AND when one file was deleted, the summary still covers all three (one fetched, two already complete)
+        #expect(unlink(out + "/b1.bin") == 0)
+        let third = try HaulBinary.run(["--json", "-i", list, "-d", out])
+        #expect(third.status == 0, "stderr: \(third.stderr)")
+        let last = JSONLines.parse(String(decoding: third.stdout, as: UTF8.self)).filter { $0["event"] as? String == "summary" }.last
+        #expect(last.flatMap { ($0["total"] as? NSNumber)?.intValue } == 3, "summary \(String(describing: last))")
+    }
 }
