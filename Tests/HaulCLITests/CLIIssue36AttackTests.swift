@@ -183,4 +183,87 @@ struct CLIIssue36AttackTests {
         let last = JSONLines.parse(String(decoding: third.stdout, as: UTF8.self)).filter { $0["event"] as? String == "summary" }.last
         #expect(last.flatMap { ($0["total"] as? NSNumber)?.intValue } == 3, "summary \(String(describing: last))")
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aLimitOfOneThenNoneLetsTheDownloadFinishWithTrueFigures() throws {
+        // GIVEN haul serve fetching a 2 MB file at 1 B/s
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 2_000_000, seed: 380)
+        server.setResource("/one.bin", body: body)
+        let work = try TemporaryDirectory(prefix: "haul-serve-one")
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("out"))
+        defer { _ = try? serve.stop() }
+        let gid = try #require(try serve.result("aria2.addUri", [[server.url("/one.bin")], ["max-download-limit": "1"]]) as? String)
+        Thread.sleep(forTimeInterval: 1)
+        // WHEN the limit changes rapidly, then is lifted (0: none), per download and overall
+        for limit in ["1", "0", "1", "2", "1"] {
+            _ = try serve.result("aria2.changeOption", [gid, ["max-download-limit": limit]])
+            _ = try serve.result("aria2.changeGlobalOption", [["max-overall-download-limit": limit]])
+        }
+        _ = try serve.result("aria2.changeGlobalOption", [["max-overall-download-limit": "0"]])
+        _ = try serve.result("aria2.changeOption", [gid, ["max-download-limit": "0"]])
+        // THEN it completes within 10 s, bit-exact, and no figure read on the way passes the total
+        var status: [String: Any] = [:]
+        var over: [String] = []
+        let finished = Disk.waitUntil(timeout: 10) {
+            status = (try? serve.result("aria2.tellStatus", [gid]) as? [String: Any]) ?? [:]
+            let completed = Int64(status["completedLength"] as? String ?? "") ?? 0
+            if completed > Int64(body.count) { over.append("\(completed)") }
+            return status["status"] as? String == "complete"
+        }
+        #expect(finished, "status \(status)")
+        #expect(over.isEmpty, "completedLength past the total: \(over)")
+        #expect(Disk.difference(work.file("out") + "/one.bin", body) == nil)
+    }
+
+    @Test func aRestartAfterAChangedFileSaysWhatItDiscardedAndResumedNothing() throws {
+        // GIVEN a 300 KB file whose first answer is cut after 100,000 bytes, and which changes
+        // on the server before the retry
+        let server = try FaultServer()
+        let old = TestData.bytes(count: 300_000, seed: 381)
+        let new = TestData.bytes(count: 300_000, seed: 382)
+        server.setResource("/changed.bin", body: old, etag: "\"v1\"")
+        server.enqueueFaults(
+            "/changed.bin", [.dropAfter(bytes: 100_000), .replaceResource(body: new, etag: "\"v2\"", lastModified: nil)])
+        let directory = try TemporaryDirectory()
+        let output = directory.file("changed.bin")
+        // WHEN haul fetches it over one connection with --json
+        let result = try HaulBinary.run(["--json", "-x", "1", "-o", output, server.url("/changed.bin")])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Disk.difference(output, new) == nil)
+        let objects = JSONLines.parse(String(decoding: result.stdout, as: UTF8.self))
+        // THEN the restart says how many bytes it threw away, and the completion resumed from nothing
+        let restarts = objects.filter { $0["event"] as? String == "restarted" }
+        #expect(restarts.count == 1, "\(objects)")
+        let discarded = restarts.first.flatMap { ($0["discardedBytes"] as? NSNumber)?.int64Value } ?? -1
+        #expect(discarded > 0 && discarded <= 100_000, "discardedBytes \(discarded)")
+        let completed = objects.first { $0["event"] as? String == "completed" }
+        #expect(completed.flatMap { ($0["resumedFrom"] as? NSNumber)?.int64Value } == 0, "\(String(describing: completed))")
+        // AND no progress event passes the file's total or goes backwards after the restart
+        let bytes = objects.filter { $0["event"] as? String == "progress" }.compactMap { ($0["bytes"] as? NSNumber)?.int64Value }
+        #expect(bytes.allSatisfy { $0 <= 300_000 }, "\(bytes)")
+    }
+
+    @Test func aRelaunchThatFindsTheFileChangedResumedNothing() throws {
+        // GIVEN a run cut after 100,000 bytes of a 300 KB file (no retry), then the file changed on the server
+        let server = try FaultServer()
+        let new = TestData.bytes(count: 300_000, seed: 384)
+        server.setResource("/relaunch.bin", body: TestData.bytes(count: 300_000, seed: 383), etag: "\"v1\"")
+        server.enqueueFaults("/relaunch.bin", [.dropAfter(bytes: 100_000)])
+        let directory = try TemporaryDirectory()
+        let output = directory.file("relaunch.bin")
+        let first = try HaulBinary.run(["-q", "--retry", "0", "-x", "1", "-o", output, server.url("/relaunch.bin")])
+        #expect(first.status != 0, "stderr: \(first.stderr)")
+        server.setResource("/relaunch.bin", body: new, etag: "\"v2\"")
+        // WHEN the same command runs again with --json
+        let again = try HaulBinary.run(["--json", "-x", "1", "-o", output, server.url("/relaunch.bin")])
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        #expect(Disk.difference(output, new) == nil)
+        // THEN the completion resumed from nothing (the 100,000 bytes were thrown away), and says so
+        let objects = JSONLines.parse(String(decoding: again.stdout, as: UTF8.self))
+        let completed = objects.first { $0["event"] as? String == "completed" }
+        #expect(completed.flatMap { ($0["resumedFrom"] as? NSNumber)?.int64Value } == 0, "\(String(describing: completed))")
+        let restart = objects.first { $0["event"] as? String == "restarted" }
+        #expect(restart.flatMap { ($0["discardedBytes"] as? NSNumber)?.int64Value } ?? 0 > 0, "\(objects)")
+    }
 }
