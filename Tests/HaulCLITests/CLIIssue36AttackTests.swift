@@ -266,4 +266,31 @@ struct CLIIssue36AttackTests {
         let restart = objects.first { $0["event"] as? String == "restarted" }
         #expect(restart.flatMap { ($0["discardedBytes"] as? NSNumber)?.int64Value } ?? 0 > 0, "\(objects)")
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSegmentedDownloadRunAgainIsAlreadyComplete() throws {
+        // GIVEN a 16 MB file haul downloaded over four connections, and one cut and resumed
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 16_000_000, seed: 385)
+        server.setResource("/seg.bin", body: body, etag: "\"s1\"")
+        let directory = try TemporaryDirectory()
+        let output = directory.file("seg.bin")
+        let first = try HaulBinary.run(["-q", "-x", "4", "-o", output, server.url("/seg.bin")])
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        server.setResource("/cut.bin", body: body, etag: "\"c1\"")
+        server.enqueueFaults("/cut.bin", [.dropAfter(bytes: 3_000_000)])
+        let cut = directory.file("cut.bin")
+        #expect(try HaulBinary.run(["-q", "--retry", "0", "-x", "1", "-o", cut, server.url("/cut.bin")]).status != 0)
+        #expect(try HaulBinary.run(["-q", "-x", "4", "-o", cut, server.url("/cut.bin")]).status == 0)
+        let requestsBefore = server.requests.count
+        // WHEN the same commands run again
+        let again = try HaulBinary.run(["-x", "4", "-o", output, server.url("/seg.bin")])
+        let cutAgain = try HaulBinary.run(["-x", "4", "-o", cut, server.url("/cut.bin")])
+        // THEN both are already complete, with no request
+        #expect(again.status == 0 && again.stderr.contains("already complete"), "stderr: \(again.stderr)")
+        #expect(cutAgain.status == 0 && cutAgain.stderr.contains("already complete"), "stderr: \(cutAgain.stderr)")
+        #expect(server.requests.count == requestsBefore)
+        #expect(Disk.difference(output, body) == nil)
+        #expect(Disk.difference(cut, body) == nil)
+    }
 }
