@@ -293,4 +293,26 @@ struct CLIIssue36AttackTests {
         #expect(Disk.difference(output, body) == nil)
         #expect(Disk.difference(cut, body) == nil)
     }
+
+    @Test func aQueueItemIntoADirectoryAddedAgainIsAlreadyComplete() throws {
+        // GIVEN a queue item (-d) haul downloaded, then removed from the queue (its file stays)
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 30_000, seed: 386)
+        server.setResource("/q.bin", body: body)
+        let work = try TemporaryDirectory()
+        let state = work.file("state")
+        let out = work.file("out")
+        #expect(try HaulBinary.run(["queue", "add", "--state", state, "-d", out, server.url("/q.bin")]).status == 0)
+        #expect(try HaulBinary.run(["queue", "run", "--state", state, "-q"]).status == 0)
+        #expect(try HaulBinary.run(["queue", "rm", "--state", state, "1"]).status == 0)
+        // WHEN the same download is added again and the queue runs
+        #expect(try HaulBinary.run(["queue", "add", "--state", state, "-d", out, server.url("/q.bin")]).status == 0)
+        let again = try HaulBinary.run(["queue", "run", "--state", state, "--json"])
+        // THEN it completes as already complete (as with -o), not failed as a file in the way
+        let text = String(decoding: again.stdout, as: UTF8.self)
+        let events = JSONLines.events(JSONLines.parse(text))
+        #expect(!events.contains("failed"), "stdout: \(text)")
+        #expect(events.contains("completed"), "stdout: \(text)")
+        #expect(Disk.difference(out + "/q.bin", body) == nil)
+    }
 }
