@@ -315,4 +315,32 @@ struct CLIIssue36AttackTests {
         #expect(events.contains("completed"), "stdout: \(text)")
         #expect(Disk.difference(out + "/q.bin", body) == nil)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func extremeLimitsThroughTheRPCKeepTheServerAliveAndTheDownloadMoving() throws {
+        // GIVEN haul serve fetching a 4 MB file at 1 KiB/s over the overall limit
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 4_000_000, seed: 387)
+        server.setResource("/extreme.bin", body: body)
+        let work = try TemporaryDirectory(prefix: "haul-serve-extreme")
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("out"))
+        defer { _ = try? serve.stop() }
+        _ = try serve.result("aria2.changeGlobalOption", [["max-overall-download-limit": "1024"]])
+        let gid = try #require(try serve.result("aria2.addUri", [[server.url("/extreme.bin")], ["max-download-limit": "1"]]) as? String)
+        Thread.sleep(forTimeInterval: 0.5)
+        // WHEN limits at the edges are set, valid or not (each answered, never a crash)
+        for value in ["1099511627776", "1099511627777", "-1", "1T", "1024G", "0.5", "9223372036854775807", "1", "0"] {
+            _ = try serve.call("aria2.changeOption", [gid, ["max-download-limit": value]])
+            _ = try serve.call("aria2.changeGlobalOption", [["max-overall-download-limit": value]])
+        }
+        // THEN with both limits at 0 (none) the download completes, bit-exact, and serve still answers
+        var status: [String: Any] = [:]
+        let finished = Disk.waitUntil(timeout: 15) {
+            status = (try? serve.result("aria2.tellStatus", [gid]) as? [String: Any]) ?? [:]
+            return status["status"] as? String == "complete"
+        }
+        #expect(finished, "status \(status)")
+        #expect(Disk.difference(work.file("out") + "/extreme.bin", body) == nil)
+        #expect(serve.running.process.isRunning)
+    }
 }
