@@ -343,4 +343,30 @@ struct CLIIssue36AttackTests {
         #expect(Disk.difference(work.file("out") + "/extreme.bin", body) == nil)
         #expect(serve.running.process.isRunning)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func tellStatusNeverStandsStillForMoreThanASecondUnderALowLimit() throws {
+        // GIVEN haul serve fetching a 4 MB file over one connection at 8 KiB/s
+        let server = try FaultServer()
+        server.setResource("/low.bin", body: TestData.bytes(count: 4_000_000, seed: 388))
+        let work = try TemporaryDirectory(prefix: "haul-serve-low")
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("out"))
+        defer { _ = try? serve.stop() }
+        let gid = try #require(
+            try serve.result("aria2.addUri", [[server.url("/low.bin")], ["split": "1", "max-download-limit": "8192"]]) as? String)
+        // WHEN tellStatus is read every 0.5 s for 6 s
+        var seen: [(completed: Int64, speed: Int64)] = []
+        for _ in 0..<12 {
+            Thread.sleep(forTimeInterval: 0.5)
+            let status = try #require(try serve.result("aria2.tellStatus", [gid]) as? [String: Any])
+            seen.append((Int64(status["completedLength"] as? String ?? "") ?? -1, Int64(status["downloadSpeed"] as? String ?? "") ?? -1))
+        }
+        // THEN after the first 2 s completedLength moves at least every second (as aria2's does)
+        let later = seen.dropFirst(4).map(\.completed)
+        let stillPairs = zip(later, later.dropFirst()).map { $0 == $1 }
+        let stillForASecond = zip(stillPairs, stillPairs.dropFirst()).contains { $0 && $1 }
+        #expect(!stillForASecond, "completedLength \(seen.map(\.completed))")
+        // AND the speed shown is about the limit, never twice it
+        #expect(seen.dropFirst(4).allSatisfy { $0.speed > 0 && $0.speed <= 12_288 }, "downloadSpeed \(seen.map(\.speed))")
+    }
 }
