@@ -369,4 +369,31 @@ struct CLIIssue36AttackTests {
         // AND the speed shown is about the limit, never twice it
         #expect(seen.dropFirst(4).allSatisfy { $0.speed > 0 && $0.speed <= 12_288 }, "downloadSpeed \(seen.map(\.speed))")
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anOverallLimitIsSharedBetweenTwoDownloadsOfOneConnectionEach() throws {
+        // GIVEN haul serve with an overall limit of 64 KiB/s and two 4 MB downloads of one connection each
+        let server = try FaultServer()
+        server.setResource("/a.bin", body: TestData.bytes(count: 4_000_000, seed: 389))
+        server.setResource("/b.bin", body: TestData.bytes(count: 4_000_000, seed: 390))
+        let work = try TemporaryDirectory(prefix: "haul-serve-share")
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("out"))
+        defer { _ = try? serve.stop() }
+        _ = try serve.result("aria2.changeGlobalOption", [["max-overall-download-limit": "65536"]])
+        let a = try #require(try serve.result("aria2.addUri", [[server.url("/a.bin")], ["split": "1"]]) as? String)
+        let b = try #require(try serve.result("aria2.addUri", [[server.url("/b.bin")], ["split": "1"]]) as? String)
+        func completed(_ gid: String) throws -> Int64 {
+            let status = try #require(try serve.result("aria2.tellStatus", [gid]) as? [String: Any])
+            return Int64(status["completedLength"] as? String ?? "") ?? -1
+        }
+        // WHEN they run for 2 s, then 4 s more
+        Thread.sleep(forTimeInterval: 2)
+        let (a2, b2) = (try completed(a), try completed(b))
+        Thread.sleep(forTimeInterval: 4)
+        let (a6, b6) = (try completed(a), try completed(b))
+        // THEN each got a fair share of the 256 KiB those 4 s allow (at least 64 KiB), and together no more than the limit allows
+        #expect(a6 - a2 >= 65_536 && b6 - b2 >= 65_536, "a \(a2)→\(a6), b \(b2)→\(b6)")
+        #expect((a6 - a2) + (b6 - b2) <= 4 * 65_536 + 65_536, "a \(a2)→\(a6), b \(b2)→\(b6)")
+        #expect(server.requests.count == 2, "\(server.requests.map { $0.header("Range") ?? "-" })")
+    }
 }
