@@ -6,7 +6,7 @@ import Testing
     import Glibc
 #endif
 
-/// Issue 36 attacked: running a finished download again (item 11). Each test names the behaviour
+/// Issue 36 attacked: running a finished download again (item 11), the figures, the limits, space. Each test names the behaviour
 /// expected; a failing one is a defect found.
 @Suite("issue 36 attack: run again after completion, figures")
 struct CLIIssue36AttackTests {
@@ -395,5 +395,29 @@ struct CLIIssue36AttackTests {
         #expect(a6 - a2 >= 65_536 && b6 - b2 >= 65_536, "a \(a2)→\(a6), b \(b2)→\(b6)")
         #expect((a6 - a2) + (b6 - b2) <= 4 * 65_536 + 65_536, "a \(a2)→\(a6), b \(b2)→\(b6)")
         #expect(server.requests.count == 2, "\(server.requests.map { $0.header("Range") ?? "-" })")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPreallocatedSegmentedPartialResumesOnTheSpaceItAlreadyHolds() throws {
+        // GIVEN a 16 MiB file fetched over four connections onto a 24 MiB disk (the segments
+        // reserve the whole file), paused after about a second
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 16 << 20, seed: 391)
+        server.setResource("/pre.bin", body: body, etag: "\"p1\"")
+        server.setPersistentFaults("/pre.bin", [.throttle(bytesPerSecond: 1 << 20)])
+        let small = try SmallFileSystem(sizeBytes: 24 << 20)
+        defer { small.unmount() }
+        let output = small.file("pre.bin")
+        let running = try RunningHaul(["-q", "-x", "4", "--min-free-space", "0", "-o", output, server.url("/pre.bin")])
+        Thread.sleep(forTimeInterval: 1.5)
+        running.send(SIGINT)
+        _ = try running.wait(timeout: 20)
+        #expect(!Disk.exists(output))
+        // WHEN the same command runs again, with the space the partial holds reserved
+        server.setPersistentFaults("/pre.bin", [])
+        let again = try HaulBinary.run(["-q", "-x", "4", "--min-free-space", "0", "-o", output, server.url("/pre.bin")])
+        // THEN it completes bit-exact: the rest of the file needs no space it does not already hold
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        #expect(Disk.difference(output, body) == nil)
     }
 }
