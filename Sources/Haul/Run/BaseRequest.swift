@@ -37,6 +37,11 @@ extension DownloadRequest {
     /// URL, method and range.
     var outputRequest: PartialDownload.Request {
         let fresh = ResumeRecord(originalURL: url.absoluteString, finalURL: url.absoluteString, method: method, range: targetDescription)
-        return PartialDownload.Request(destination: destination, existingFile: existingFile, url: url, fresh: fresh)
+        // A finished file is recognised by its URL, method and range only where they alone name
+        // what was fetched: not with a body, headers of the request's own or credentials.
+        let provable =
+            body == nil && headers.fields.isEmpty && cookieFile == nil && transfer.netrcFile == nil && url.user == nil && url.password == nil
+            && (method == "GET" || method == "HEAD")
+        return PartialDownload.Request(destination: destination, existingFile: existingFile, url: url, fresh: fresh, provable: provable)
     }
 }

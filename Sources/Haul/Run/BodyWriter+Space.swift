@@ -20,19 +20,22 @@ extension BodyWriter {
         let kept = body.writeOffset + body.overlap
         // Bytes a restart truncates away come back as free space.
         let available = free + max(0, output.sink.prefixLength - kept)
+        // Space the partial already holds past what is kept (segments preallocate the whole file,
+        // and write past the prefix) is not needed again, unless a restart truncates it.
+        let held = kept == output.sink.prefixLength ? max(0, min(output.partialFile?.allocatedBytes ?? 0, finalLength) - kept) : 0
         let margin = FreeSpace.margin(request.minFreeSpace, at: layout.directory)
-        let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept, available: available, margin: margin)
+        let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept - held, available: available, margin: margin)
         guard case .tooSmall(let needed, let available) = verdict else { return }
         // The margin is named as a setting (a hint) only where lowering it would let the file fit.
         let text: SettingText =
-            SpaceCheck.marginIsTheObstacle(bytesStillNeeded: finalLength - kept, available: available)
+            SpaceCheck.marginIsTheObstacle(bytesStillNeeded: finalLength - kept - held, available: available)
             ? """
             not enough free space in \(layout.directory): the download needs \(Self.size(needed)) \
-            (\(Self.size(finalLength - kept)) plus the \(Self.size(margin)) margin of \(setting: .minFreeSpace)) \
+            (\(Self.size(finalLength - kept - held)) plus the \(Self.size(margin)) margin of \(setting: .minFreeSpace)) \
             and \(Self.size(available)) are available
             """
             : """
-            not enough free space in \(layout.directory): the download needs \(Self.size(finalLength - kept)) \
+            not enough free space in \(layout.directory): the download needs \(Self.size(finalLength - kept - held)) \
             and \(Self.size(available)) are available
             """
         var error = DownloadError(.io, text)

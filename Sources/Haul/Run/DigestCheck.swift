@@ -124,7 +124,11 @@ final class DigestCheck {
         }
         var failure: StoreError?
         var kept = ""
-        if let layout = output.layout {
+        if output.alreadyInPlace, let path = output.finalPath {
+            // A finished file in place (the same request again): it stays as it is, and nothing
+            // was written beside it.
+            kept = " \(path) is left as it was."
+        } else if let layout = output.layout {
             if let aside = output.setAside() {
                 kept = " The data is kept in \(aside); the next run downloads the file anew."
             } else {

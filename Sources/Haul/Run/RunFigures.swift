@@ -93,7 +93,8 @@ final class RunFigures: Sendable {
     /// `connected`: whether the run's connections are fetching (false for a stop's or the end's figures).
     func progress(_ output: PartialDownload, segments: SegmentCoordinator?, connected: Bool, final: Bool = false) -> DownloadProgress {
         if let segments { return segments.progress(figures: self, connected: connected, final: final) }
-        return progress(
-            bytes: output.sink.prefixLength, total: output.record.finalLength, connections: connected ? 1 : 0, segments: nil, final: final)
+        // A finished file in place (the same request again) is its own whole.
+        let total = output.record.finalLength ?? (output.alreadyInPlace ? output.sink.prefixLength : nil)
+        return progress(bytes: output.sink.prefixLength, total: total, connections: connected ? 1 : 0, segments: nil, final: final)
     }
 }

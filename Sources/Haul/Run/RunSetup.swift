@@ -40,6 +40,7 @@ struct RunSetup {
         }
         return DownloadStarted(
             url: request.url, destination: output.layout?.finalPath ?? (output.layout == nil ? output.sink.path : nil),
-            resumingFrom: output.bytesOnDisk, note: note)
+            // A finished file in place continues nothing: it is complete as it is.
+            resumingFrom: output.alreadyInPlace ? 0 : output.bytesOnDisk, note: note)
     }
 }

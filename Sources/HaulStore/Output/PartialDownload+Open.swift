@@ -15,13 +15,19 @@ extension PartialDownload {
         public var url: URL
         /// The record a fresh download starts with (its URL, method and range).
         public var fresh: ResumeRecord
+        /// Whether its URL, method and range alone name what it fetches, so that its finished
+        /// file may carry a `FinishedMark` and be recognised by it: false for a request with a
+        /// body, headers of its own or credentials (another body or another user may be another
+        /// file under the same URL).
+        public var provable: Bool
 
         /// Opening `destination` for `url` with `existingFile`, starting from `fresh`.
-        public init(destination: Destination, existingFile: ExistingFilePolicy, url: URL, fresh: ResumeRecord) {
+        public init(destination: Destination, existingFile: ExistingFilePolicy, url: URL, fresh: ResumeRecord, provable: Bool = true) {
             self.destination = destination
             self.existingFile = existingFile
             self.url = url
             self.fresh = fresh
+            self.provable = provable
         }
     }
 
@@ -69,7 +75,7 @@ extension PartialDownload {
         }
         do {
             let output = try openFile(layout, request, keeper: RecordKeeper(store: records(layout)), lock: lock)
-            output.requestKey = FinishedMark.requestKey(of: request.fresh)
+            output.requestKey = request.provable ? FinishedMark.requestKey(of: request.fresh) : nil
             return output
         } catch {
             lock.release()
@@ -106,7 +112,7 @@ extension PartialDownload {
         let final = layout.finalPath.map(PathKind.of)
         // Looked up only where it can decide: a file in the way that a new download would not replace.
         let proven =
-            final == .regular && request.existingFile != .overwrite
+            final == .regular && request.existingFile != .overwrite && request.provable
             ? layout.finalPath.flatMap { FinishedMark.provenFinished(at: $0, request: FinishedMark.requestKey(of: fresh)) } : nil
         let (decision, forgets) = OpenDecision.decide(
             loaded: summary, partialExists: partialExists, finishedFileInPlace: finishedInPlace, final: final, policy: request.existingFile,

@@ -172,6 +172,14 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     /// The device (file system) the file is on; nil when it cannot be read.
+    /// Bytes of disk the file holds now (its blocks: what a preallocation or segments reserved,
+    /// holes excepted); 0 when it cannot be told.
+    public var allocatedBytes: Int64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return 0 }
+        return Int64(info.st_blocks) * 512
+    }
+
     var device: UInt64? {
         var info = stat()
         return fstat(fd, &info) == 0 ? UInt64(info.st_dev) : nil
