@@ -67,7 +67,9 @@ struct CLIServeLimitsTests {
         // THEN its peak and what it holds grew by little (each answer was 19 MB, built whole and
         // held while the sockets stayed open: +600 MiB peak, +580 MiB held)
         #expect(after.peak - before.peak < 64, "peak grew from \(before.peak) to \(after.peak) MiB")
-        #expect(after.resident - before.resident < 32, "held grew from \(before.resident) to \(after.resident) MiB")
+        // (The bound leaves room for what the allocator keeps: 33 MiB was seen once in a full run,
+        // against +580 MiB for the defect.)
+        #expect(after.resident - before.resident < 48, "held grew from \(before.resident) to \(after.resident) MiB")
         // AND it still answers everyone else
         #expect(try Self.getVersion(serve).answered)
         #expect(sockets.count == 8)
