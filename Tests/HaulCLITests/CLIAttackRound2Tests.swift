@@ -35,7 +35,7 @@ struct CLIAttackRound2Tests {
         // GIVEN a queue run of a 1 MiB download at 500 KB/s
         let run = try RunningHaul(["queue", "run", "--state", state, "-j", "1"])
         defer { _ = try? run.wait(timeout: 60) }
-        #expect(Disk.waitUntil(timeout: 20) { CLIStoreStallTests.partialBytes(in: out) > 600_000 })
+        #expect(Disk.waitUntil(timeout: 20) { Disk.partialBytes(in: out) > 600_000 })
         // WHEN another process holds the store's write lock for 3 s (less than the busy timeout)
         // while the transfer ends and its group finishes
         let holder = try StoreLockHolder(store: state + "/haul.sqlite", seconds: 3)

@@ -36,7 +36,7 @@ struct CLIFleetStallTests {
             fleet.stop()
         }
 
-        var received: Int64 { CLIStoreStallTests.partialBytes(in: fleet.output) }
+        var received: Int64 { Disk.partialBytes(in: fleet.output) }
 
         func expectFiles() {
             #expect(Disk.difference(fleet.output + "/a.bin", a) == nil)

@@ -63,13 +63,13 @@ struct CLIIssue35AttackTests {
         // GIVEN a queue run, with cookies, of a download at 300 KB/s and one whose server is slow to answer
         let run = try RunningHaul(["queue", "run", "--state", state, "-j", "2"])
         defer { _ = try? run.wait(timeout: 60) }
-        #expect(Disk.waitUntil(timeout: 20) { Self.partialBytes(in: out) > 100_000 })
+        #expect(Disk.waitUntil(timeout: 20) { Disk.partialBytes(in: out) > 100_000 })
         // WHEN another process holds the store's write lock for 4 s, and b's head arrives meanwhile
         let holder = try StoreLockHolder(store: state + "/haul.sqlite", seconds: 4)
         usleep(2_500_000)
-        let before = Self.partialBytes(in: out)
+        let before = Disk.partialBytes(in: out)
         usleep(1_000_000)
-        let during = Self.partialBytes(in: out) - before
+        let during = Disk.partialBytes(in: out) - before
         holder.waitUntilReleased()
         // THEN a went on at its rate while b's record waited for the store
         #expect(during > 150_000, "only \(during) bytes arrived in the second after b's head, while the store was locked")
@@ -190,7 +190,7 @@ struct CLIIssue35AttackTests {
         try fleet.add(names, path: "/limited/")
         // GIVEN a worker of two jobs whose statements have a 1 s deadline
         let worker = try FleetWorker("locked", fixture: fleet, jobs: 2, environment: ["HAUL_PG_STATEMENT_SECONDS": "1"])
-        #expect(eventually(20) { Self.partialBytes(in: fleet.output) > 300_000 })
+        #expect(eventually(20) { Disk.partialBytes(in: fleet.output) > 300_000 })
         // WHEN another session holds the table locked for 6 s, twice
         for _ in 0..<2 {
             try fleet.psql("BEGIN; LOCK TABLE downloads IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT;")
@@ -305,11 +305,5 @@ struct CLIIssue35AttackTests {
         let listed = try HaulBinary.run(["queue", "list", "--state", fleet.uri("upgraded")])
         // THEN it works (migrating what it must)
         #expect(listed.status == 0, "status \(listed.status): \(listed.stderr)")
-    }
-
-    /// Bytes in the partial files of `directory`.
-    static func partialBytes(in directory: String) -> Int64 {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasSuffix(".haul-partial") }.reduce(Int64(0)) { $0 + (Disk.size(directory + "/" + $1) ?? 0) }
     }
 }

@@ -26,12 +26,12 @@ struct CLIStoreStallTests {
         // GIVEN a queue run of two downloads at 300 KB/s each
         let run = try RunningHaul(["queue", "run", "--state", state, "-j", "2"])
         defer { _ = try? run.wait(timeout: 60) }
-        #expect(Disk.waitUntil(timeout: 20) { Self.partialBytes(in: out) > 200_000 })
+        #expect(Disk.waitUntil(timeout: 20) { Disk.partialBytes(in: out) > 200_000 })
         // WHEN another process holds the store's write lock for 4 s (longer than its busy timeout)
         let holder = try StoreLockHolder(store: state + "/haul.sqlite", seconds: 4)
-        let before = Self.partialBytes(in: out)
+        let before = Disk.partialBytes(in: out)
         usleep(3_500_000)
-        let during = Self.partialBytes(in: out) - before
+        let during = Disk.partialBytes(in: out) - before
         holder.waitUntilReleased()
         // THEN the transfers went on meanwhile, near their rate (0 when a progress report waited for the lock on the event loop)
         #expect(during > 600_000, "only \(during) bytes arrived in 3.5 s while the store was locked")
@@ -62,13 +62,13 @@ struct CLIStoreStallTests {
         // GIVEN a queue run of a download at 300 KB/s and one whose server is slow to answer
         let run = try RunningHaul(["queue", "run", "--state", state, "-j", "2"])
         defer { _ = try? run.wait(timeout: 60) }
-        #expect(Disk.waitUntil(timeout: 20) { Self.partialBytes(in: out) > 100_000 })
+        #expect(Disk.waitUntil(timeout: 20) { Disk.partialBytes(in: out) > 100_000 })
         // WHEN another process holds the store's write lock for 4 s, and b's head arrives meanwhile
         let holder = try StoreLockHolder(store: state + "/haul.sqlite", seconds: 4)
         usleep(2_500_000)
-        let before = Self.partialBytes(in: out)
+        let before = Disk.partialBytes(in: out)
         usleep(1_000_000)
-        let during = Self.partialBytes(in: out) - before
+        let during = Disk.partialBytes(in: out) - before
         holder.waitUntilReleased()
         // THEN a went on at its rate while b's record waited for the store (0 when the save blocked the event loop)
         #expect(during > 150_000, "only \(during) bytes arrived in the second after b's head, while the store was locked")
@@ -76,12 +76,6 @@ struct CLIStoreStallTests {
         #expect(try run.wait(timeout: 60) == .exited(0), "\(run.stderr)")
         #expect(Disk.difference(out + "/a.bin", a) == nil)
         #expect(Disk.difference(out + "/b.bin", b) == nil)
-    }
-
-    /// Bytes in the partial files of `directory`.
-    static func partialBytes(in directory: String) -> Int64 {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasSuffix(".haul-partial") }.reduce(Int64(0)) { $0 + (Disk.size(directory + "/" + $1) ?? 0) }
     }
 }
 

@@ -102,6 +102,12 @@ enum Disk {
         return Bytes.difference(actual, expected)
     }
 
+    /// Bytes in the partial files (`.haul-partial`) of `directory`.
+    static func partialBytes(in directory: String) -> Int64 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".haul-partial") }.reduce(Int64(0)) { $0 + (size(directory + "/" + $1) ?? 0) }
+    }
+
     static func size(_ path: String) -> Int64? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }

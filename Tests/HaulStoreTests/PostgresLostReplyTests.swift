@@ -9,13 +9,28 @@ import Testing
 /// first one did. Between the worker and the server, a relay that cuts the connection there.
 @Suite("PostgreSQL store: a COMMIT whose reply was lost", .serialized)
 struct PostgresLostReplyTests {
+    /// A private cluster, a relay to it, and a store that reaches the cluster through the relay.
+    static func relayedStore() throws -> (PostgresCluster, TCPRelay, PostgresQueueStore) {
+        let cluster = try PostgresCluster()
+        do {
+            let relay = try TCPRelay(to: cluster.port)
+            let store = try PostgresQueueStore(uri: "postgresql://haul@127.0.0.1:\(relay.port)/postgres", reconnectSeconds: 10)
+            return (cluster, relay, store)
+        } catch {
+            cluster.stop()
+            throw error
+        }
+    }
+
+    static func stop(_ cluster: PostgresCluster, _ relay: TCPRelay) {
+        relay.stop()
+        cluster.stop()
+    }
+
     @Test("GIVEN two queued items WHEN the reply to the first claim's COMMIT is lost THEN the claim returns the item it committed, and the other stays queued")
     func aClaimRunAgainReturnsTheItemItLeased() throws {
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
-        let relay = try TCPRelay(to: cluster.port)
-        defer { relay.stop() }
-        let store = try PostgresQueueStore(uri: "postgresql://haul@127.0.0.1:\(relay.port)/postgres", reconnectSeconds: 10)
+        let (cluster, relay, store) = try Self.relayedStore()
+        defer { Self.stop(cluster, relay) }
         let ids = try store.add([
             NewDownload(url: "http://127.0.0.1:1/a", destinationKind: .file, destination: "/tmp/haul-lost-a"),
             NewDownload(url: "http://127.0.0.1:1/b", destinationKind: .file, destination: "/tmp/haul-lost-b"),
@@ -33,11 +48,8 @@ struct PostgresLostReplyTests {
 
     @Test("GIVEN a per-host limit WHEN the reply to a claim's COMMIT is lost THEN the claim run again returns the item it leased")
     func aLimitedClaimRunAgainReturnsTheItemItLeased() throws {
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
-        let relay = try TCPRelay(to: cluster.port)
-        defer { relay.stop() }
-        let store = try PostgresQueueStore(uri: "postgresql://haul@127.0.0.1:\(relay.port)/postgres", reconnectSeconds: 10)
+        let (cluster, relay, store) = try Self.relayedStore()
+        defer { Self.stop(cluster, relay) }
         let ids = try store.add([
             NewDownload(url: "http://127.0.0.1:1/a", destinationKind: .file, destination: "/tmp/haul-lost-a"),
             NewDownload(url: "http://127.0.0.1:2/b", destinationKind: .file, destination: "/tmp/haul-lost-b"),
@@ -53,11 +65,8 @@ struct PostgresLostReplyTests {
 
     @Test("GIVEN an addition WHEN the reply to its COMMIT is lost THEN the transaction run again returns the items it added, once each, with no conflict")
     func anAdditionRunAgainReturnsItsItems() throws {
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
-        let relay = try TCPRelay(to: cluster.port)
-        defer { relay.stop() }
-        let store = try PostgresQueueStore(uri: "postgresql://haul@127.0.0.1:\(relay.port)/postgres", reconnectSeconds: 10)
+        let (cluster, relay, store) = try Self.relayedStore()
+        defer { Self.stop(cluster, relay) }
         relay.set(.cutAfterCommit(following: "INSERT INTO downloads"))
 
         let ids = try store.add([
