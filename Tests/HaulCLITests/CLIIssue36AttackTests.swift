@@ -92,7 +92,7 @@ struct CLIIssue36AttackTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["named.bin"])
     }
 
-    @Test(.disabled("open (issue 36 item 11): the mark has no ctime or content hash"))
+    @Test
     func aFileRewrittenInPlaceWithItsTimeRestoredIsRefused() throws {
         // GIVEN a file haul downloaded, then rewritten in place with other bytes of the same size
         // and its modification time put back (as `rsync --inplace -t` or `touch -r` do)
