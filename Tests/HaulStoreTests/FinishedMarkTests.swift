@@ -63,7 +63,8 @@ struct FinishedMarkTests {
     @Test(arguments: [
         "", "haul-finished-1", "haul-finished-2 \(String(repeating: "a", count: 64)) 1 2 3 4 5",
         "haul-finished-1 \(String(repeating: "g", count: 64)) 1 2 3 4 5", "haul-finished-1 \(String(repeating: "a", count: 63)) 1 2 3 4 5",
-        "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 3 4", "haul-finished-2 \(String(repeating: "a", count: 64)) 1 2 3 4 5 x", "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 -x 4 5",
+        "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 3 4", "haul-finished-2 \(String(repeating: "a", count: 64)) 1 2 3 4 5 x",
+        "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 -x 4 5",
         "haul-finished-1  \(String(repeating: "a", count: 64)) 1 2 3 4 5",
         // The first format, well formed: it has no bound on the change time, so it proves nothing.
         "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 3 4 5",

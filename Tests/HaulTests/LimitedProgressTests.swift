@@ -136,9 +136,10 @@ struct LimitedProgressTests {
         #expect((reports.last?.progress.bytes ?? 0) < 40_000, "\(reports.last?.progress.bytes ?? 0) bytes in 4 s")
     }
 
-    @Test(arguments: [
-        (nil, 262_144), (0, 262_144), (-5, 262_144), (1, 1024), (2_000, 1024), (8_192, 2_048), (1 << 20, 262_144), (Int64.max, 262_144),
-    ] as [(Int64?, Int)])
+    @Test(
+        arguments: [
+            (nil, 262_144), (0, 262_144), (-5, 262_144), (1, 1024), (2_000, 1024), (8_192, 2_048), (1 << 20, 262_144), (Int64.max, 262_144),
+        ] as [(Int64?, Int)])
     func aTransferReadsAQuarterOfASecondsWorthAtATime(pace: Int64?, buffer: Int) {
         #expect(TransferPacing.receiveBuffer(standard: 256 * 1024, pace: pace) == buffer)
     }
