@@ -44,6 +44,9 @@ let package = Package(
         .target(name: "CHaulSystem"),
         // Value types and pure decisions: no I/O.
         .target(name: "HaulCore"),
+        // JSON, the one reader and writer of it (bounded, fuzzed), and `Codable` types to and from
+        // it: the resume record, a queued download's options, the JSON-RPC server, `--json`.
+        .target(name: "HaulJSON"),
         // The transport protocol and its engines: libcurl (Linux only) and URLSession.
         .target(name: "HaulEngine", dependencies: [.target(name: "CCurl", condition: .when(platforms: linux)), "HaulCore"]),
         // Streaming digests whose state survives a checkpoint.
@@ -55,11 +58,11 @@ let package = Package(
             ]
         ),
         // The durable resume record and its write ordering.
-        .target(name: "HaulStore", dependencies: ["HaulCore", "CSQLite", "CPostgres", "HaulChecksum", "CHaulSystem"]),
+        .target(name: "HaulStore", dependencies: ["HaulCore", "HaulJSON", "CSQLite", "CPostgres", "HaulChecksum", "CHaulSystem"]),
         // The public API: one download, its event stream, the wiring.
         .target(name: "Haul", dependencies: ["HaulCore", "HaulEngine", "HaulStore", "HaulChecksum", "CHaulSystem"]),
-        // JSON and the JSON-RPC envelope (parse, tokens, batches, parameters): pure, fuzzed.
-        .target(name: "HaulRPC"),
+        // The JSON-RPC envelope (tokens, batches, parameters) over HaulJSON's values: pure, fuzzed.
+        .target(name: "HaulRPC", dependencies: ["HaulJSON"]),
         // `haul serve`: aria2's JSON-RPC over HTTP and WebSocket, and the dashboard, on the queue.
         .target(
             name: "HaulServe",
@@ -73,15 +76,16 @@ let package = Package(
         // compile it); only HaulCLI uses it.
         .target(name: "HaulCLIText", dependencies: ["HaulCore"]),
         // The `haul` command line tool.
-        .executableTarget(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulEngine", "HaulServe", "HaulCLIText"]),
+        .executableTarget(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulEngine", "HaulJSON", "HaulServe", "HaulCLIText"]),
         // Loopback servers for tests: a fault-injecting HTTP server and an nginx launcher.
         .target(name: "HaulTestSupport", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
         .testTarget(name: "HaulEngineTests", dependencies: ["HaulEngine", "HaulCore"]),
-        .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulTestSupport", "HaulChecksum"]),
+        .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulJSON", "HaulTestSupport", "HaulChecksum"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulEngine", "HaulStore", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore", "HaulChecksum"]),
         .testTarget(name: "HaulCLITextTests", dependencies: ["HaulCLIText"]),
+        .testTarget(name: "HaulJSONTests", dependencies: ["HaulJSON"]),
         .testTarget(name: "HaulRPCTests", dependencies: ["HaulRPC"]),
         .testTarget(name: "HaulServeTests", dependencies: ["HaulServe", "HaulRPC", "Haul", "HaulCore", "HaulTestSupport"]),
     ]

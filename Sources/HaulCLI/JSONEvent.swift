@@ -1,76 +1,91 @@
 import Foundation
 import Haul
 import HaulCore
+import HaulJSON
 
-/// One JSON object per event, for --json. Keys are stable; numbers are plain JSON numbers.
+/// One JSON object per event, for --json. Keys are stable; numbers are plain JSON numbers. Written
+/// by HaulJSON's writer, whose rules every JSON Haul writes follows.
 enum JSONEvent {
     static func line(for event: DownloadEvent, id: Int64? = nil) -> String {
-        var object: [String: Any]
+        var object: [String: JSONValue]
         switch event {
         case .started(let started):
             object = [
-                "event": "started", "url": Redaction.url(started.url), "destination": started.destination ?? NSNull(), "resumingFrom": started.resumingFrom,
-                "note": started.note ?? NSNull(),
+                "event": "started", "url": .string(Redaction.url(started.url)), "destination": text(started.destination),
+                "resumingFrom": .int(started.resumingFrom), "note": text(started.note),
             ]
         case .response(let info):
             object = [
-                "event": "response", "status": info.status, "finalURL": Redaction.url(info.finalURL), "totalBytes": info.totalBytes ?? NSNull(),
-                "resumedFrom": info.resumedFrom, "destination": info.destination, "note": info.note ?? NSNull(),
+                "event": "response", "status": int(info.status), "finalURL": .string(Redaction.url(info.finalURL)), "totalBytes": int(info.totalBytes),
+                "resumedFrom": .int(info.resumedFrom), "destination": .string(info.destination), "note": text(info.note),
             ]
         case .progress(let progress):
             object = progressObject("progress", progress)
         case .restarted(let reason):
-            object = ["event": "restarted", "reason": reason.code.rawValue, "message": reason.message, "discardedBytes": reason.discardedBytes]
+            object = [
+                "event": "restarted", "reason": .string(reason.code.rawValue), "message": .string(reason.message),
+                "discardedBytes": .int(reason.discardedBytes),
+            ]
         case .retrying(let retry):
-            object = ["event": "retrying", "attempt": retry.attempt, "maxRetries": retry.maxRetries, "delay": retry.delay, "reason": retry.reason]
+            object = [
+                "event": "retrying", "attempt": int(retry.attempt), "maxRetries": int(retry.maxRetries), "delay": .double(retry.delay),
+                "reason": .string(retry.reason),
+            ]
         case .mirror(let note):
-            object = ["event": "mirror", "url": Redaction.url(note.url), "change": note.change.rawValue, "reason": note.reason]
+            object = ["event": "mirror", "url": .string(Redaction.url(note.url)), "change": .string(note.change.rawValue), "reason": .string(note.reason)]
         case .paused(let progress):
             object = progressObject("paused", progress)
         case .completed(let done):
             object = [
-                "event": "completed", "path": done.path, "bytes": done.bytes, "bytesTransferred": done.bytesTransferred, "seconds": done.seconds,
-                "finalURL": Redaction.url(done.finalURL), "digest": done.digest ?? NSNull(), "mirrorProof": done.mirrorProof ?? NSNull(),
-                "resumedFrom": done.resumedFrom, "alreadyComplete": done.alreadyComplete,
+                "event": "completed", "path": .string(done.path), "bytes": .int(done.bytes), "bytesTransferred": .int(done.bytesTransferred),
+                "seconds": .double(done.seconds), "finalURL": .string(Redaction.url(done.finalURL)), "digest": text(done.digest),
+                "mirrorProof": text(done.mirrorProof), "resumedFrom": .int(done.resumedFrom), "alreadyComplete": .bool(done.alreadyComplete),
             ]
         case .failed(let error):
             object = [
-                "event": "failed", "category": error.category.name, "message": error.shown, "httpStatus": error.httpStatus ?? NSNull(),
-                "exitCode": Int(ExitCode(error).rawValue),
+                "event": "failed", "category": .string(error.category.name), "message": .string(error.shown), "httpStatus": int(error.httpStatus),
+                "exitCode": int(Int(ExitCode(error).rawValue)),
             ]
         case .cancelled:
             object = ["event": "cancelled"]
         }
-        if let id { object["id"] = id }
+        if let id { object["id"] = .int(id) }
         return encode(object)
     }
 
     /// A batch's closing summary.
     static func summary(_ summary: QueueRunSummary, total: Int) -> String {
         encode([
-            "event": "summary", "total": total, "completed": summary.completed.count, "failed": summary.failed.count,
-            "paused": summary.paused.count, "cancelled": summary.cancelled.count,
+            "event": "summary", "total": int(total), "completed": int(summary.completed.count), "failed": int(summary.failed.count),
+            "paused": int(summary.paused.count), "cancelled": int(summary.cancelled.count),
         ])
     }
 
-    static func encode(_ object: [String: Any]) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]),
-            let text = String(data: data, encoding: .utf8)
-        else { return "{\"event\":\"unencodable\"}" }
-        return text
+    static func encode(_ object: [String: JSONValue]) -> String {
+        JSONValue.object(object).text
     }
 
-    private static func progressObject(_ name: String, _ progress: DownloadProgress) -> [String: Any] {
-        var object: [String: Any] = [
-            "event": name,
-            "bytes": progress.bytes,
-            "totalBytes": progress.totalBytes ?? NSNull(),
-            "bytesPerSecond": progress.bytesPerSecond.rounded(),
-            "secondsLeft": progress.secondsLeft ?? NSNull(),
-            "connections": progress.connections,
+    /// A text, or null.
+    static func text(_ value: String?) -> JSONValue {
+        value.map(JSONValue.string) ?? .null
+    }
+
+    /// A number, or null.
+    static func int(_ value: (some BinaryInteger)?) -> JSONValue {
+        value.map { .int(Int64($0)) } ?? .null
+    }
+
+    private static func progressObject(_ name: String, _ progress: DownloadProgress) -> [String: JSONValue] {
+        var object: [String: JSONValue] = [
+            "event": .string(name),
+            "bytes": .int(progress.bytes),
+            "totalBytes": int(progress.totalBytes),
+            "bytesPerSecond": .double(progress.bytesPerSecond.rounded()),
+            "secondsLeft": progress.secondsLeft.map(JSONValue.double) ?? .null,
+            "connections": int(progress.connections),
         ]
         if let segments = progress.segments {
-            object["segments"] = segments.map { ["begin": $0.begin, "next": $0.next, "end": $0.end] }
+            object["segments"] = .array(segments.map { ["begin": .int($0.begin), "next": .int($0.next), "end": .int($0.end)] })
         }
         return object
     }

@@ -2,6 +2,7 @@ import Foundation
 import Haul
 import HaulCLIText
 import HaulCore
+import HaulJSON
 
 /// `haul queue list [--json]`: every download with its state, progress, speed and last error.
 struct QueueListCommand: ParsableCommand {
@@ -59,11 +60,12 @@ struct QueueListCommand: ParsableCommand {
         return lines.joined(separator: "\n")
     }
 
-    static func object(_ item: QueueItem) -> [String: Any] {
+    static func object(_ item: QueueItem) -> [String: JSONValue] {
         [
-            "id": item.id, "url": item.urlString, "destination": item.destination, "finalPath": item.finalPath ?? NSNull(),
-            "state": item.state.rawValue, "priority": item.priority, "bytes": item.bytes, "totalBytes": item.totalBytes ?? NSNull(),
-            "bytesPerSecond": item.bytesPerSecond.rounded(), "lastError": item.lastError ?? NSNull(), "errorCategory": item.errorCategory ?? NSNull(),
+            "id": JSONEvent.int(item.id), "url": .string(item.urlString), "destination": .string(item.destination),
+            "finalPath": JSONEvent.text(item.finalPath), "state": .string(item.state.rawValue), "priority": JSONEvent.int(item.priority),
+            "bytes": JSONEvent.int(item.bytes), "totalBytes": JSONEvent.int(item.totalBytes), "bytesPerSecond": .double(item.bytesPerSecond.rounded()),
+            "lastError": JSONEvent.text(item.lastError), "errorCategory": JSONEvent.text(item.errorCategory),
         ]
     }
 }

@@ -183,7 +183,7 @@ public struct RPCEndpoint: Sendable {
     /// A request's id as it is echoed back (null when it has none a reply may carry).
     static func id(of request: JSONValue) -> JSONValue {
         switch request["id"] {
-        case .string?, .int?, .double?: return request["id"] ?? .null
+        case .string?, .int?, .uint?, .double?: return request["id"] ?? .null
         default: return .null
         }
     }
@@ -199,7 +199,7 @@ public struct RPCEndpoint: Sendable {
         let id: JSONValue
         switch fields["id"] {
         case nil, .null?: id = .null
-        case .string?, .int?, .double?: id = fields["id"] ?? .null
+        case .string?, .int?, .uint?, .double?: id = fields["id"] ?? .null
         default: return (Self.reply(id: .null, .failure(.invalidRequest)), false)
         }
         let isNotification = fields["id"] == nil

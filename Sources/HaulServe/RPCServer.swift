@@ -50,26 +50,9 @@ public final class RPCServer: Sendable {
     }
 
     /// `{"jsonrpc":"2.0","method":…,"params":[{"gid":…}]}` as `JSONValue.serialized()` writes it,
-    /// but written directly: a busy queue sends thousands, and JSONEncoder would be most of
-    /// their cost on the sender's thread.
+    /// but filled into a template: a busy queue sends thousands, and building the tree would be
+    /// most of their cost on the sender's thread. The strings go through the one JSON writer.
     static func notification(_ method: String, gid: String) -> Data {
-        Data(#"{"jsonrpc":"2.0","method":\#(quoted(method)),"params":[{"gid":\#(quoted(gid))}]}"#.utf8)
-    }
-
-    /// `text` as a JSON string literal.
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        Data(#"{"jsonrpc":"2.0","method":\#(JSONWriter.quoted(method)),"params":[{"gid":\#(JSONWriter.quoted(gid))}]}"#.utf8)
     }
 }

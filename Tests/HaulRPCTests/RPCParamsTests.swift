@@ -56,4 +56,16 @@ struct RPCParamsTests {
         let (deep, _) = handle(String(repeating: "[", count: 64))
         #expect(deep?["error"]?["message"]?.string?.contains("nested deeper") == true)
     }
+
+    @Test("GIVEN a request whose id is a whole number above Int64.max WHEN answered THEN the id is echoed exactly, digit for digit")
+    func aLargeNumericIdIsEchoedExactly() throws {
+        let endpoint = RPCEndpoint(secret: "s", openMethods: ["system.listMethods"], maximumBodyBytes: 1 << 20)
+        for id in ["9223372036854775808", "18446744073709551615"] {
+            let (response, _) = endpoint.handle(Data(#"{"jsonrpc":"2.0","id":\#(id),"method":"system.listMethods"}"#.utf8)) { method, _ in
+                .success(.string(method))
+            }
+            let text = String(decoding: try #require(response), as: UTF8.self)
+            #expect(text.contains(#""id":\#(id),"#), "\(text)")
+        }
+    }
 }

@@ -390,6 +390,11 @@ struct HTTPServerTests {
         // And the same value for anything that needs escaping
         let odd = "a\"b\\c\nd\u{01}e/é"
         #expect(JSONValue.parse(RPCServer.notification(odd, gid: odd)) == expected(odd, odd))
+        // Byte for byte with the writer's escapes too: `/` as is, backspace and form feed short
+        let escaped = "a/\u{08}\u{0C}\u{01}"
+        #expect(RPCServer.notification(escaped, gid: escaped) == expected(escaped, escaped).serialized())
+        #expect(
+            String(decoding: RPCServer.notification(escaped, gid: "g"), as: UTF8.self) == #"{"jsonrpc":"2.0","method":"a/\b\f\u0001","params":[{"gid":"g"}]}"#)
     }
 
     @Test func workersHaveTheirLargeStacksAndStopAfterTheirJobs() throws {

@@ -23,7 +23,7 @@ struct ConnectionCapTests {
     @Test func theRecordKeepsTheCapsThroughItsJSON() throws {
         var record = ResumeRecord(originalURL: "http://a.test/f", finalURL: "http://a.test/f")
         record.connectionCaps = [ConnectionCap(host: "a.test", connections: 1)]
-        let text = ResumeRecordJSON.encode(record)
+        let text = try ResumeRecordCodec.encode(record)
         #expect(text.contains(#""connectionCaps":[{"connections":1,"host":"a.test"}]"#), "\(text)")
         let decoded = try JSONDecoder().decode(ResumeRecord.self, from: Data(text.utf8))
         #expect(decoded.connectionCaps == record.connectionCaps)

@@ -11,7 +11,7 @@ struct ResumeRecordCodecTests {
     @Test func aRecordOfAnotherVersionIsDamagedInTheFileAndInTheQueueAlike() throws {
         var record = ResumeRecord(originalURL: "http://h/f", finalURL: "http://h/f")
         record.version = ResumeRecord.currentVersion + 1
-        let text = ResumeRecordCodec.encode(record)
+        let text = try ResumeRecordCodec.encode(record)
 
         let fromQueue = #expect(throws: StoreError.self) { try QueueStore.decodeRecord(text, id: 7) }
         #expect(fromQueue?.kind == .corruptRecord)
@@ -27,7 +27,7 @@ struct ResumeRecordCodecTests {
     @Test func theCurrentVersionRoundTrips() throws {
         var record = ResumeRecord(originalURL: "http://h/f", finalURL: "http://h/g")
         record.syncedLength = 4096
-        let text = ResumeRecordCodec.encode(record)
+        let text = try ResumeRecordCodec.encode(record)
         #expect(try QueueStore.decodeRecord(text, id: 1) == record)
     }
 }

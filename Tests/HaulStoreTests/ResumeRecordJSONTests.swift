@@ -1,18 +1,33 @@
 import Foundation
 import HaulChecksum
 import HaulCore
+import HaulJSON
 import Testing
 
 @testable import HaulStore
 
-/// The hand-written record JSON is `JSONEncoder`'s (sorted keys) byte for byte, and reads back
-/// as the same record, for records with every field set, none set, and strings of every kind.
+/// The record's JSON is `JSONEncoder`'s (sorted keys, slashes unescaped) byte for byte, reads back
+/// as the same record, and older versions' records (`JSONEncoder` with sorted keys, slashes
+/// escaped) read as the same record too; for records with every field set, none set, and strings
+/// of every kind. Every stored property is written: a field added to the record cannot be dropped.
 @Suite("ResumeRecordJSON")
 struct ResumeRecordJSONTests {
+    /// What this version writes.
     private static func reference(_ record: ResumeRecord) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(record), as: UTF8.self)
+    }
+
+    /// What older versions wrote (and what they read alike).
+    private static func older(_ record: ResumeRecord) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(record), as: UTF8.self)
+    }
+
+    private static func read(_ text: String) throws -> ResumeRecord {
+        try ResumeRecordCodec.decode(Data(text.utf8), "the record")
     }
 
     private static func identity(_ seed: Int) -> FileIdentity {
@@ -60,18 +75,67 @@ struct ResumeRecordJSONTests {
     @Test func everyFieldSetMatchesJSONEncoderByteForByte() throws {
         for (seed, text) in Self.texts.enumerated() {
             let record = Self.full(seed + 1, text: text)
-            let written = ResumeRecordJSON.encode(record)
+            let written = try ResumeRecordCodec.encode(record)
             #expect(written == (try Self.reference(record)), "seed \(seed)")
+            #expect(try Self.read(written) == record, "seed \(seed)")
+            // An older version reads it, and this one reads what an older one wrote
             #expect(try JSONDecoder().decode(ResumeRecord.self, from: Data(written.utf8)) == record, "seed \(seed)")
+            #expect(try Self.read(try Self.older(record)) == record, "seed \(seed)")
+        }
+    }
+
+    @Test("GIVEN a record with every field set WHEN written THEN every stored property, nested ones too, is a key of its JSON and reads back")
+    func noStoredPropertyIsDropped() throws {
+        let record = Self.full(5, text: "f")
+        let written = try JSONParser.parse(Data(try ResumeRecordCodec.encode(record).utf8))
+        Self.expectEveryProperty(of: record, in: written, at: "record")
+        #expect(try Self.read(try ResumeRecordCodec.encode(record)) == record)
+    }
+
+    /// Every stored property of `value` (a struct) is a key of `json`, recursively; an optional
+    /// must be set (`full` sets them all: a new one must be set there too).
+    private static func expectEveryProperty(of value: Any, in json: JSONValue, at path: String) {
+        let mirror = Mirror(reflecting: value)
+        switch mirror.displayStyle {
+        case .optional:
+            guard let wrapped = mirror.children.first?.value else {
+                Issue.record("\(path) is nil: set it in `full` so that the test sees it written")
+                return
+            }
+            expectEveryProperty(of: wrapped, in: json, at: path)
+        case .struct:
+            guard case .object(let fields) = json else {
+                // A struct that encodes itself as one value (none in the record today).
+                return
+            }
+            for child in mirror.children {
+                guard let label = child.label else { continue }
+                guard let field = fields[label] else {
+                    Issue.record("\(path).\(label) is not written")
+                    continue
+                }
+                expectEveryProperty(of: child.value, in: field, at: path + "." + label)
+            }
+        case .collection:
+            guard case .array(let elements) = json, elements.count == mirror.children.count else {
+                Issue.record("\(path) is not written as an array of \(mirror.children.count)")
+                return
+            }
+            for (index, (child, element)) in zip(mirror.children, elements).enumerated() {
+                expectEveryProperty(of: child.value, in: element, at: path + "[\(index)]")
+            }
+        default:
+            return
         }
     }
 
     @Test func noOptionalFieldMatchesJSONEncoderToo() throws {
         for (seed, text) in Self.texts.enumerated() {
             let record = ResumeRecord(originalURL: text, finalURL: text, bootID: nil, updatedAt: Date(timeIntervalSinceReferenceDate: Double(seed)))
-            let written = ResumeRecordJSON.encode(record)
+            let written = try ResumeRecordCodec.encode(record)
             #expect(written == (try Self.reference(record)), "seed \(seed)")
-            #expect(try JSONDecoder().decode(ResumeRecord.self, from: Data(written.utf8)) == record)
+            #expect(try Self.read(written) == record)
+            #expect(try Self.read(try Self.older(record)) == record)
         }
     }
 
@@ -79,9 +143,10 @@ struct ResumeRecordJSONTests {
         let seconds: [Double] = [0, 1, -1, 0.5, 786_000_000.123_456_7, 1e-7, 123_456_789_012.25, -978_307_200, 3.25e12, Date().timeIntervalSinceReferenceDate]
         for value in seconds {
             let record = ResumeRecord(originalURL: "u", finalURL: "u", updatedAt: Date(timeIntervalSinceReferenceDate: value))
-            let written = ResumeRecordJSON.encode(record)
+            let written = try ResumeRecordCodec.encode(record)
             #expect(written == (try Self.reference(record)), "\(value)")
-            #expect(try JSONDecoder().decode(ResumeRecord.self, from: Data(written.utf8)).updatedAt == record.updatedAt, "\(value)")
+            #expect(try Self.read(written).updatedAt == record.updatedAt, "\(value)")
+            #expect(try Self.read(try Self.older(record)).updatedAt == record.updatedAt, "\(value)")
         }
     }
 
@@ -89,7 +154,8 @@ struct ResumeRecordJSONTests {
         for scalar in 0..<0x80 {
             let text = "a" + String(UnicodeScalar(UInt8(scalar))) + "b"
             let record = ResumeRecord(originalURL: text, finalURL: "u", updatedAt: Date(timeIntervalSinceReferenceDate: 0))
-            #expect(ResumeRecordJSON.encode(record) == (try Self.reference(record)), "byte \(scalar)")
+            #expect(try ResumeRecordCodec.encode(record) == (try Self.reference(record)), "byte \(scalar)")
+            #expect(try Self.read(try Self.older(record)) == record, "byte \(scalar)")
         }
     }
 }

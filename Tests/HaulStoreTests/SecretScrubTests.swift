@@ -10,7 +10,7 @@ private func recordWithPasswords() throws -> String {
     identity.st_ino = 4242
     var record = ResumeRecord(originalURL: "http://alice:hunter2@example.com/a.bin", finalURL: "http://bob:pw2@cdn.example.com/a.bin")
     record.partialIdentity = FileIdentity(identity)
-    return ResumeRecordCodec.encode(record)
+    return try ResumeRecordCodec.encode(record)
 }
 
 @Suite("SecretScrub: what a settled download keeps")
@@ -59,7 +59,7 @@ struct SecretScrubTests {
             row: downloadRow([
                 "url": "http://example.com/a.bin", "headers": "[]", "options": "{}",
                 "record": .text(
-                    ResumeRecordCodec.encode(ResumeRecord(originalURL: "http://example.com/a.bin", finalURL: "http://example.com/a.bin"))),
+                    try ResumeRecordCodec.encode(ResumeRecord(originalURL: "http://example.com/a.bin", finalURL: "http://example.com/a.bin"))),
             ]))
         // Damaged text is not read either: it goes with the record.
         let damaged = try StoredDownload(row: downloadRow(["url": "http://example.com/a.bin", "headers": "[]", "options": "{}", "record": "{not a record"]))
@@ -100,7 +100,7 @@ struct SecretScrubTests {
         record.version = ResumeRecord.currentVersion + 1
         let item = try StoredDownload(
             row: downloadRow([
-                "url": "http://example.com/a.bin", "headers": "[]", "options": .null, "record": .text(ResumeRecordCodec.encode(record)),
+                "url": "http://example.com/a.bin", "headers": "[]", "options": .null, "record": .text(try ResumeRecordCodec.encode(record)),
             ]))
 
         let scrub = SecretScrub(item)

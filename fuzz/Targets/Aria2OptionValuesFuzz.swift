@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/HaulRPC/*.swift Sources/HaulServe/Aria2OptionValues.swift
+// fuzz-sources: Sources/HaulJSON/*.swift Sources/HaulRPC/*.swift Sources/HaulServe/Aria2OptionValues.swift
 // The option values of every aria2 method `haul serve` answers, as a client can send them:
 // addUri's options object (with http and https URIs), changeOption's and changeGlobalOption's
 // values, and the integers of addUri's position, changePosition and tellWaiting. Names come from

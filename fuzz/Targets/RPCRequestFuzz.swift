@@ -1,4 +1,4 @@
-// fuzz-sources: Sources/HaulRPC/*.swift
+// fuzz-sources: Sources/HaulJSON/*.swift Sources/HaulRPC/*.swift
 // The RPC request path of `haul serve`, before any download is touched: arbitrary bytes as a
 // request body (a request, a batch, a multicall) through parsing, the token check and dispatch to
 // handlers that read their parameters as the real ones do (GIDs, keys, options, integers) and do

@@ -42,7 +42,7 @@ public struct RecordFile: Sendable {
     }
 
     private func write(_ record: ResumeRecord, durably: Bool) throws(StoreError) {
-        let data = Data(ResumeRecordCodec.encode(record).utf8)
+        let data = Data(try ResumeRecordCodec.encode(record).utf8)
         try FileIO.replace(path, with: data, temporary: path + Self.temporarySuffix, durably: durably)
     }
 

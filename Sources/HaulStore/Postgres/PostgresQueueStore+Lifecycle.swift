@@ -54,7 +54,7 @@ extension PostgresQueueStore {
         let scrub = SecretScrub(item, droppingRecord: droppingRecord)
         guard scrub.removesSomething else { return }
         let options = try scrub.options.map { options throws(StoreError) in try options.encoded() }
-        let record = scrub.record.map(ResumeRecordCodec.encode)
+        let record = try scrub.record.map { record throws(StoreError) in try ResumeRecordCodec.encode(record) }
         try db.query(
             "UPDATE downloads SET headers = '[]', body = NULL, url = COALESCE($1, url), options = $2, record = $3 WHERE id = $4",
             [scrub.url, options, record, String(item.id)])

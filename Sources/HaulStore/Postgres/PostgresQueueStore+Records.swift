@@ -46,7 +46,7 @@ extension PostgresQueueStore: QueueStorage {
     }
 
     func saveRecord(_ id: Int64, _ record: ResumeRecord?, epoch: Int64?) throws(StoreError) {
-        let text = record.map(ResumeRecordCodec.encode)
+        let text = try record.map { record throws(StoreError) in try ResumeRecordCodec.encode(record) }
         try transaction { db in
             let result = try db.query(
                 "UPDATE downloads SET record = $1 WHERE id = $2 AND ($3::bigint IS NULL OR lease_epoch = $3::bigint)",

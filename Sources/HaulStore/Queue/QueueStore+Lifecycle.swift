@@ -71,7 +71,7 @@ extension QueueStore {
         let scrub = SecretScrub(item, droppingRecord: droppingRecord)
         guard scrub.removesSomething else { return false }
         let options = try scrub.options.map { options throws(StoreError) in SQLiteValue.text(try options.encoded()) } ?? .null
-        let record = scrub.record.map { SQLiteValue.text(ResumeRecordCodec.encode($0)) } ?? .null
+        let record = try scrub.record.map { record throws(StoreError) in SQLiteValue.text(try ResumeRecordCodec.encode(record)) } ?? .null
         try db.execute(
             "UPDATE downloads SET headers = '[]', body = NULL, url = COALESCE(?, url), options = ?, record = ? WHERE id = ?",
             [scrub.url.map(SQLiteValue.text) ?? .null, options, record, .integer(item.id)])

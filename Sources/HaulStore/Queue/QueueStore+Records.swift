@@ -57,7 +57,7 @@ extension QueueStore {
     }
 
     func saveRecord(_ id: Int64, _ record: ResumeRecord?, epoch: Int64? = nil) throws(StoreError) {
-        let text = record.map { SQLiteValue.text(ResumeRecordCodec.encode($0)) } ?? .null
+        let text = try record.map { record throws(StoreError) in SQLiteValue.text(try ResumeRecordCodec.encode(record)) } ?? .null
         let fence = epoch.map(SQLiteValue.integer) ?? .null
         try write(durable: record.map(Self.mustBeDurable) ?? false) { db in
             try db.execute("UPDATE downloads SET record = ? WHERE id = ? AND (? IS NULL OR lease_epoch = ?)", [text, .integer(id), fence, fence])
@@ -81,11 +81,18 @@ extension QueueStore {
     /// in order: a lost lease fails only its own item; a failed commit fails them all.
     func saveRecords(_ records: [(id: Int64, record: ResumeRecord, epoch: Int64?)]) -> [StoreError?] {
         // Encoded before the store is taken: the commit holds it only for the updates.
-        let texts = records.map { SQLiteValue.text(ResumeRecordCodec.encode($0.record)) }
+        let texts = records.map { entry in Result { () throws(StoreError) in SQLiteValue.text(try ResumeRecordCodec.encode(entry.record)) } }
         do throws(StoreError) {
             return try write(durable: records.contains { Self.mustBeDurable($0.record) }) { db -> [StoreError?] in
                 var failures: [StoreError?] = []
-                for (entry, text) in zip(records, texts) {
+                for (entry, encoded) in zip(records, texts) {
+                    let text: SQLiteValue
+                    switch encoded {
+                    case .success(let value): text = value
+                    case .failure(let error):
+                        failures.append(error)
+                        continue
+                    }
                     let fence = entry.epoch.map(SQLiteValue.integer) ?? .null
                     try db.execute(
                         "UPDATE downloads SET record = ? WHERE id = ? AND (? IS NULL OR lease_epoch = ?)", [text, .integer(entry.id), fence, fence])

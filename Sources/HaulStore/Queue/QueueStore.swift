@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulJSON
 import Synchronization
 
 /// The durable queue: every download Haul manages, its lifecycle state, its lease and its resume
@@ -132,8 +133,6 @@ public final class QueueStore: Sendable {
 
     static func encodeHeaders(_ fields: [HTTPHeaders.Field]) -> String {
         if fields.isEmpty { return "[]" }
-        let pairs = fields.map { [$0.name, $0.value] }
-        guard let data = try? JSONSerialization.data(withJSONObject: pairs), let text = String(data: data, encoding: .utf8) else { return "[]" }
-        return text
+        return JSONValue.array(fields.map { [.string($0.name), .string($0.value)] }).text
     }
 }

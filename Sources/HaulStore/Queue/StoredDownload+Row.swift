@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulJSON
 
 // A row of `downloads` read back as a `StoredDownload`; no I/O (a `Row` is a value).
 extension StoredDownload {
@@ -47,9 +48,7 @@ extension StoredDownload {
     static func decodeHeaders(_ text: String) -> [HTTPHeaders.Field]? {
         // What most rows hold (and what a settled one is left with): not worth a JSON parser.
         if text == "[]" { return [] }
-        guard let pairs = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String]],
-            pairs.allSatisfy({ $0.count == 2 })
-        else { return nil }
+        guard let pairs = try? JSONValue.decode([[String]].self, from: text), pairs.allSatisfy({ $0.count == 2 }) else { return nil }
         return pairs.map { HTTPHeaders.Field(name: $0[0], value: $0[1]) }
     }
 }

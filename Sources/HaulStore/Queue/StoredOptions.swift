@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulJSON
 import Synchronization
 
 /// The settings of one queued download beyond its URL, method, headers, body, destination and
@@ -52,18 +53,13 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     /// No option stored: every setting is the default or the run's.
     public init() {}
 
-    /// JSON for the `options` column.
+    /// JSON for the `options` column, stored whole (sorted keys, as HaulJSON writes JSON).
     public func encoded() throws(StoreError) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data: Data
         do {
-            data = try encoder.encode(self)
+            return try JSONWriter.text(encoding: self)
         } catch {
             throw StoreError(.io, "cannot encode a download's options: \(error)")
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw StoreError(.io, "cannot encode a download's options as UTF-8") }
-        return text
     }
 
     /// These options with nothing secret left: the proxy's and the mirrors' passwords are removed
@@ -95,8 +91,8 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     /// at its claim and at its settlement: the last texts read are kept decoded (`recentlyRead`).
     static func read(_ text: String) -> Result<StoredOptions, Unreadable> {
         if let known = recentlyRead.withLock({ $0[text] }) { return .success(known) }
-        do {
-            let options = try JSONDecoder().decode(StoredOptions.self, from: Data(text.utf8))
+        do throws(DecodingError) {
+            let options = try JSONValue.decode(StoredOptions.self, from: text)
             // Never a secret: options with a password in them are decoded each time, not kept.
             if options == options.withoutSecrets {
                 recentlyRead.withLock { known in
@@ -105,10 +101,8 @@ public struct StoredOptions: Codable, Sendable, Equatable {
                 }
             }
             return .success(options)
-        } catch let error as DecodingError {
-            return .failure(Unreadable(detail: Self.describe(error)))
         } catch {
-            return .failure(Unreadable(detail: "\(error)"))
+            return .failure(Unreadable(detail: Self.describe(error)))
         }
     }
 

@@ -1,10 +1,14 @@
 import Foundation
 
-/// A JSON value as JSON-RPC carries it: parsed from a request, built for a response.
+/// A JSON value: what `JSONParser` reads, what `JSONWriter` writes, and what `Codable` types
+/// become on the way (`JSONValue(encoding:)`, `decoded(as:)`). Haul's one JSON representation: the
+/// resume record, a queued download's options and headers, the JSON-RPC server and `--json`.
 public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)
+    /// An integer above `Int64.max` (`.int` holds every other one), kept exact.
+    case uint(UInt64)
     case double(Double)
     case string(String)
     case array([JSONValue])
@@ -44,11 +48,23 @@ public enum JSONValue: Sendable, Equatable {
         try? JSONParser.parse(data)
     }
 
-    /// Compact JSON text (keys sorted, so output is stable).
+    /// Compact JSON text (keys sorted, so output is stable), as `JSONWriter` writes it.
     public func serialized() -> Data {
         var writer = JSONWriter()
         writer.write(self)
         return Data(writer.bytes)
+    }
+
+    /// `serialized()` as a string.
+    public var text: String {
+        var writer = JSONWriter()
+        writer.write(self)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Parses `text` (`JSONParser.parse`).
+    public static func parse(text: String) throws(JSONParseError) -> JSONValue {
+        try JSONParser.parse(Data(text.utf8))
     }
 }
 

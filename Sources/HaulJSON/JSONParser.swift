@@ -17,7 +17,8 @@ public enum JSONParseError: Error, Sendable, Equatable {
 /// safe on every input: nesting is bounded (`maximumDepth`; Foundation's decoder recurses without
 /// a bound, and 45 levels of `[` overflowed a 100 KiB server thread), every number, string and
 /// escape is checked, and nothing is decoded lossily (invalid UTF-8 and lone surrogates are
-/// errors). Integers that fit become `.int`, other numbers `.double`.
+/// errors). Integers that fit become `.int`, larger ones that fit 64 bits unsigned `.uint` (a file's
+/// inode or device number, kept exact), other numbers `.double`.
 public struct JSONParser {
     /// The deepest nesting taken. aria2's requests need at most 8 (a batch of `system.multicall`
     /// holding `addUri` with a `header` list); 32 leaves room and bounds the recursion here and in
@@ -228,6 +229,7 @@ public struct JSONParser {
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let integer = Int64(text) { return .int(integer) }
+        if isInteger, let integer = UInt64(text) { return .uint(integer) }
         guard let double = Double(text), double.isFinite else { throw .malformed(offset: start) }
         return .double(double)
     }

@@ -1,5 +1,5 @@
 import Foundation
-import HaulRPC
+import HaulJSON
 import Testing
 
 @Suite("JSON parser (bounded) and writer")
@@ -16,7 +16,11 @@ struct JSONParserTests {
         #expect(parse(#""a\"b\\c\/d\n\u00e9\ud83d\ude00""#) == .string("a\"b\\c/d\né😀"))
         #expect(parse("9223372036854775807") == .int(.max))
         #expect(parse("-9223372036854775808") == .int(.min))
-        #expect(parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+        // Above Int64.max and up to UInt64.max kept exact (a file's inode); beyond, a double
+        #expect(parse("9223372036854775808") == .uint(9_223_372_036_854_775_808))
+        #expect(parse("18446744073709551615") == .uint(.max))
+        #expect(parse("18446744073709551616") == .double(18_446_744_073_709_551_616))
+        #expect(parse("-9223372036854775809") == .double(-0x1p63))
     }
 
     @Test func refusesWhatIsNotJSON() {
