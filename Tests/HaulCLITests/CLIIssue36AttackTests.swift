@@ -56,7 +56,7 @@ struct CLIIssue36AttackTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["sum.bin"])
     }
 
-    @Test(.disabled("open (issue 36 item 11): a -d download is not recognised as already complete"))
+    @Test
     func aDirectoryDownloadRunAgainIsAlreadyComplete() throws {
         // GIVEN a file haul downloaded with -d (the name from the URL)
         let server = try FaultServer()
@@ -75,7 +75,7 @@ struct CLIIssue36AttackTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["dir.bin"])
     }
 
-    @Test(.disabled("open (issue 36 item 11): a -d download is not recognised as already complete"))
+    @Test
     func aServerNamedDirectoryDownloadRunAgainIsAlreadyComplete() throws {
         // GIVEN a file haul downloaded with -d, named by the server (Content-Disposition)
         let server = try FaultServer()
@@ -159,7 +159,7 @@ struct CLIIssue36AttackTests {
         #expect(speeds.allSatisfy { $0 <= 3000 }, "speeds \(speeds) for a limit of 2000 B/s")
     }
 
-    @Test(.disabled("open (issue 36 items 4, 5): the batch summary leaves out what was already complete"))
+    @Test
     func aBatchRunAgainSummarisesEveryFileAskedFor() throws {
         // GIVEN a batch of three files haul downloaded, then one of them deleted
         let server = try FaultServer()
@@ -298,7 +298,7 @@ struct CLIIssue36AttackTests {
         #expect(Disk.difference(cut, body) == nil)
     }
 
-    @Test(.disabled("open (issue 36 item 11): a -d queue item is not recognised as already complete"))
+    @Test
     func aQueueItemIntoADirectoryAddedAgainIsAlreadyComplete() throws {
         // GIVEN a queue item (-d) haul downloaded, then removed from the queue (its file stays)
         let server = try FaultServer()

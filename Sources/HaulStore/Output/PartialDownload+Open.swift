@@ -110,10 +110,15 @@ extension PartialDownload {
                 partialIsFinishedFile: partialExists && isFinishedFile($0, at: layout.partialPath))
         }
         let final = layout.finalPath.map(PathKind.of)
+        // Where an earlier run of this request put its finished file: the final path, or in a
+        // directory download the name its URL gives (a name from the server is known only from a
+        // response, and is checked then: `name(contentDisposition:url:overwrite:)`).
+        let markedPath = layout.finalPath ?? layout.finalPathFromURL
+        let marked = layout.finalPath == nil ? markedPath.map(PathKind.of) : final
         // Looked up only where it can decide: a file in the way that a new download would not replace.
         let proven =
-            final == .regular && request.existingFile != .overwrite && request.provable
-            ? layout.finalPath.flatMap { FinishedMark.provenFinished(at: $0, request: FinishedMark.requestKey(of: fresh)) } : nil
+            marked == .regular && request.existingFile != .overwrite && request.provable
+            ? markedPath.flatMap { FinishedMark.provenFinished(at: $0, request: FinishedMark.requestKey(of: fresh)) } : nil
         let (decision, forgets) = OpenDecision.decide(
             loaded: summary, partialExists: partialExists, finishedFileInPlace: finishedInPlace, final: final, policy: request.existingFile,
             finalIsProvenFinished: proven != nil)
@@ -122,13 +127,15 @@ extension PartialDownload {
         case .refuse(let refusal):
             throw refusalError(refusal, layout)
         case .useFinishedFile:
-            guard var finished = finishedInPlace ? loaded : fresh, let finalPath else {
+            guard var finished = finishedInPlace ? loaded : fresh, let finalPath = finishedInPlace ? finalPath : markedPath else {
                 throw OutputError(.io, "the finished download has no file name")
             }
             if !finishedInPlace, let proven {
-                // Proven by its mark: this run's record says what the file is, and is never saved.
+                // Proven by its mark: this run's record says what the file is (and, in a
+                // directory, its name), and is never saved.
                 finished.finishedLength = proven.size
                 finished.finishedIdentity = proven
+                if layout.finalPath == nil { finished.fileName = layout.urlName }
             }
             let file: PartialFile
             do {
