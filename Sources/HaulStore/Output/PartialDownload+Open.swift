@@ -166,6 +166,44 @@ extension PartialDownload {
         }
     }
 
+    /// A response named a file its mark proves this request's finished download
+    /// (`Naming.finishedInPlace`): the partial this run created (nothing was written to it) and
+    /// any record of it go, and the returned keeper holds that file, already in place, with this
+    /// one's lock and claimed name. Refused as a file in the way when the file at the name is no
+    /// longer the one proven, or cannot be opened as Haul opens its own.
+    public func takingNamedFinishedFile() throws(OutputError) -> PartialDownload {
+        guard let layout, let proven = namedFinishedFile, let finalPath, sink.prefixLength == 0 else {
+            throw OutputError(.io, "internal: no finished file was named")
+        }
+        if let failure = inFlight.settle() { throw .io(failure) }
+        let file: PartialFile
+        do {
+            // Opened only to be measured; nothing is written.
+            file = try PartialFile(path: finalPath)
+        } catch {
+            throw .alreadyExists(finalPath)
+        }
+        guard try Self.identity(of: file) == proven else { throw .alreadyExists(finalPath) }
+        // Only the partial this run created is removed, never one put at its path meanwhile.
+        if let created = partialFile.flatMap({ try? $0.identity() }), let current = FileIdentity.of(layout.partialPath),
+            created.device == current.device, created.inode == current.inode
+        {
+            unlink(layout.partialPath)
+        }
+        unlink(layout.segmentMapPath)
+        keeper?.discardStale()
+        var finished = record
+        finished.finishedLength = proven.size
+        finished.finishedIdentity = proven
+        let taken = PartialDownload(layout: layout, sink: .partial(file), record: finished, keeper: keeper, lock: lock, alreadyInPlace: true)
+        taken.requestKey = requestKey
+        taken.claimedPath = claimedPath
+        lock = nil
+        claimedPath = nil
+        namedFinishedFile = nil
+        return taken
+    }
+
     /// The partial a record describes, cut back to what the record vouches for.
     private static func continuePartial(_ layout: OutputLayout, _ loaded: ResumeRecord, fresh: ResumeRecord, keeper: RecordKeeper, lock: DestinationLock)
         throws(OutputError) -> PartialDownload
