@@ -45,11 +45,15 @@ enum JSONEvent {
         return encode(object)
     }
 
-    /// A batch's closing summary.
-    static func summary(_ summary: QueueRunSummary, total: Int) -> String {
-        encode([
-            "event": "summary", "total": total, "completed": summary.completed.count, "failed": summary.failed.count,
-            "paused": summary.paused.count, "cancelled": summary.cancelled.count,
+    /// A batch's closing summary: every file asked for (`total`), counted once each as fetched
+    /// (`completed`), already complete (`alreadyComplete`: skipped as done, or found in place,
+    /// nothing fetched), `failed`, `paused` or `cancelled`. `skipped`: files not run because an
+    /// earlier run completed them (counted in `total` and `alreadyComplete`).
+    static func summary(_ summary: QueueRunSummary, total: Int, skipped: Int = 0) -> String {
+        let already = summary.alreadyComplete.count + skipped
+        return encode([
+            "event": "summary", "total": total, "completed": summary.completed.count - summary.alreadyComplete.count, "alreadyComplete": already,
+            "failed": summary.failed.count, "paused": summary.paused.count, "cancelled": summary.cancelled.count,
         ])
     }
 

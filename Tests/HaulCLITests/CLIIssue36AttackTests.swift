@@ -180,12 +180,16 @@ struct CLIIssue36AttackTests {
         let summaries = JSONLines.parse(String(decoding: again.stdout, as: UTF8.self)).filter { $0["event"] as? String == "summary" }
         #expect(summaries.count == 1, "stdout: \(String(decoding: again.stdout, as: UTF8.self))")
         #expect(summaries.last.flatMap { ($0["total"] as? NSNumber)?.intValue } == 3, "\(summaries)")
+        #expect(summaries.last.flatMap { ($0["alreadyComplete"] as? NSNumber)?.intValue } == 3, "\(summaries)")
+        #expect(summaries.last.flatMap { ($0["completed"] as? NSNumber)?.intValue } == 0, "\(summaries)")
         // AND when one file was deleted, the summary still covers all three (one fetched, two already complete)
         #expect(unlink(out + "/b1.bin") == 0)
         let third = try HaulBinary.run(["--json", "-i", list, "-d", out])
         #expect(third.status == 0, "stderr: \(third.stderr)")
         let last = JSONLines.parse(String(decoding: third.stdout, as: UTF8.self)).filter { $0["event"] as? String == "summary" }.last
         #expect(last.flatMap { ($0["total"] as? NSNumber)?.intValue } == 3, "summary \(String(describing: last))")
+        #expect(last.flatMap { ($0["completed"] as? NSNumber)?.intValue } == 1, "summary \(String(describing: last))")
+        #expect(last.flatMap { ($0["alreadyComplete"] as? NSNumber)?.intValue } == 2, "summary \(String(describing: last))")
     }
 
     @Test(.timeLimit(.minutes(1)))
