@@ -178,3 +178,32 @@ struct CLIRunAgainDirectoryTests {
         #expect(Disk.difference(directory.file("named.bin"), new) == nil)
     }
 }
+
+extension CLIRunAgainDirectoryTests {
+    @Test func aBatchOfTwoURLsNamedAlikeRunAgainWithAnotherQueueIsAlreadyComplete() throws {
+        // GIVEN a batch of two URLs whose names collide (the second saved as "x (1).bin"), one at a time
+        let server = try FaultServer()
+        let first = TestData.bytes(count: 20_000, seed: 3612)
+        let second = TestData.bytes(count: 20_000, seed: 3613)
+        server.setResource("/a/x.bin", body: first)
+        server.setResource("/b/x.bin", body: second)
+        let directory = try TemporaryDirectory()
+        let list = directory.file("list.txt")
+        try "\(server.url("/a/x.bin"))\n\(server.url("/b/x.bin"))\n".write(toFile: list, atomically: true, encoding: .utf8)
+        let out = directory.file("out")
+        let run = try HaulBinary.run(["-q", "-j", "1", "--state", directory.file("s1"), "-i", list, "-d", out])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["x (1).bin", "x.bin"])
+        let requestsBefore = server.requests.count
+        // WHEN the same batch runs again with a queue that does not know it (another --state)
+        let again = try HaulBinary.run(["--json", "-j", "1", "--state", directory.file("s2"), "-i", list, "-d", out])
+        // THEN both files are recognised as already complete, and no third file appears
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        let summary = JSONLines.parse(String(decoding: again.stdout, as: UTF8.self)).last { $0["event"] as? String == "summary" }
+        #expect(summary.flatMap { ($0["alreadyComplete"] as? NSNumber)?.intValue } == 2, "\(String(describing: summary))")
+        #expect(server.requests.count <= requestsBefore + 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["x (1).bin", "x.bin"])
+        #expect(Disk.difference(out + "/x.bin", first) == nil)
+        #expect(Disk.difference(out + "/x (1).bin", second) == nil)
+    }
+}

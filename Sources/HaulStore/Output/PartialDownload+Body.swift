@@ -28,17 +28,17 @@ extension PartialDownload {
     public func name(contentDisposition: String?, url: URL, overwrite: Bool) throws(OutputError) -> Naming {
         guard let layout, layout.finalPath == nil, claimedPath == nil else { return .named(note: nil) }
         let wanted = record.fileName ?? FileNameSanitizer.destinationName(contentDisposition: contentDisposition, url: url)
-        let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:))
+        // Only before anything is written (a first response), and only a file its mark proves this
+        // very request's, unchanged since, is its own; anything else is in the way.
+        let key = record.fileName == nil && !overwrite && sink.prefixLength == 0 && record.segments == nil ? requestKey : nil
+        let proof = { (path: String) in key.flatMap { FinishedMark.provenFinished(at: path, request: $0) } }
+        let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:), isOwn: { proof($0) != nil })
         let path = layout.path(forName: claim.name)
         claimedPath = path
         let existing = PathKind.of(path)
         if existing == .symlink { throw .symlink(path) }
         if record.fileName == nil, !overwrite, existing != .missing {
-            // Only before anything is written (a first response), and only a file its mark proves
-            // this very request's, unchanged since; anything else is in the way.
-            guard existing == .regular, sink.prefixLength == 0, record.segments == nil, let key = requestKey,
-                let proven = FinishedMark.provenFinished(at: path, request: key)
-            else { throw .alreadyExists(path) }
+            guard existing == .regular, let proven = proof(path) else { throw .alreadyExists(path) }
             record.fileName = claim.name
             namedFinishedFile = proven
             return .finishedInPlace
