@@ -207,3 +207,32 @@ extension CLIRunAgainDirectoryTests {
         #expect(Disk.difference(out + "/x (1).bin", second) == nil)
     }
 }
+
+extension CLIRunAgainDirectoryTests {
+    @Test func aServerNamedQueueItemAddedAgainIsAlreadyCompleteAndSummarisedSo() throws {
+        // GIVEN a queue item (-d, named by the server) haul downloaded, then removed from the queue
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 30_000, seed: 3614)
+        server.setResource("/q", body: body)
+        server.setPersistentFaults("/q", [.contentDisposition(Self.named)])
+        let work = try TemporaryDirectory()
+        let state = work.file("state")
+        let out = work.file("out")
+        #expect(try HaulBinary.run(["queue", "add", "--state", state, "-d", out, server.url("/q")]).status == 0)
+        #expect(try HaulBinary.run(["queue", "run", "--state", state, "-q"]).status == 0)
+        #expect(try HaulBinary.run(["queue", "rm", "--state", state, "1"]).status == 0)
+        // WHEN the same download is added again and the queue runs
+        #expect(try HaulBinary.run(["queue", "add", "--state", state, "-d", out, server.url("/q")]).status == 0)
+        let again = try HaulBinary.run(["queue", "run", "--state", state, "--json"])
+        // THEN it completes as already complete, and the summary counts it so, not as fetched
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        let objects = JSONLines.parse(String(decoding: again.stdout, as: UTF8.self))
+        let completed = objects.first { $0["event"] as? String == "completed" }
+        #expect(completed?["alreadyComplete"] as? Bool == true, "\(objects)")
+        let summary = objects.last { $0["event"] as? String == "summary" }
+        #expect(summary.flatMap { ($0["alreadyComplete"] as? NSNumber)?.intValue } == 1, "\(objects)")
+        #expect(summary.flatMap { ($0["completed"] as? NSNumber)?.intValue } == 0, "\(objects)")
+        #expect(Disk.difference(out + "/named.bin", body) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).filter { !$0.hasPrefix(".") } == ["named.bin"])
+    }
+}
