@@ -236,3 +236,25 @@ extension CLIRunAgainDirectoryTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).filter { !$0.hasPrefix(".") } == ["named.bin"])
     }
 }
+
+extension CLIRunAgainDirectoryTests {
+    @Test func aFinishedFileNamedLikeAnotherDownloadsPartialIsNeverClearedByIt() throws {
+        // GIVEN a file haul downloaded with -d whose URL names it "x.haul-partial"
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 20_000, seed: 3615)
+        server.setResource("/x.haul-partial", body: body)
+        server.setResource("/x", body: TestData.bytes(count: 20_000, seed: 3616))
+        let directory = try TemporaryDirectory()
+        #expect(try HaulBinary.run(["-q", "-d", directory.path, server.url("/x.haul-partial")]).status == 0)
+        let finished = directory.file("x.haul-partial")
+        #expect(Disk.difference(finished, body) == nil)
+        // WHEN another download's partial would be at that path (-o x)
+        let other = try HaulBinary.run(["-o", directory.file("x"), server.url("/x")])
+        // THEN the finished file is not deleted or written through (the other download is refused,
+        // or keeps its partial elsewhere), and running the first again is still already complete
+        #expect(Disk.difference(finished, body) == nil, "stderr: \(other.stderr)")
+        #expect(other.status == 7, "stderr: \(other.stderr)")
+        let again = try HaulBinary.run(["-d", directory.path, server.url("/x.haul-partial")])
+        #expect(again.status == 0 && again.stderr.contains("already complete"), "stderr: \(again.stderr)")
+    }
+}

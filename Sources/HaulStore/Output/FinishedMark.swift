@@ -78,6 +78,19 @@ struct FinishedMark: Equatable {
     /// `request`, unchanged since; nil otherwise (no file, a symlink, no mark, another request's,
     /// another inode, another size or modification time).
     static func provenFinished(at path: String, request: String) -> FileIdentity? {
+        guard let (mark, current) = read(at: path) else { return nil }
+        return mark.request == request && mark.identity == current ? current : nil
+    }
+
+    /// The request whose finished download the regular file at `path` is, unchanged since its
+    /// mark (whichever request that is); nil for no such file.
+    static func finishedRequest(at path: String) -> String? {
+        guard let (mark, current) = read(at: path), mark.identity == current else { return nil }
+        return mark.request
+    }
+
+    /// The mark on the regular file at `path` (never through a symlink) and the file's identity now.
+    private static func read(at path: String) -> (FinishedMark, FileIdentity)? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -86,8 +99,7 @@ struct FinishedMark: Equatable {
         var buffer = [UInt8](repeating: 0, count: 256)
         let length = buffer.withUnsafeMutableBytes { haul_get_file_attribute(fd, attributeName, $0.baseAddress, $0.count) }
         guard length > 0, let mark = FinishedMark(decoding: String(decoding: buffer.prefix(length), as: UTF8.self)) else { return nil }
-        let current = FileIdentity(info)
-        return mark.request == request && mark.identity == current ? current : nil
+        return (mark, FileIdentity(info))
     }
 }
 

@@ -150,13 +150,13 @@ extension PartialDownload {
             if let proven, !finishedInPlace, try identity(of: file) != proven { throw refusalError(.exists, layout) }
             return PartialDownload(layout: layout, sink: .partial(file), record: finished, keeper: keeper, lock: lock, alreadyInPlace: true)
         case .adoptExistingFile:
-            unlink(layout.partialPath)
+            try clearPartialPath(layout, request)
             return try adopt(layout, fresh, keeper: keeper, lock: lock)
         case .startFresh:
             // Bytes without a record (lost, damaged, another request's, or a small download that
             // never wrote one) are not trusted: the path is cleared and the partial created anew,
             // so nothing that was there (a hard link, a planted file) is ever written through.
-            let file = try createPartial(layout, clearing: loaded == nil ? nil : partialExists)
+            let file = try createPartial(layout, request, clearing: loaded == nil ? nil : partialExists)
             var record = fresh
             record.partialIdentity = try identity(of: file)
             return PartialDownload(layout: layout, sink: .partial(file), record: record, keeper: keeper, lock: lock)
@@ -311,17 +311,34 @@ extension PartialDownload {
     /// A new, empty partial, created exclusively (`O_EXCL`, never through a link). `clearing`: a
     /// partial is there and is removed first (true), is not (false), or was not looked up (nil):
     /// then one in the way is removed and the partial created again, once.
-    private static func createPartial(_ layout: OutputLayout, clearing: Bool?) throws(OutputError) -> PartialFile {
-        if clearing == true { unlink(layout.partialPath) }
+    private static func createPartial(_ layout: OutputLayout, _ request: Request, clearing: Bool?) throws(OutputError) -> PartialFile {
+        if clearing == true { try clearPartialPath(layout, request) }
         guard clearing == nil else { return try openPartial(layout, createNew: true) }
         do {
             return try PartialFile(path: layout.partialPath, createNew: true)
         } catch  where error.code == EEXIST {
-            unlink(layout.partialPath)
+            try clearPartialPath(layout, request)
             return try openPartial(layout, createNew: true)
         } catch {
             throw .store(error, path: layout.partialPath)
         }
+    }
+
+    /// Removes what is at the partial path, unless it is another request's finished download,
+    /// still exactly the file its `FinishedMark` names (a file saved under a name that is this
+    /// download's partial name, `x.haul-partial` from a URL or `-o`): that file is no partial
+    /// of this one, and is refused as a file in the way rather than deleted. This request's own
+    /// marked partial (a run killed between the mark and the rename, with no record) is cleared.
+    private static func clearPartialPath(_ layout: OutputLayout, _ request: Request) throws(OutputError) {
+        if let other = FinishedMark.finishedRequest(at: layout.partialPath),
+            !request.provable || other != FinishedMark.requestKey(of: request.fresh)
+        {
+            throw OutputError(
+                .destinationExists,
+                "\(layout.partialPath) is the finished download of another request, and this download keeps its unfinished data under that name; move the file away or choose another name",
+                path: layout.partialPath)
+        }
+        unlink(layout.partialPath)
     }
 
     private static func openPartial(_ layout: OutputLayout, createNew: Bool) throws(OutputError) -> PartialFile {
