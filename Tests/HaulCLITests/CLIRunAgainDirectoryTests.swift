@@ -258,3 +258,22 @@ extension CLIRunAgainDirectoryTests {
         #expect(again.status == 0 && again.stderr.contains("already complete"), "stderr: \(again.stderr)")
     }
 }
+
+extension CLIRunAgainDirectoryTests {
+    @Test(arguments: [false, true])
+    func aRequestWithItsOwnHeaderRunAgainIsInTheWay(intoDirectory: Bool) throws {
+        // GIVEN a file haul downloaded with a header of its own (-H), which the mark never proves
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 20_000, seed: 3617)
+        server.setResource("/h.bin", body: body)
+        let directory = try TemporaryDirectory()
+        let destination = intoDirectory ? ["-d", directory.path] : ["-o", directory.file("h.bin")]
+        #expect(try HaulBinary.run(["-q", "-H", "X-Account: 1"] + destination + [server.url("/h.bin")]).status == 0)
+        // WHEN the same command runs again
+        let again = try HaulBinary.run(["-H", "X-Account: 1"] + destination + [server.url("/h.bin")])
+        // THEN it is not already complete: the file is in the way (exit 7), untouched
+        #expect(again.status == 7, "stderr: \(again.stderr)")
+        #expect(!again.stderr.contains("already complete"), "stderr: \(again.stderr)")
+        #expect(Disk.difference(directory.file("h.bin"), body) == nil)
+    }
+}
