@@ -147,7 +147,7 @@
                 try handle.set(.share, pointer: share)
             }
             try handle.set(.followLocation, 0)
-            try handle.set(.bufferSize, bufferSize)
+            try handle.set(.bufferSize, TransferPacing.receiveBuffer(standard: bufferSize, pace: options.pacer?.bytesPerSecondNow))
             try handle.set(.tcpKeepAlive, 1)
             // Through an http proxy, an https request starts with CONNECT; its answer ("200 Connection
             // established") must never be taken for the server's response head (no length, no validators).

@@ -13,6 +13,16 @@ public protocol TransferPacer: AnyObject, Sendable {
     /// Seconds to hold the next chunk back; 0 when it may be taken now. Called on the transport's
     /// thread (the event loop's), so it must not block.
     func secondsBeforeNextChunk() -> Double
+
+    /// The pace in bytes per second when a transfer starts (nil: none), so that the transport
+    /// reads in chunks a fraction of a second's worth (`TransferPacing.receiveBuffer`): a chunk of
+    /// many seconds' worth would be written at once and then nothing for seconds, and the figures
+    /// would move in steps.
+    var bytesPerSecondNow: Int64? { get }
+}
+
+extension TransferPacer {
+    public var bytesPerSecondNow: Int64? { nil }
 }
 
 /// Tells the transports that a pace changed (a new limit): a transfer held back by it looks again
@@ -35,6 +45,16 @@ public enum TransferPacing {
             if shouldStop() { return false }
             Thread.sleep(forTimeInterval: min(wait, 0.1))
         }
+    }
+
+    /// The receive buffer of a transfer that starts at `pace` bytes per second (nil: none) on a
+    /// transport whose buffer is `standard` bytes: a quarter of a second's worth, at least 1 KiB
+    /// (libcurl's least) and at most `standard`. A limit set later keeps the buffer its transfer
+    /// started with (libcurl cannot change it while a transfer runs); the next transfer (a new
+    /// connection, a resume) reads in the new grain.
+    public static func receiveBuffer(standard: Int, pace: Int64?) -> Int {
+        guard let pace, pace > 0 else { return standard }
+        return Int(min(Int64(standard), max(1024, pace / 4)))
     }
 
     /// Waits shorter than this are not waited for: the clock's and the poll's grain.

@@ -92,7 +92,7 @@ struct CLIIssue36AttackTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["named.bin"])
     }
 
-    @Test(.disabled("open (issue 36 item 11): the mark has no ctime or content hash"))
+    @Test
     func aFileRewrittenInPlaceWithItsTimeRestoredIsRefused() throws {
         // GIVEN a file haul downloaded, then rewritten in place with other bytes of the same size
         // and its modification time put back (as `rsync --inplace -t` or `touch -r` do)
@@ -140,7 +140,7 @@ struct CLIIssue36AttackTests {
         #expect(!human.stderr.contains("resuming"), "stderr: \(human.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(1)), .disabled("open (issue 36 item 1): a one-connection download under a low limit reports only when it writes"))
+    @Test(.timeLimit(.minutes(1)))
     func progressComesEveryIntervalAndTrueUnderALowLimit() throws {
         // GIVEN a 3 MB file and a limit of 2,000 B/s (one connection)
         let server = try FaultServer()
@@ -353,7 +353,7 @@ struct CLIIssue36AttackTests {
         #expect(serve.running.process.isRunning)
     }
 
-    @Test(.timeLimit(.minutes(1)), .disabled("open (issue 36 item 1): a one-connection download under a low limit reports only when it writes"))
+    @Test(.timeLimit(.minutes(1)))
     func tellStatusNeverStandsStillForMoreThanASecondUnderALowLimit() throws {
         // GIVEN haul serve fetching a 4 MB file over one connection at 8 KiB/s
         let server = try FaultServer()

@@ -63,8 +63,11 @@ struct FinishedMarkTests {
     @Test(arguments: [
         "", "haul-finished-1", "haul-finished-2 \(String(repeating: "a", count: 64)) 1 2 3 4 5",
         "haul-finished-1 \(String(repeating: "g", count: 64)) 1 2 3 4 5", "haul-finished-1 \(String(repeating: "a", count: 63)) 1 2 3 4 5",
-        "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 3 4", "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 -x 4 5",
+        "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 3 4", "haul-finished-2 \(String(repeating: "a", count: 64)) 1 2 3 4 5 x",
+        "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 -x 4 5",
         "haul-finished-1  \(String(repeating: "a", count: 64)) 1 2 3 4 5",
+        // The first format, well formed: it has no bound on the change time, so it proves nothing.
+        "haul-finished-1 \(String(repeating: "a", count: 64)) 1 2 3 4 5",
     ])
     func damagedMarksProveNothing(text: String) {
         #expect(FinishedMark(decoding: text) == nil)
@@ -78,7 +81,44 @@ struct FinishedMarkTests {
         var identity = FileIdentity(info)
         identity.modifiedSeconds = 1_700_000_000
         identity.modifiedNanoseconds = 123_456_789
-        let mark = FinishedMark(request: Self.request, identity: identity)
+        let mark = FinishedMark(request: Self.request, identity: identity, changedNoLaterThan: 1_700_000_000_123_456_789)
         #expect(FinishedMark(decoding: mark.encoded) == mark)
+    }
+
+    @Test func aFileChangedInPlaceWithItsTimePutBackIsNotProven() throws {
+        let directory = try TemporaryDirectory()
+        // GIVEN a marked file rewritten in place (same size), its modification time put back
+        let rewritten = try Self.markedFile(directory, "rewritten")
+        let chmodded = try Self.markedFile(directory, "chmodded")
+        // (later than the allowance the mark's bound leaves for setting it)
+        Thread.sleep(forTimeInterval: 0.02)
+        var before = stat()
+        #expect(stat(rewritten, &before) == 0)
+        let fd = open(rewritten, O_WRONLY)
+        #expect(pwrite(fd, "other", 5, 10) == 5)
+        close(fd)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, rewritten, &times, 0) == 0)
+        // AND a marked file whose mode changed
+        #expect(chmod(chmodded, 0o600) == 0)
+        // THEN neither is proven: each one's change time passed the mark's bound
+        #expect(FileIdentity.of(rewritten)?.modifiedNanoseconds == Int64(before.st_mtim.tv_nsec))
+        #expect(FinishedMark.provenFinished(at: rewritten, request: Self.request) == nil)
+        #expect(FinishedMark.provenFinished(at: chmodded, request: Self.request) == nil)
+    }
+
+    @Test func aMarkSetAgainAfterARenameProvesTheRenamedFile() throws {
+        // GIVEN a marked file renamed (as a finished partial is), then marked again
+        let directory = try TemporaryDirectory()
+        let partial = try Self.markedFile(directory, "f.haul-partial")
+        let final = directory.file("f")
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(rename(partial, final) == 0)
+        #expect(FinishedMark.provenFinished(at: final, request: Self.request) == nil)
+        let fd = open(final, O_RDONLY)
+        defer { close(fd) }
+        #expect(FinishedMark.mark(fd, request: Self.request))
+        // THEN it is proven under its final name
+        #expect(FinishedMark.provenFinished(at: final, request: Self.request) != nil)
     }
 }

@@ -93,6 +93,56 @@ struct LimitedProgressTests {
         let moves = Set(heard.snapshotBytes.map(\.bytes)).count
         #expect(moves >= 12, "the snapshots showed \(moves) different byte counts in 5 s")
     }
+
+    @Test func progressKeepsItsIntervalOverOneConnectionUnderALowLimit() async throws {
+        // GIVEN a 4 MB file served as fast as loopback allows, fetched over one connection at
+        // 4,000 B/s, progress promised every 0.25 s
+        let server = try FaultServer()
+        defer { server.stop() }
+        server.setResource(FaultHarness.path, body: TestData.bytes(count: 4_000_000, seed: 362))
+        let directory = try TemporaryDirectory()
+        var request = try FaultHarness.request(server, to: .file(directory.file("f.bin")))
+        request.progressInterval = 0.25
+        request.connections = 1
+        request.rateLimiter = RateLimiter(bytesPerSecond: 4_000)
+        let download = Downloader().download(request)
+        let heard = Heard()
+
+        // WHEN it runs for 4 s, then is cancelled
+        let canceller = Task {
+            try await Task.sleep(for: .seconds(4))
+            download.cancel()
+        }
+        _ = try await FaultHarness.watch(download, timeout: 30) { event in
+            if case .progress(let progress) = event { heard.progress(progress) }
+        }
+        try await canceller.value
+
+        // THEN progress came at the interval although the connection writes a chunk at a time,
+        // seconds apart at such a limit
+        let reports = heard.progressReports
+        let firstAt = try #require(reports.first?.at, "no progress report at all")
+        #expect(Self.longestGap(reports.map(\.at), from: firstAt) < 0.75, "\(reports.count) reports")
+        #expect(reports.count >= 10, "\(reports.count) reports in 4 s at a 0.25 s interval")
+        // AND the bytes move at least every second (the connection reads a quarter of a second's
+        // worth at a time), and no speed shown is far above the limit
+        var moved = reports.first.map { (at: $0.at, bytes: $0.progress.bytes) }
+        for report in reports where report.progress.bytes != moved?.bytes {
+            if let last = moved { #expect((report.at - last.at).inSeconds < 1.1, "the bytes stood still from \(last.bytes)") }
+            moved = (report.at, report.progress.bytes)
+        }
+        let speeds = reports.map(\.progress.bytesPerSecond)
+        #expect(speeds.allSatisfy { $0 <= 6_000 }, "speeds \(speeds) under a limit of 4,000 B/s")
+        #expect((reports.last?.progress.bytes ?? 0) < 40_000, "\(reports.last?.progress.bytes ?? 0) bytes in 4 s")
+    }
+
+    @Test(
+        arguments: [
+            (nil, 262_144), (0, 262_144), (-5, 262_144), (1, 1024), (2_000, 1024), (8_192, 2_048), (1 << 20, 262_144), (Int64.max, 262_144),
+        ] as [(Int64?, Int)])
+    func aTransferReadsAQuarterOfASecondsWorthAtATime(pace: Int64?, buffer: Int) {
+        #expect(TransferPacing.receiveBuffer(standard: 256 * 1024, pace: pace) == buffer)
+    }
 }
 
 /// A speed limit shared by several downloads and their connections: shared fairly, and a

@@ -36,6 +36,15 @@ public final class RateLimiter: TransferPacer {
     /// download holds a limiter, most of them without a limit.)
     public var isLimiting: Bool { bytesPerSecond > 0 || enclosing?.isLimiting == true }
 
+    /// The pace a transfer holding it is kept to now: the lowest of its own limit and the
+    /// enclosing ones; nil when none limits.
+    public var bytesPerSecondNow: Int64? {
+        let own = bytesPerSecond
+        let enclosing = enclosing?.bytesPerSecondNow
+        guard own > 0 else { return enclosing }
+        return min(own, enclosing ?? own)
+    }
+
     /// Changes its own limit (0 or less: none) for every transfer holding it, from the next chunk;
     /// a transfer held back by the old limit is woken to look again.
     public func setLimit(bytesPerSecond: Int64) {

@@ -117,7 +117,12 @@ final class DownloadRunner {
         while true {
             switch action {
             case .send(let plan):
+                // The connection's figures come at the interval while it fetches, whether or not it writes.
+                let hub = setup.hub
+                let reporter = Task { [figures] in await figures.reportWhileConnected { hub.publish(.progress($0)) } }
                 let attempt = await send(plan, output)
+                reporter.cancel()
+                await reporter.value
                 lastError = attempt.error.map { setup.redaction.redacted($0, currentURL: urls.current) }
                 if let reason = attempt.restartedInPlace, let error = lastError {
                     // Said with the failure: every retry of such a server starts from byte 0 again.
@@ -334,12 +339,10 @@ extension DownloadRunner: BodyWriterHost {
         // (this connection may be held back by a speed limit while they write), and their
         // monitor checkpoints, every second, on the pool: a sync here, on the event loop's
         // thread, would hold up every connection (their socket buffers fill, and what they hold
-        // is lost to a kill).
+        // is lost to a kill). Alone, this connection's reporter publishes what it wrote.
         guard let output, segments.coordinator == nil else { return nil }
-        let due = figures.tick()
-        guard due.progress else { return nil }
-        setup.hub.publish(.progress(figures.progress(output, segments: nil, connected: true)))
-        guard due.checkpoint else { return nil }
+        figures.wrote(bytes: output.sink.prefixLength, total: output.record.finalLength)
+        guard figures.checkpointDue() else { return nil }
         // Standard output keeps no record: nothing to checkpoint.
         guard output.layout != nil else { return nil }
         // Called on the transport's event loop: the sync and the save run on the pool, so no

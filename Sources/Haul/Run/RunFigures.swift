@@ -6,14 +6,21 @@ import Synchronization
 /// The figures of one run: its clock, the bytes every one of its connections received, the speed
 /// meter, and the pacer of progress reports and checkpoints. The run's one owner of them: the
 /// runner's connection reports its bytes on the event loop, the segment connections theirs, and
-/// whoever reports progress (the runner's connection alone, the segments' reporter while they
-/// run) asks it whether a report is due; so the figures are the whole download's whoever writes.
+/// whoever reports progress (the runner's reporter, the segments' while they run) asks it whether
+/// a report is due, on a clock of its own: so the figures are the whole download's whoever
+/// writes, and come at the interval whether or not anyone writes (a limit may hold every
+/// connection back for seconds).
 final class RunFigures: Sendable {
     private struct State {
         /// Body bytes every connection of this run received (overlap included).
         var bytesTransferred: Int64 = 0
         var meter = ProgressMeter()
         var pacer: CheckpointPacer
+        /// The runner's connection's file as it last wrote (bytes on disk, total when known):
+        /// nil while no body of its flows.
+        var written: (bytes: Int64, total: Int64?)?
+        /// Whether the segments' reporter publishes the progress (while segments run).
+        var segmentsReport = false
     }
 
     private let clock = ContinuousClock()
@@ -60,6 +67,49 @@ final class RunFigures: Sendable {
             let due = state.pacer.tick(now: now)
             if due.progress { state.meter.record(bytes: state.bytesTransferred, at: now) }
             return due
+        }
+    }
+
+    /// Whether a checkpoint is due now (at most every checkpoint interval).
+    func checkpointDue() -> Bool {
+        let now = elapsedSeconds
+        return state.withLock { $0.pacer.checkpointDue(now: now) }
+    }
+
+    /// The runner's connection wrote: `bytes` on disk now, of `total` when known. Its reporter
+    /// (`reportWhileConnected`) publishes them at the interval, whether or not it writes again.
+    func wrote(bytes: Int64, total: Int64?) {
+        state.withLock { $0.written = (bytes, total) }
+    }
+
+    /// The segments' reporter publishes the download's progress (`true`) or no longer does.
+    func segmentsReport(_ reporting: Bool) {
+        state.withLock { $0.segmentsReport = reporting }
+    }
+
+    /// A task while the runner's connection fetches (ended by cancelling it): publishes the
+    /// download's progress at the promised interval, from what the connection last wrote, whether
+    /// or not it writes meanwhile: a speed limit may hold it back for seconds, and the figures
+    /// (the speed falling, the time left) must not stand still. Silent before the first write and
+    /// while the segments' reporter publishes.
+    func reportWhileConnected(_ publish: (DownloadProgress) -> Void) async {
+        state.withLock { $0.written = nil }
+        defer { state.withLock { $0.written = nil } }
+        while !Task.isCancelled {
+            // A floor on the wait: an interval of 0 must not spin.
+            let wait = max(secondsUntilProgress, 0.01)
+            do {
+                try await Task.sleep(for: .seconds(wait))
+            } catch {
+                return
+            }
+            let now = elapsedSeconds
+            let due = state.withLock { state -> (bytes: Int64, total: Int64?)? in
+                guard !state.segmentsReport, let written = state.written, state.pacer.tick(now: now).progress else { return nil }
+                state.meter.record(bytes: state.bytesTransferred, at: now)
+                return written
+            }
+            if let due, !Task.isCancelled { publish(progress(bytes: due.bytes, total: due.total, connections: 1, segments: nil)) }
         }
     }
 

@@ -58,6 +58,7 @@ extension SegmentCoordinator {
     /// interval, whichever connection writes (the runner's connection may be held back by a speed
     /// limit, or done with its part, while the others go on). Its waits hold no thread.
     func reportProgress() async {
+        defer { figures.segmentsReport(false) }
         while !isStopping {
             let wait = figures.secondsUntilProgress
             if wait > 0 {

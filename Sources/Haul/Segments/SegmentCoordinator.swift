@@ -198,6 +198,8 @@ final class SegmentCoordinator: Sendable {
         controlObservation.withLock { $0 = control.observe { changes.notify() } }
         for _ in 0..<initial { addHelper() }
         Task { [self] in await monitor() }
+        // From now on their reporter publishes the download's figures, not the runner's.
+        figures.segmentsReport(true)
         Task { [self] in await reportProgress() }
     }
 

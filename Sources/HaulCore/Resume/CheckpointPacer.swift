@@ -25,6 +25,12 @@ public struct CheckpointPacer: Sendable, Equatable {
         return (true, checkpoint)
     }
 
+    /// Whether a checkpoint is due at `now`, apart from progress (a connection held back by a
+    /// speed limit writes less often than progress is reported).
+    public func checkpointDue(now: Double) -> Bool {
+        now - lastCheckpoint >= checkpointInterval
+    }
+
     /// Seconds from `now` until the next progress report is due; 0 when it is due.
     public func secondsUntilProgress(now: Double) -> Double {
         max(0, nextProgress - now)

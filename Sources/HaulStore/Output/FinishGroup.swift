@@ -9,7 +9,8 @@ import HaulCore
 ///    that mark synced (`GroupSync`: one syncfs where there are several);
 /// 2. every record marked finished (size, inode and modification time, all kept by the rename),
 ///    in one commit where the records share a queue store (`RecordKeeper.saveTogether`);
-/// 3. each partial renamed, never over a file that appeared meanwhile unless it replaces;
+/// 3. each partial renamed, never over a file that appeared meanwhile unless it replaces, and
+///    marked again (the rename moved its change time);
 /// 4. each directory synced once;
 /// 5. each record forgotten, each lock given up.
 ///
@@ -94,6 +95,9 @@ public enum FinishGroup {
             let member = members[index]
             do throws(OutputError) {
                 try member.output.moveIntoPlace(replacing: member.replacing, hash: member.hash)
+                // The rename moved the file's change time past the first mark's bound: marked
+                // again, made durable by the directory's sync.
+                if let key = member.output.requestKey { member.output.partialFile?.markFinished(request: key) }
                 placed.append(index)
             } catch {
                 failed(index, error)

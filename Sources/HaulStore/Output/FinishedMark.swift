@@ -6,23 +6,36 @@ import HaulCore
 /// The proof, kept on a finished file itself, that Haul put it in place as the complete download
 /// of one request: an extended attribute (`user.haul.finished`) naming the request (a SHA-256 of
 /// its URL, method and range, so no secret of the URL is kept) and the file's identity when it was
-/// finished (device, inode, size, modification time).
+/// finished (device, inode, size, modification time), and a time its change time (ctime) cannot
+/// have passed since.
 ///
 /// Kept on the file, not in a record beside it: nothing is left next to a finished download, a
 /// file that is removed takes its proof with it, and a file put at the path by anything else (a
 /// copy, a rename over it, another program's download) has another inode and proves nothing. A
-/// file changed in place has another size or modification time and proves nothing either. The
+/// file changed in place has another size or modification time, or, when those were put back
+/// (`touch -r`, `rsync --inplace -t`), a later change time, and proves nothing either: no program
+/// can set a file's change time, and every write, `utimensat`, `chmod` or link moves it. The
 /// mark is set before the data sync that precedes the rename, which makes it durable with the
-/// file's metadata (`GroupSync`); where the file system keeps no extended attributes, nothing is
-/// marked and the same request again is refused as any file in the way.
+/// file's metadata (`GroupSync`), and set again after the rename (which moves the change time);
+/// a process killed between the two leaves a file the first mark no longer proves, refused as any
+/// file in the way (its record, until it is forgotten, still says it is finished). Where the file
+/// system keeps no extended attributes, nothing is marked and the same request again is refused
+/// as any file in the way.
 struct FinishedMark: Equatable {
     static let attributeName = "user.haul.finished"
-    private static let format = "haul-finished-1"
+    private static let format = "haul-finished-2"
+    /// How far ahead of the clock a mark puts its bound on the change time (2 ms): the attribute
+    /// being set moves the change time, after the bound was written into it. A change made within
+    /// it of the mark is the one a mark cannot see.
+    static let changeTimeAllowance: Int64 = 2_000_000
 
     /// The request the file is the finished download of (`requestKey`).
     var request: String
     /// Which file it was when it was marked.
     var identity: FileIdentity
+    /// The latest change time (ctime, nanoseconds since 1970) the marked file can have: setting
+    /// the mark is its last change.
+    var changedNoLaterThan: Int64
 
     /// What names a request for the mark: SHA-256 of its method, range and URL, in hex.
     static func requestKey(of record: ResumeRecord) -> String {
@@ -36,7 +49,7 @@ struct FinishedMark: Equatable {
     var encoded: String {
         let parts: [String] = [
             Self.format, request, String(identity.device), String(identity.inode), String(identity.size), String(identity.modifiedSeconds),
-            String(identity.modifiedNanoseconds),
+            String(identity.modifiedNanoseconds), String(changedNoLaterThan),
         ]
         return parts.joined(separator: " ")
     }
@@ -44,9 +57,9 @@ struct FinishedMark: Equatable {
     /// The mark in `text`; nil for anything else (another format, damaged, planted).
     init?(decoding text: String) {
         let parts = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 7, parts[0] == Self.format, parts[1].utf8.count == 64, parts[1].utf8.allSatisfy(\.isHexDigit),
+        guard parts.count == 8, parts[0] == Self.format, parts[1].utf8.count == 64, parts[1].utf8.allSatisfy(\.isHexDigit),
             let device = UInt64(parts[2]), let inode = UInt64(parts[3]), let size = Int64(parts[4]), let seconds = Int64(parts[5]),
-            let nanoseconds = Int64(parts[6])
+            let nanoseconds = Int64(parts[6]), let changed = Int64(parts[7])
         else { return nil }
         var info = stat()
         info.st_dev = .init(truncatingIfNeeded: device)
@@ -55,42 +68,66 @@ struct FinishedMark: Equatable {
         var identity = FileIdentity(info)
         identity.modifiedSeconds = seconds
         identity.modifiedNanoseconds = nanoseconds
-        self.init(request: parts[1], identity: identity)
+        self.init(request: parts[1], identity: identity, changedNoLaterThan: changed)
     }
 
-    init(request: String, identity: FileIdentity) {
+    init(request: String, identity: FileIdentity, changedNoLaterThan: Int64) {
         self.request = request
         self.identity = identity
+        self.changedNoLaterThan = changedNoLaterThan
     }
 
     /// Marks the file open as `fd`, as it is now, as the finished download of `request`. False
-    /// where the file system keeps no extended attributes (or refuses this one).
+    /// where the file system keeps no extended attributes (or refuses this one), or where the
+    /// change time the mark itself gave the file passed its bound each time (a thread held up
+    /// between the clock and the attribute): such a file proves nothing, and is refused as any
+    /// file in the way.
+    @discardableResult
     static func mark(_ fd: Int32, request: String) -> Bool {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return false }
-        let text = FinishedMark(request: request, identity: FileIdentity(info)).encoded
-        return Array(text.utf8).withUnsafeBytes { bytes in
-            haul_set_file_attribute(fd, attributeName, bytes.baseAddress, bytes.count) == 0
+        for _ in 0..<3 {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return false }
+            let bound = wallClockNanoseconds + changeTimeAllowance
+            let text = FinishedMark(request: request, identity: FileIdentity(info), changedNoLaterThan: bound).encoded
+            let set = Array(text.utf8).withUnsafeBytes { bytes in
+                haul_set_file_attribute(fd, attributeName, bytes.baseAddress, bytes.count) == 0
+            }
+            guard set, fstat(fd, &info) == 0 else { return false }
+            if changeTime(info) <= bound { return true }
         }
+        return false
+    }
+
+    /// The wall clock in nanoseconds since 1970: the clock a file's change time is taken from.
+    private static var wallClockNanoseconds: Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    /// The file's change time (ctime) in nanoseconds since 1970.
+    static func changeTime(_ info: stat) -> Int64 {
+        Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
     }
 
     /// The identity of the regular file at `path` when its mark proves it the finished download of
     /// `request`, unchanged since; nil otherwise (no file, a symlink, no mark, another request's,
-    /// another inode, another size or modification time).
+    /// another inode, another size or modification time, changed after it was marked).
     static func provenFinished(at path: String, request: String) -> FileIdentity? {
-        guard let (mark, current) = read(at: path) else { return nil }
-        return mark.request == request && mark.identity == current ? current : nil
+        guard let unchanged = unchangedSinceMarked(at: path), unchanged.request == request else { return nil }
+        return unchanged.identity
     }
 
     /// The request whose finished download the regular file at `path` is, unchanged since its
     /// mark (whichever request that is); nil for no such file.
     static func finishedRequest(at path: String) -> String? {
-        guard let (mark, current) = read(at: path), mark.identity == current else { return nil }
-        return mark.request
+        unchangedSinceMarked(at: path)?.request
     }
 
-    /// The mark on the regular file at `path` (never through a symlink) and the file's identity now.
-    private static func read(at path: String) -> (FinishedMark, FileIdentity)? {
+    /// The request the mark on the regular file at `path` names (never through a symlink), and the
+    /// file's identity, when the file is unchanged since it was marked (the same identity, its
+    /// change time within the mark's bound); nil otherwise.
+    private static func unchangedSinceMarked(at path: String) -> (request: String, identity: FileIdentity)? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -99,7 +136,9 @@ struct FinishedMark: Equatable {
         var buffer = [UInt8](repeating: 0, count: 256)
         let length = buffer.withUnsafeMutableBytes { haul_get_file_attribute(fd, attributeName, $0.baseAddress, $0.count) }
         guard length > 0, let mark = FinishedMark(decoding: String(decoding: buffer.prefix(length), as: UTF8.self)) else { return nil }
-        return (mark, FileIdentity(info))
+        let current = FileIdentity(info)
+        guard mark.identity == current, changeTime(info) <= mark.changedNoLaterThan else { return nil }
+        return (mark.request, current)
     }
 }
 
