@@ -98,7 +98,7 @@ struct CLIRunAgainDirectoryTests {
 
     @Test(arguments: [false, true])
     func aFileRewrittenAtTheNameIsRefused(serverNamed: Bool) throws {
-        // GIVEN a file haul downloaded with -d, then rewritten in place (same inode and size)
+        // GIVEN a file haul downloaded with -d, then rewritten in place (same inode, size and modification time)
         let server = try FaultServer()
         let body = TestData.bytes(count: 20_000, seed: 3606)
         server.setResource("/edit.bin", body: body)
@@ -106,11 +106,15 @@ struct CLIRunAgainDirectoryTests {
         let directory = try TemporaryDirectory()
         #expect(try HaulBinary.run(["-q", "-d", directory.path, server.url("/edit.bin")]).status == 0)
         let path = directory.file(serverNamed ? "named.bin" : "edit.bin")
-        Thread.sleep(forTimeInterval: 0.02)
+        var before = stat()
+        #expect(stat(path, &before) == 0)
         let other = TestData.bytes(count: body.count, seed: 3607)
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.write(contentsOf: Data(other))
         try handle.close()
+        // (its modification time put back, as `touch -r` or `rsync --inplace -t` do)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
         // WHEN the same command runs again
         let again = try HaulBinary.run(["-d", directory.path, server.url("/edit.bin")])
         // THEN the rewritten file is not taken for the finished download: refused, left as it is
