@@ -18,6 +18,8 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case locked
         /// The request conflicts with what the store holds (a destination already used, an illegal transition).
         case conflict
+        /// Another process is downloading to the destination: it holds the destination's lock.
+        case heldElsewhere
         /// No such item in the queue.
         case notFound
         /// A shared store (PostgreSQL) refuses to keep a secret: its old row versions and its

@@ -23,10 +23,12 @@ struct CLIBatchFiguresTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aBatchFromASlowServerShowsNoAbsurdSpeedAndNamesItsFiles() throws {
-        // GIVEN six 2 MiB files from nginx, which sends each at 1 MB/s
+        // GIVEN six 3 MiB files from nginx, which sends each at 1 MB/s (after a first second's
+        // worth at once: each download lasts about 2 s, longer than the second a speed is
+        // measured over; at 2 MiB, about 1 s, whether a speed showed before the end was luck)
         let work = try TemporaryDirectory(prefix: "haul-cli-batch-figures")
         let names = (1...6).map { "file\($0).bin" }
-        let nginx = try ServedFiles.start(in: work, names.enumerated().map { ($1, 2 << 20, 3620 + UInt64($0)) }, limitRate: "1m")
+        let nginx = try ServedFiles.start(in: work, names.enumerated().map { ($1, 3 << 20, 3620 + UInt64($0)) }, limitRate: "1m")
         try names.map { nginx.baseURL + "/limited/" + $0 }.joined(separator: "\n").write(toFile: work.file("list"), atomically: true, encoding: .utf8)
 
         // WHEN haul fetches them three at a time on a terminal
@@ -36,11 +38,15 @@ struct CLIBatchFiguresTests {
         let screen = result.stdoutString
 
         // THEN it finished, and no speed shown was beyond what three 1 MB/s connections can bring
+        // over the meter's shortest span, one second, with the second's worth nginx sends at once
+        // (its `limit_rate` with `sendfile` starts with a second's worth: each download's true
+        // average over its first seconds is about 1.5 MB/s, the batch's 4.5); the defect showed
+        // 492 MiB/s
         #expect(result.status == 0, "\(screen)")
         #expect(screen.contains("6 of 6 downloads complete"), "\(screen)")
         let shown = Self.speeds(in: screen)
         #expect(!shown.isEmpty, "\(screen)")
-        #expect(shown.allSatisfy { $0 < 4_000_000 }, "speeds shown: \(shown.map { Int($0) })")
+        #expect(shown.allSatisfy { $0 < 7_000_000 }, "speeds shown: \(shown.map { Int($0) })")
         // AND each download's line names its file
         let lines = screen.components(separatedBy: CharacterSet(charactersIn: "\r\n")).filter { $0.contains("  #") }
         #expect(!lines.isEmpty, "\(screen)")

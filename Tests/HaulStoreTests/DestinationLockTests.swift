@@ -25,7 +25,7 @@ struct DestinationLockTests {
         do {
             _ = try DestinationLock(path: lockPath, key: dir + "/.haul-a.haul-partial")
         } catch {
-            #expect(error.kind == .conflict)
+            #expect(error.kind == .heldElsewhere)
             #expect(error.message.contains("process \(getpid())"), "\(error.message)")
         }
         // AND another destination of the directory is free
@@ -74,7 +74,7 @@ struct DestinationLockTests {
             _ = try DestinationLock(path: lockPath, key: key)
             Issue.record("the lock was taken while another process held it")
         } catch {
-            #expect(error.kind == .conflict)
+            #expect(error.kind == .heldElsewhere)
             #expect(error.message.contains("process \(holder.processIdentifier)"), "\(error.message)")
         }
         // AND b.bin is free, and releasing it keeps the file the other process holds a lock in

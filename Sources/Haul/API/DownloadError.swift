@@ -68,6 +68,9 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
     public internal(set) var engineCode: Int?
     /// The bytes already downloaded that were kept, and where; nil when none were kept.
     public internal(set) var kept: KeptData?
+    /// For `.destinationExists`: the destination is in the way because another process is
+    /// downloading to it now (it holds the destination's lock), not because a file is there.
+    public internal(set) var heldElsewhere = false
 
     /// Bytes needed against bytes available.
     public struct Space: Sendable, Equatable {
@@ -124,6 +127,7 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
         error.systemError = systemError
         error.engineCode = engineCode
         error.kept = kept
+        error.heldElsewhere = heldElsewhere
         return error
     }
 

@@ -112,7 +112,7 @@ extension DownloadQueue {
                 if completion.alreadyComplete { summary.alreadyComplete.append(id) }
             }
             live.withLock { $0.tally.completed += 1 }
-        case .failed(let error) where store.isShared && isHeldElsewhere(error, item):
+        case .failed(let error) where store.isShared && error.heldElsewhere:
             // A worker that lost this item's lease still holds its destination (it was stopped
             // past its lease): back to the queue, to be claimed again once that worker let go.
             settlement = .init(id: id, input: .ownerLost, epoch: epoch, retryAfter: min(5, store.leaseSeconds))
@@ -274,13 +274,5 @@ extension DownloadQueue {
             state.lostLeases.insert(id)
             return true
         }
-    }
-
-    /// Whether `error` says the destination's lock is held by another process.
-    func isHeldElsewhere(_ error: DownloadError, _ item: StoredDownload) -> Bool {
-        guard error.category == .destinationExists, let request = try? Self.request(for: item, QueueRunOptions()),
-            let layout = OutputLayout.of(request.destination, existingFile: request.existingFile, url: request.url)
-        else { return false }
-        return error.message.contains(layout.lockPath)
     }
 }

@@ -7,12 +7,13 @@ extension DownloadError {
         let category: Category
         switch error.kind {
         case .usage: category = .usage
-        case .destinationExists: category = .destinationExists
+        case .destinationExists, .heldElsewhere: category = .destinationExists
         case .io: category = .io
         case .cannotResume: category = .cannotResume
         }
         self.init(category, error.text)
         path = error.path
         systemError = error.systemError
+        heldElsewhere = error.kind == .heldElsewhere
     }
 }

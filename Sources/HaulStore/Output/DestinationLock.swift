@@ -40,7 +40,7 @@ public final class DestinationLock: Sendable {
 
     /// Takes the lock of the destination whose partial is `key` (its name in the directory of
     /// `path` is what counts), in the lock file at `path` (created if missing), or throws
-    /// `.conflict` naming the holder.
+    /// `.heldElsewhere` naming the holder.
     public init(path: String, key: String) throws(StoreError) {
         self.path = path
         slot = Self.slot(forPartial: key)
@@ -256,6 +256,6 @@ final class LockFiles: Sendable {
 
     private static func conflict(_ path: String, holder: Int32?) -> StoreError {
         let who = holder.map { "process \($0)" } ?? "another process"
-        return StoreError(.conflict, "\(who) is already downloading to this destination (it holds a lock in \(path)); wait for it to finish or stop it")
+        return StoreError(.heldElsewhere, "\(who) is already downloading to this destination (it holds a lock in \(path)); wait for it to finish or stop it")
     }
 }

@@ -24,10 +24,12 @@ import HaulCore
 struct FinishedMark: Equatable {
     static let attributeName = "user.haul.finished"
     private static let format = "haul-finished-2"
-    /// How far ahead of the clock a mark puts its bound on the change time (2 ms): the attribute
-    /// being set moves the change time, after the bound was written into it. A change made within
-    /// it of the mark is the one a mark cannot see.
-    static let changeTimeAllowance: Int64 = 2_000_000
+    /// How far ahead of the clock a mark puts its bound on the change time (0.2 ms): the attribute
+    /// being set moves the change time, after the bound was written into it (a thread held up
+    /// longer tries again). A change made within it of the mark is the one a mark cannot see;
+    /// where the kernel keeps change times to its tick (before Linux 6.13's fine-grained ones for a
+    /// file whose change time was read, as the mark's does), within that tick.
+    static let changeTimeAllowance: Int64 = 200_000
 
     /// The request the file is the finished download of (`requestKey`).
     var request: String

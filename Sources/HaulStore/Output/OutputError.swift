@@ -10,6 +10,9 @@ public struct OutputError: Error, Sendable, Equatable {
         case usage
         /// Something is at the destination that must not be replaced or written through.
         case destinationExists
+        /// Another process is downloading to the destination (it holds its lock): a destination
+        /// in the way, for now.
+        case heldElsewhere
         /// Reading or writing the files failed.
         case io
         /// The bytes on disk cannot be continued and must not be discarded.
@@ -35,7 +38,12 @@ public struct OutputError: Error, Sendable, Equatable {
 
     /// A store failure: an unsafe path (a symlink) is a destination that exists, the rest are I/O.
     static func store(_ error: StoreError, path: String? = nil) -> OutputError {
-        let kind: Kind = error.kind == .unsafePath ? .destinationExists : error.kind == .conflict ? .destinationExists : .io
+        let kind: Kind
+        switch error.kind {
+        case .unsafePath, .conflict: kind = .destinationExists
+        case .heldElsewhere: kind = .heldElsewhere
+        default: kind = .io
+        }
         return OutputError(kind, SettingText(error.message), path: path, systemError: error.code)
     }
 

@@ -71,7 +71,7 @@ extension PartialDownload {
         do {
             lock = try DestinationLock(path: layout.lockPath, key: layout.partialPath)
         } catch {
-            throw OutputError(error.kind == .conflict ? .destinationExists : .io, SettingText(error.message), path: layout.finalPath, systemError: error.code)
+            throw OutputError.store(error, path: layout.finalPath)
         }
         do {
             let output = try openFile(layout, request, keeper: RecordKeeper(store: records(layout)), lock: lock)
