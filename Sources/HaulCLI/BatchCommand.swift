@@ -38,12 +38,17 @@ struct BatchCommand {
             presenter.error("#\(done.id) \(done.finalPath ?? done.destination) is already complete (skipped)")
         }
         let clean = problems.isEmpty && batch.duplicates == 0
-        guard !batch.ids.isEmpty else { return clean ? .success : .usage }
+        let skipped = batch.alreadyDone.count
+        guard !batch.ids.isEmpty else {
+            // Nothing to run, but the summary still covers every file asked for.
+            presenter.finishAggregate(QueueRunSummary(), total: skipped, skipped: skipped)
+            return clean ? .success : .usage
+        }
         let signals = SignalWatcher { _ in queue.stopAll() }
         let runOptions = self.runOptions
         let ids = batch.ids
         let maxPerHost = self.maxPerHost
-        let summary = await QueueRunView(queue: queue, presenter: presenter, total: ids.count).run {
+        let summary = await QueueRunView(queue: queue, presenter: presenter, total: ids.count, skipped: skipped).run {
             await queue.run(runOptions, only: Set(ids), maxPerHost: maxPerHost)
         }
         if let interrupted = signals.exitCode { return interrupted }
@@ -120,7 +125,10 @@ struct BatchCommand {
 struct QueueRunView {
     let queue: DownloadQueue
     let presenter: Presenter
+    /// The downloads this run runs.
     let total: Int
+    /// Downloads asked for that an earlier run completed: not run, counted in the summary.
+    var skipped = 0
 
     func run(_ body: @Sendable () async -> QueueRunSummary) async -> QueueRunSummary {
         let presenter = self.presenter
@@ -142,7 +150,7 @@ struct QueueRunView {
         if presenter.mode == .quiet {
             for (id, error) in summary.failed { presenter.show(.failed(error), id: id) }
         }
-        presenter.finishAggregate(summary, total: total)
+        presenter.finishAggregate(summary, total: total + skipped, skipped: skipped)
         return summary
     }
 }

@@ -27,6 +27,8 @@ struct DownloadCommand: ParsableCommand {
         Downloads to disk, resumably: an interrupted run (Ctrl-C, a dropped connection,
         kill -9, a power cut) continues where it stopped when run again, and a file is only
         put in place once complete. Resumes are verified, never spliced across versions.
+        Run again after it completed (-o or -d), it finds its own finished file and exits 0
+        at once, "already complete".
         """
 
     let urls: [URL]

@@ -45,7 +45,8 @@ enum ExitCode: Int32 {
           4    the server answered with an HTTP error status (4xx/5xx)
           5    the bytes on disk cannot be continued safely (they are kept)
           6    disk or I/O error, e.g. the disk is full (downloaded bytes are kept)
-          7    the destination already exists (use --force or -c)
+          7    the destination already exists (use --force or -c); not for this request's own
+               finished file, which is already complete (0)
           8    the file's checksum is not the expected one (the data is set aside as NAME.haul-rejected;
                the next run downloads the file anew)
           9    the server broke the protocol (bad redirect, more bytes than announced,

@@ -53,11 +53,16 @@ enum JSONEvent {
         return encode(object)
     }
 
-    /// A batch's closing summary.
-    static func summary(_ summary: QueueRunSummary, total: Int) -> String {
-        encode([
-            "event": "summary", "total": int(total), "completed": int(summary.completed.count), "failed": int(summary.failed.count),
-            "paused": int(summary.paused.count), "cancelled": int(summary.cancelled.count),
+    /// A batch's closing summary: every file asked for (`total`), counted once each as fetched
+    /// (`completed`), already complete (`alreadyComplete`: skipped as done, or found in place,
+    /// nothing fetched), `failed`, `paused` or `cancelled`. `skipped`: files not run because an
+    /// earlier run completed them (counted in `total` and `alreadyComplete`).
+    static func summary(_ summary: QueueRunSummary, total: Int, skipped: Int = 0) -> String {
+        let already = summary.alreadyComplete.count + skipped
+        return encode([
+            "event": "summary", "total": int(total), "completed": int(summary.completed.count - summary.alreadyComplete.count),
+            "alreadyComplete": int(already), "failed": int(summary.failed.count), "paused": int(summary.paused.count),
+            "cancelled": int(summary.cancelled.count),
         ])
     }
 

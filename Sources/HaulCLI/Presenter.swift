@@ -58,7 +58,8 @@ final class Presenter: @unchecked Sendable {
                 if case .failed(let error) = event { message("haul: #\(id): \(error.shown)") }
             case .normal:
                 switch event {
-                case .completed(let done): message("#\(id) saved \(done.path) (\(Format.bytes(done.bytes)))")
+                case .completed(let done):
+                    message("#\(id) \(done.alreadyComplete ? "already complete:" : "saved") \(done.path) (\(Format.bytes(done.bytes)))")
                 case .failed(let error): message("haul: #\(id) failed: \(error.shown)")
                 case .restarted(let reason): message("haul: #\(id): \(reason.message)")
                 case .response(let info): if let note = info.note { message("haul: #\(id): \(note)") }
@@ -92,16 +93,18 @@ final class Presenter: @unchecked Sendable {
         }
     }
 
-    /// The batch's closing line.
-    func finishAggregate(_ summary: QueueRunSummary, total: Int) {
+    /// The batch's closing line. `total` counts every file asked for, `skipped` those an earlier
+    /// run completed (not run, already complete).
+    func finishAggregate(_ summary: QueueRunSummary, total: Int, skipped: Int = 0) {
         lock.withLock {
             switch mode {
             case .json:
-                writeStdout(JSONEvent.summary(summary, total: total))
+                writeStdout(JSONEvent.summary(summary, total: total, skipped: skipped))
             case .quiet:
                 break
             case .normal:
-                var parts = ["\(summary.completed.count) of \(total) downloads complete"]
+                let already = summary.alreadyComplete.count + skipped
+                var parts = ["\(summary.completed.count + skipped) of \(total) downloads complete" + (already > 0 ? " (\(already) already complete)" : "")]
                 if !summary.failed.isEmpty { parts.append("\(summary.failed.count) failed") }
                 if !summary.paused.isEmpty { parts.append("\(summary.paused.count) stopped (run again to resume)") }
                 if !summary.cancelled.isEmpty { parts.append("\(summary.cancelled.count) cancelled") }

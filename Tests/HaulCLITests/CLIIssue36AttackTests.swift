@@ -56,7 +56,7 @@ struct CLIIssue36AttackTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["sum.bin"])
     }
 
-    @Test(.disabled("open (issue 36 item 11): a -d download is not recognised as already complete"))
+    @Test
     func aDirectoryDownloadRunAgainIsAlreadyComplete() throws {
         // GIVEN a file haul downloaded with -d (the name from the URL)
         let server = try FaultServer()
@@ -75,7 +75,7 @@ struct CLIIssue36AttackTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["dir.bin"])
     }
 
-    @Test(.disabled("open (issue 36 item 11): a -d download is not recognised as already complete"))
+    @Test
     func aServerNamedDirectoryDownloadRunAgainIsAlreadyComplete() throws {
         // GIVEN a file haul downloaded with -d, named by the server (Content-Disposition)
         let server = try FaultServer()
@@ -165,7 +165,7 @@ struct CLIIssue36AttackTests {
         #expect(speeds.allSatisfy { $0 <= 3000 }, "speeds \(speeds) for a limit of 2000 B/s")
     }
 
-    @Test(.disabled("open (issue 36 items 4, 5): the batch summary leaves out what was already complete"))
+    @Test
     func aBatchRunAgainSummarisesEveryFileAskedFor() throws {
         // GIVEN a batch of three files haul downloaded, then one of them deleted
         let server = try FaultServer()
@@ -186,12 +186,16 @@ struct CLIIssue36AttackTests {
         let summaries = JSONLines.parse(String(decoding: again.stdout, as: UTF8.self)).filter { $0["event"] as? String == "summary" }
         #expect(summaries.count == 1, "stdout: \(String(decoding: again.stdout, as: UTF8.self))")
         #expect(summaries.last.flatMap { ($0["total"] as? NSNumber)?.intValue } == 3, "\(summaries)")
+        #expect(summaries.last.flatMap { ($0["alreadyComplete"] as? NSNumber)?.intValue } == 3, "\(summaries)")
+        #expect(summaries.last.flatMap { ($0["completed"] as? NSNumber)?.intValue } == 0, "\(summaries)")
         // AND when one file was deleted, the summary still covers all three (one fetched, two already complete)
         #expect(unlink(out + "/b1.bin") == 0)
         let third = try HaulBinary.run(["--json", "-i", list, "-d", out])
         #expect(third.status == 0, "stderr: \(third.stderr)")
         let last = JSONLines.parse(String(decoding: third.stdout, as: UTF8.self)).filter { $0["event"] as? String == "summary" }.last
         #expect(last.flatMap { ($0["total"] as? NSNumber)?.intValue } == 3, "summary \(String(describing: last))")
+        #expect(last.flatMap { ($0["completed"] as? NSNumber)?.intValue } == 1, "summary \(String(describing: last))")
+        #expect(last.flatMap { ($0["alreadyComplete"] as? NSNumber)?.intValue } == 2, "summary \(String(describing: last))")
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -304,7 +308,7 @@ struct CLIIssue36AttackTests {
         #expect(Disk.difference(cut, body) == nil)
     }
 
-    @Test(.disabled("open (issue 36 item 11): a -d queue item is not recognised as already complete"))
+    @Test
     func aQueueItemIntoADirectoryAddedAgainIsAlreadyComplete() throws {
         // GIVEN a queue item (-d) haul downloaded, then removed from the queue (its file stays)
         let server = try FaultServer()

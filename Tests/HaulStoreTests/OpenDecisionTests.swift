@@ -99,6 +99,18 @@ struct OpenDecisionTests {
         Row(
             loaded: nil, partial: false, inPlace: false, final: .symlink, policy: .refuse, proven: true, decision: .refuse(.symlink), forgets: true,
             why: "never through a symlink"),
+        Row(
+            loaded: nil, partial: false, inPlace: false, final: nil, policy: .refuse, proven: true, decision: .useFinishedFile, forgets: true,
+            why: "a directory download run again: the file its URL names is proven this request's finished download"),
+        Row(
+            loaded: nil, partial: false, inPlace: false, final: nil, policy: .refuse, decision: .startFresh, forgets: true,
+            why: "a directory download: whatever is at the URL's name is not proven, and the response may name another file"),
+        Row(
+            loaded: ours, partial: true, inPlace: false, final: nil, policy: .refuse, proven: true, decision: .continuePartial, forgets: false,
+            why: "a directory download under way is continued, not taken for the proven file"),
+        Row(
+            loaded: nil, partial: false, inPlace: false, final: nil, policy: .overwrite, proven: true, decision: .startFresh, forgets: true,
+            why: "overwrite asks for a new one into a directory too"),
     ]
 
     @Test(arguments: rows)

@@ -188,7 +188,9 @@ public struct DownloadCompletion: Sendable, Equatable {
     public var mirrorProof: String? = nil
     /// The file was already complete in place when this run started: an earlier run of the same
     /// request (URL, method and range) finished it, and it is still exactly the file that run put
-    /// there (device, inode, size and modification time). Nothing was fetched, no request was made.
+    /// there (device, inode, size and modification time). Nothing was fetched, and no request was
+    /// made, except into a directory under a name the server gives: then one request's head named
+    /// the file, and its transfer stopped there.
     public var alreadyComplete: Bool = false
 
     /// This run's speed: `bytesTransferred` over `seconds` (0 for a run of no measurable time).

@@ -107,7 +107,10 @@ extension DownloadQueue {
         switch ending {
         case .completed(let completion):
             settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path), epoch: epoch)
-            run.summary.withLock { $0.completed.append(id) }
+            run.summary.withLock { summary in
+                summary.completed.append(id)
+                if completion.alreadyComplete { summary.alreadyComplete.append(id) }
+            }
             live.withLock { $0.tally.completed += 1 }
         case .failed(let error) where store.isShared && error.heldElsewhere:
             // A worker that lost this item's lease still holds its destination (it was stopped

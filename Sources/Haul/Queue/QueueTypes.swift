@@ -116,6 +116,9 @@ public struct QueueRunOptions: Sendable {
 public struct QueueRunSummary: Sendable, Equatable {
     /// Downloads completed, in the order they completed.
     public var completed: [Int64] = []
+    /// Those of `completed` that were already complete: their file was in place, proven this
+    /// request's finished download, and nothing was fetched (``DownloadCompletion/alreadyComplete``).
+    public var alreadyComplete: [Int64] = []
     /// Failed downloads with their errors, in the order they failed.
     public var failed: [(id: Int64, error: DownloadError)] = []
     /// Downloads stopped at a checkpoint (paused, or sent back to the queue by `stopAll()`).
@@ -125,8 +128,11 @@ public struct QueueRunSummary: Sendable, Equatable {
     /// How the completed files were put in place together.
     public var finishGroups = FinishGroupFigures()
 
+    /// A run that ran nothing (yet).
+    public init() {}
+
     public static func == (lhs: QueueRunSummary, rhs: QueueRunSummary) -> Bool {
-        lhs.completed == rhs.completed && lhs.paused == rhs.paused && lhs.cancelled == rhs.cancelled
+        lhs.completed == rhs.completed && lhs.alreadyComplete == rhs.alreadyComplete && lhs.paused == rhs.paused && lhs.cancelled == rhs.cancelled
             && lhs.failed.map(\.id) == rhs.failed.map(\.id) && lhs.failed.map(\.error) == rhs.failed.map(\.error)
     }
 }

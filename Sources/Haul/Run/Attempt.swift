@@ -9,6 +9,9 @@ enum AttemptOutcome {
     case bodyFinished
     /// The server proved the bytes on disk are the whole thing.
     case complete
+    /// The response named a file that is this request's finished download (its mark proves it):
+    /// the download ends as that file, already complete (`PartialDownload.takingNamedFinishedFile`).
+    case finishedFileNamed
     /// The bytes on disk must be given up.
     case restart(RestartReason)
     /// A pause or cancel arrived.
@@ -31,7 +34,7 @@ struct AttemptResult {
     var end: DownloadMachine.AttemptEnd {
         switch outcome {
         case .bodyFinished: return .bodyFinished(segmentsRunning: segmentsRunning)
-        case .complete: return .complete
+        case .complete, .finishedFileNamed: return .complete
         case .restart(let reason): return .restart(reason)
         case .stopped: return .stopped
         case .failed(let error, let retryable, let retryAfter):

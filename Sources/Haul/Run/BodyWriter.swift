@@ -119,11 +119,20 @@ final class BodyWriter: RedirectStopping {
             guard body.writeOffset + body.overlap == output.sink.prefixLength else {
                 throw DownloadError(.protocolViolation, "internal: the response does not start where the file ends")
             }
+            let naming: PartialDownload.Naming
             do {
-                responseNote = try output.name(
+                naming = try output.name(
                     contentDisposition: head.headers["Content-Disposition"], url: url, overwrite: request.existingFile == .overwrite)
             } catch {
                 throw DownloadError(error)
+            }
+            switch naming {
+            case .named(let note):
+                responseNote = note
+            case .finishedInPlace:
+                // The same request run again: its finished file is at the name. Nothing is written.
+                decided = .finishedFileNamed
+                return .stop
             }
             if let unverifiable = try digest.adoptServerDigest(from: head, output: output) {
                 responseNote = [responseNote, unverifiable].compactMap { $0 }.joined(separator: "; ")

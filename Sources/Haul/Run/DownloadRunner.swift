@@ -214,6 +214,10 @@ final class DownloadRunner {
     /// a queue run's downloads finishing meanwhile), and reports the completion. The blocking
     /// steps run on `BlockingWork`'s pool.
     private func finish(_ output: PartialDownload) async throws(DownloadError) -> DownloadCompletion {
+        var output = output
+        if output.namedFinishedFile != nil {
+            output = try await BlockingWork.step { () throws(DownloadError) in try takeNamedFinishedFile(output) }
+        }
         setup.transfersEnded?()
         // Without a digest to check or a cookie jar to write there is nothing to wait for here.
         var verified: String?
@@ -236,6 +240,22 @@ final class DownloadRunner {
             mirrorProof: setup.mirrors.proof(digest: verified, verified: digest.expected?.expectedHex != nil), alreadyComplete: output.alreadyInPlace)
         setup.hub.publish(.completed(completion))
         return completion
+    }
+
+    /// The response named this request's finished file (`AttemptOutcome.finishedFileNamed`): the
+    /// run goes on with that file, already in place, as its output, its digest read from it.
+    private func takeNamedFinishedFile(_ named: PartialDownload) throws(DownloadError) -> PartialDownload {
+        let taken: PartialDownload
+        do {
+            taken = try named.takingNamedFinishedFile()
+        } catch {
+            throw DownloadError(error)
+        }
+        output = taken
+        figures.resumedFrom = 0
+        digest.restart()
+        try digest.start(taken)
+        return taken
     }
 
     /// Gives up the bytes on disk for a new version: the segments end, the file keeper truncates

@@ -13,7 +13,8 @@ public enum Destination: Sendable, Equatable {
 public enum ExistingFilePolicy: String, Sendable, Equatable {
     /// Stop with `destinationExists`; nothing is touched. A file that is this same request's
     /// finished download (its mark proves it, see `DownloadCompletion.alreadyComplete`) is not in
-    /// the way: the download completes at once, without a request.
+    /// the way: the download completes at once, without a request (into a directory under a name
+    /// the server gives, once the response head named it).
     case refuse
     /// Download anew and replace it once the new file is complete.
     case overwrite

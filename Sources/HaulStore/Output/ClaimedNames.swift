@@ -18,22 +18,49 @@ public final class ClaimedNames: Sendable {
     /// Claims `name`, or the first free `stem (k).ext` (as browsers do) when another download of
     /// this process is writing it, or already put a file there and `replacing` was not asked for.
     /// Returns the name claimed and whether it had to change.
-    public func claim(_ name: String, replacing: Bool, path: (String) -> String) -> (name: String, renamed: Bool) {
+    ///
+    /// `isOwn`: whether the file at a path is the claiming download's own finished file (the same
+    /// request run again). An earlier run may have saved it as `stem (k).ext` because another
+    /// download of that run took the name: when a file that is not its own is at `name`, the
+    /// numbered names are looked at in order, while there are files at them, and one holding its
+    /// own file is claimed (not counted as changed). Else `name` is claimed, to be refused.
+    public func claim(_ name: String, replacing: Bool, path: (String) -> String, isOwn: (String) -> Bool = { _ in false }) -> (
+        name: String, renamed: Bool
+    ) {
         names.withLock { names in
             let wanted = path(name)
             let taken = names.active.contains(wanted) || (names.done.contains(wanted) && !replacing)
+            let (stem, ext) = Self.split(name)
             guard taken else {
+                if !replacing, PathKind.of(wanted) != .missing, !isOwn(wanted) {
+                    var index = 1
+                    while true {
+                        let candidate = Self.numbered(stem, ext, index)
+                        let candidatePath = path(candidate)
+                        guard PathKind.of(candidatePath) != .missing else { break }
+                        if !names.active.contains(candidatePath), !names.done.contains(candidatePath), isOwn(candidatePath) {
+                            names.active.insert(candidatePath)
+                            return (candidate, false)
+                        }
+                        index += 1
+                    }
+                }
                 names.active.insert(wanted)
                 return (name, false)
             }
-            let (stem, ext) = Self.split(name)
             var index = 1
             while true {
                 let candidate = Self.numbered(stem, ext, index)
                 let candidatePath = path(candidate)
-                if !names.active.contains(candidatePath), !names.done.contains(candidatePath), PathKind.of(candidatePath) == .missing {
-                    names.active.insert(candidatePath)
-                    return (candidate, true)
+                if !names.active.contains(candidatePath), !names.done.contains(candidatePath) {
+                    if PathKind.of(candidatePath) == .missing {
+                        names.active.insert(candidatePath)
+                        return (candidate, true)
+                    }
+                    if isOwn(candidatePath) {
+                        names.active.insert(candidatePath)
+                        return (candidate, false)
+                    }
                 }
                 index += 1
             }

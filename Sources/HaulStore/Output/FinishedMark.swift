@@ -116,6 +116,20 @@ struct FinishedMark: Equatable {
     /// `request`, unchanged since; nil otherwise (no file, a symlink, no mark, another request's,
     /// another inode, another size or modification time, changed after it was marked).
     static func provenFinished(at path: String, request: String) -> FileIdentity? {
+        guard let unchanged = unchangedSinceMarked(at: path), unchanged.request == request else { return nil }
+        return unchanged.identity
+    }
+
+    /// The request whose finished download the regular file at `path` is, unchanged since its
+    /// mark (whichever request that is); nil for no such file.
+    static func finishedRequest(at path: String) -> String? {
+        unchangedSinceMarked(at: path)?.request
+    }
+
+    /// The request the mark on the regular file at `path` names (never through a symlink), and the
+    /// file's identity, when the file is unchanged since it was marked (the same identity, its
+    /// change time within the mark's bound); nil otherwise.
+    private static func unchangedSinceMarked(at path: String) -> (request: String, identity: FileIdentity)? {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -125,8 +139,8 @@ struct FinishedMark: Equatable {
         let length = buffer.withUnsafeMutableBytes { haul_get_file_attribute(fd, attributeName, $0.baseAddress, $0.count) }
         guard length > 0, let mark = FinishedMark(decoding: String(decoding: buffer.prefix(length), as: UTF8.self)) else { return nil }
         let current = FileIdentity(info)
-        guard mark.request == request, mark.identity == current, changeTime(info) <= mark.changedNoLaterThan else { return nil }
-        return current
+        guard mark.identity == current, changeTime(info) <= mark.changedNoLaterThan else { return nil }
+        return (mark.request, current)
     }
 }
 

@@ -61,8 +61,9 @@ public enum OpenDecision: Equatable, Sendable {
     ///   - finishedFileInPlace: for a finished record, the final file is still the one it names
     ///     (inode, size, modification time) and the request does not replace it.
     ///   - final: what is at the final path, nil while the name is not known (a directory download).
-    ///   - finalIsProvenFinished: the file at the final path carries this request's `FinishedMark`,
-    ///     unchanged since (an earlier run's finished download, its record long forgotten).
+    ///   - finalIsProvenFinished: the file at the final path (in a directory download, at the name
+    ///     its URL gives) carries this request's `FinishedMark`, unchanged since (an earlier run's
+    ///     finished download, its record long forgotten).
     public static func decide(
         loaded: Loaded?, partialExists: Bool, finishedFileInPlace: Bool, final: PathKind?, policy: ExistingFilePolicy,
         finalIsProvenFinished: Bool = false
@@ -82,7 +83,7 @@ public enum OpenDecision: Equatable, Sendable {
         }
         let forgets = usable == nil
         // Run again after it completed: nothing to do, unless a new download is asked for.
-        if usable == nil, !partialExists, finalIsProvenFinished, final == .regular, policy != .overwrite {
+        if usable == nil, !partialExists, finalIsProvenFinished, final == nil || final == .regular, policy != .overwrite {
             return (.useFinishedFile, forgets)
         }
         if let final, final != .missing {

@@ -12,6 +12,10 @@ public struct OutputLayout: Sendable, Equatable {
     /// The final path given up front; nil for a download into a directory (the response names
     /// the file: `PartialDownload.finalPath` is the one place that derives it).
     public let finalPath: String?
+    /// For a download into a directory, the name its URL alone gives the file (`nameFromURL`):
+    /// where it lands unless the response names it otherwise, and so where an earlier run of the
+    /// same request put it. Nil for a path given up front.
+    public let urlName: String?
     /// The longest name, in bytes, the directory's file system takes (`nameLimit(of:)`).
     public let nameMax: Int
     /// The sidecars' path up to their name (through the last "/"), and the name they are named
@@ -46,9 +50,10 @@ public struct OutputLayout: Sendable, Equatable {
         return sidecarStem
     }
 
-    private init(directory: String, finalPath: String?, sidecarBase: String, nameMax: Int) {
+    private init(directory: String, finalPath: String?, sidecarBase: String, nameMax: Int, urlName: String? = nil) {
         self.directory = directory
         self.finalPath = finalPath
+        self.urlName = urlName
         self.nameMax = nameMax
         // Split at the last "/" byte, as the kernel reads a path (see `AbsolutePath.directory`).
         let bytes = Array(sidecarBase.utf8)
@@ -67,8 +72,7 @@ public struct OutputLayout: Sendable, Equatable {
         case .file(let path):
             return .file(path)
         case .directory(let directory) where existingFile == .continueIt:
-            let name = FileNameSanitizer.destinationName(contentDisposition: nil, url: url)
-            return .file((directory as NSString).appendingPathComponent(name))
+            return .file((directory as NSString).appendingPathComponent(nameFromURL(url)))
         case .directory(let directory):
             return .directory(directory, url: url)
         }
@@ -86,7 +90,19 @@ public struct OutputLayout: Sendable, Equatable {
     public static func directory(_ directory: String, url: URL, nameMax: Int? = nil) -> OutputLayout {
         let key = "." + "haul-" + stableHash(url.absoluteString)
         let base = (directory as NSString).appendingPathComponent(key)
-        return OutputLayout(directory: directory, finalPath: nil, sidecarBase: base, nameMax: nameMax ?? nameLimit(of: directory))
+        return OutputLayout(
+            directory: directory, finalPath: nil, sidecarBase: base, nameMax: nameMax ?? nameLimit(of: directory), urlName: nameFromURL(url))
+    }
+
+    /// The name a URL alone gives a file downloaded into a directory (its last path segment,
+    /// sanitized): the one rule for a directory download's name before any response.
+    public static func nameFromURL(_ url: URL) -> String {
+        FileNameSanitizer.destinationName(contentDisposition: nil, url: url)
+    }
+
+    /// The path the URL alone names in a directory download (`urlName`); nil for a path given up front.
+    public var finalPathFromURL: String? {
+        urlName.map(path(forName:))
     }
 
     /// The longest name, in bytes, the file system of `directory` takes: `pathconf(_PC_NAME_MAX)`

@@ -10,22 +10,42 @@ extension PartialDownload {
     /// for many small files the record would cost more than re-fetching one.
     public static let recordlessBodyLimit: Int64 = 1 << 20
 
+    /// What naming a download from a response found.
+    public enum Naming: Equatable, Sendable {
+        /// The name is the download's; `note`: what to say about a name changed to stay unique.
+        case named(note: String?)
+        /// The file the response names is this request's own finished download, proven by its
+        /// `FinishedMark` (the same request run again): nothing is to be written, and the download
+        /// goes on as that file (`takingNamedFinishedFile`).
+        case finishedInPlace
+    }
+
     /// Picks the file name for a download into a directory from a response: never a symlink,
-    /// never a file that exists (unless `overwrite`), and, when another download of this process
-    /// took the same name, a unique one (`report (1).pdf`). Named once per run: a later attempt
-    /// keeps the name it claimed. Returns what to say about a changed name.
-    public func name(contentDisposition: String?, url: URL, overwrite: Bool) throws(OutputError) -> String? {
-        guard let layout, layout.finalPath == nil, claimedPath == nil else { return nil }
+    /// never a file that exists (unless `overwrite`, or its mark proves it this request's finished
+    /// download: `.finishedInPlace`), and, when another download of this process took the same
+    /// name, a unique one (`report (1).pdf`). Named once per run: a later attempt keeps the name
+    /// it claimed.
+    public func name(contentDisposition: String?, url: URL, overwrite: Bool) throws(OutputError) -> Naming {
+        guard let layout, layout.finalPath == nil, claimedPath == nil else { return .named(note: nil) }
         let wanted = record.fileName ?? FileNameSanitizer.destinationName(contentDisposition: contentDisposition, url: url)
-        let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:))
+        // Only before anything is written (a first response), and only a file its mark proves this
+        // very request's, unchanged since, is its own; anything else is in the way.
+        let key = record.fileName == nil && !overwrite && sink.prefixLength == 0 && record.segments == nil ? requestKey : nil
+        let proof = { (path: String) in key.flatMap { FinishedMark.provenFinished(at: path, request: $0) } }
+        let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:), isOwn: { proof($0) != nil })
         let path = layout.path(forName: claim.name)
         claimedPath = path
         let existing = PathKind.of(path)
         if existing == .symlink { throw .symlink(path) }
-        if record.fileName == nil, !overwrite, existing != .missing { throw .alreadyExists(path) }
+        if record.fileName == nil, !overwrite, existing != .missing {
+            guard existing == .regular, let proven = proof(path) else { throw .alreadyExists(path) }
+            record.fileName = claim.name
+            namedFinishedFile = proven
+            return .finishedInPlace
+        }
         record.fileName = claim.name
-        guard claim.renamed else { return nil }
-        return "another download of this run is saving \(wanted) in \(layout.directory): this one is saved as \(claim.name)"
+        guard claim.renamed else { return .named(note: nil) }
+        return .named(note: "another download of this run is saving \(wanted) in \(layout.directory): this one is saved as \(claim.name)")
     }
 
     /// Records the version a response begins to write (from `url`): its validators and lengths.

@@ -110,10 +110,15 @@ extension PartialDownload {
                 partialIsFinishedFile: partialExists && isFinishedFile($0, at: layout.partialPath))
         }
         let final = layout.finalPath.map(PathKind.of)
+        // Where an earlier run of this request put its finished file: the final path, or in a
+        // directory download the name its URL gives (a name from the server is known only from a
+        // response, and is checked then: `name(contentDisposition:url:overwrite:)`).
+        let markedPath = layout.finalPath ?? layout.finalPathFromURL
+        let marked = layout.finalPath == nil ? markedPath.map(PathKind.of) : final
         // Looked up only where it can decide: a file in the way that a new download would not replace.
         let proven =
-            final == .regular && request.existingFile != .overwrite && request.provable
-            ? layout.finalPath.flatMap { FinishedMark.provenFinished(at: $0, request: FinishedMark.requestKey(of: fresh)) } : nil
+            marked == .regular && request.existingFile != .overwrite && request.provable
+            ? markedPath.flatMap { FinishedMark.provenFinished(at: $0, request: FinishedMark.requestKey(of: fresh)) } : nil
         let (decision, forgets) = OpenDecision.decide(
             loaded: summary, partialExists: partialExists, finishedFileInPlace: finishedInPlace, final: final, policy: request.existingFile,
             finalIsProvenFinished: proven != nil)
@@ -122,13 +127,15 @@ extension PartialDownload {
         case .refuse(let refusal):
             throw refusalError(refusal, layout)
         case .useFinishedFile:
-            guard var finished = finishedInPlace ? loaded : fresh, let finalPath else {
+            guard var finished = finishedInPlace ? loaded : fresh, let finalPath = finishedInPlace ? finalPath : markedPath else {
                 throw OutputError(.io, "the finished download has no file name")
             }
             if !finishedInPlace, let proven {
-                // Proven by its mark: this run's record says what the file is, and is never saved.
+                // Proven by its mark: this run's record says what the file is (and, in a
+                // directory, its name), and is never saved.
                 finished.finishedLength = proven.size
                 finished.finishedIdentity = proven
+                if layout.finalPath == nil { finished.fileName = layout.urlName }
             }
             let file: PartialFile
             do {
@@ -143,13 +150,13 @@ extension PartialDownload {
             if let proven, !finishedInPlace, try identity(of: file) != proven { throw refusalError(.exists, layout) }
             return PartialDownload(layout: layout, sink: .partial(file), record: finished, keeper: keeper, lock: lock, alreadyInPlace: true)
         case .adoptExistingFile:
-            unlink(layout.partialPath)
+            try clearPartialPath(layout, request)
             return try adopt(layout, fresh, keeper: keeper, lock: lock)
         case .startFresh:
             // Bytes without a record (lost, damaged, another request's, or a small download that
             // never wrote one) are not trusted: the path is cleared and the partial created anew,
             // so nothing that was there (a hard link, a planted file) is ever written through.
-            let file = try createPartial(layout, clearing: loaded == nil ? nil : partialExists)
+            let file = try createPartial(layout, request, clearing: loaded == nil ? nil : partialExists)
             var record = fresh
             record.partialIdentity = try identity(of: file)
             return PartialDownload(layout: layout, sink: .partial(file), record: record, keeper: keeper, lock: lock)
@@ -157,6 +164,44 @@ extension PartialDownload {
             guard let loaded else { throw OutputError(.io, "no record to continue from") }
             return try continuePartial(layout, loaded, fresh: fresh, keeper: keeper, lock: lock)
         }
+    }
+
+    /// A response named a file its mark proves this request's finished download
+    /// (`Naming.finishedInPlace`): the partial this run created (nothing was written to it) and
+    /// any record of it go, and the returned keeper holds that file, already in place, with this
+    /// one's lock and claimed name. Refused as a file in the way when the file at the name is no
+    /// longer the one proven, or cannot be opened as Haul opens its own.
+    public func takingNamedFinishedFile() throws(OutputError) -> PartialDownload {
+        guard let layout, let proven = namedFinishedFile, let finalPath, sink.prefixLength == 0 else {
+            throw OutputError(.io, "internal: no finished file was named")
+        }
+        if let failure = inFlight.settle() { throw .io(failure) }
+        let file: PartialFile
+        do {
+            // Opened only to be measured; nothing is written.
+            file = try PartialFile(path: finalPath)
+        } catch {
+            throw .alreadyExists(finalPath)
+        }
+        guard try Self.identity(of: file) == proven else { throw .alreadyExists(finalPath) }
+        // Only the partial this run created is removed, never one put at its path meanwhile.
+        if let created = partialFile.flatMap({ try? $0.identity() }), let current = FileIdentity.of(layout.partialPath),
+            created.device == current.device, created.inode == current.inode
+        {
+            unlink(layout.partialPath)
+        }
+        unlink(layout.segmentMapPath)
+        keeper?.discardStale()
+        var finished = record
+        finished.finishedLength = proven.size
+        finished.finishedIdentity = proven
+        let taken = PartialDownload(layout: layout, sink: .partial(file), record: finished, keeper: keeper, lock: lock, alreadyInPlace: true)
+        taken.requestKey = requestKey
+        taken.claimedPath = claimedPath
+        lock = nil
+        claimedPath = nil
+        namedFinishedFile = nil
+        return taken
     }
 
     /// The partial a record describes, cut back to what the record vouches for.
@@ -266,17 +311,34 @@ extension PartialDownload {
     /// A new, empty partial, created exclusively (`O_EXCL`, never through a link). `clearing`: a
     /// partial is there and is removed first (true), is not (false), or was not looked up (nil):
     /// then one in the way is removed and the partial created again, once.
-    private static func createPartial(_ layout: OutputLayout, clearing: Bool?) throws(OutputError) -> PartialFile {
-        if clearing == true { unlink(layout.partialPath) }
+    private static func createPartial(_ layout: OutputLayout, _ request: Request, clearing: Bool?) throws(OutputError) -> PartialFile {
+        if clearing == true { try clearPartialPath(layout, request) }
         guard clearing == nil else { return try openPartial(layout, createNew: true) }
         do {
             return try PartialFile(path: layout.partialPath, createNew: true)
         } catch  where error.code == EEXIST {
-            unlink(layout.partialPath)
+            try clearPartialPath(layout, request)
             return try openPartial(layout, createNew: true)
         } catch {
             throw .store(error, path: layout.partialPath)
         }
+    }
+
+    /// Removes what is at the partial path, unless it is another request's finished download,
+    /// still exactly the file its `FinishedMark` names (a file saved under a name that is this
+    /// download's partial name, `x.haul-partial` from a URL or `-o`): that file is no partial
+    /// of this one, and is refused as a file in the way rather than deleted. This request's own
+    /// marked partial (a run killed between the mark and the rename, with no record) is cleared.
+    private static func clearPartialPath(_ layout: OutputLayout, _ request: Request) throws(OutputError) {
+        if let other = FinishedMark.finishedRequest(at: layout.partialPath),
+            !request.provable || other != FinishedMark.requestKey(of: request.fresh)
+        {
+            throw OutputError(
+                .destinationExists,
+                "\(layout.partialPath) is the finished download of another request, and this download keeps its unfinished data under that name; move the file away or choose another name",
+                path: layout.partialPath)
+        }
+        unlink(layout.partialPath)
     }
 
     private static func openPartial(_ layout: OutputLayout, createNew: Bool) throws(OutputError) -> PartialFile {

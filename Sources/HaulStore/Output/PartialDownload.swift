@@ -31,6 +31,9 @@ public final class PartialDownload {
     var requestKey: String?
     /// The final path claimed among the downloads of this process (a name from a response).
     var claimedPath: String?
+    /// The file a response named, proven this request's finished download by its mark (see
+    /// `Naming.finishedInPlace`): the download goes on as it (`takingNamedFinishedFile`).
+    public internal(set) var namedFinishedFile: FileIdentity?
     /// A checkpoint syncing and saving on another thread; every step that saves, removes,
     /// truncates or renames waits for it first, so no save lands out of order.
     let inFlight = CheckpointInFlight()
