@@ -174,6 +174,7 @@ extension DownloadQueue {
             if case .paused = event { isPause = true }
             let persist = live.withLock { state -> (due: Bool, destination: String?, epoch: Int64?) in
                 state.progress[id] = progress
+                state.speed.reported(id, bytes: progress.bytes)
                 let now = ContinuousClock.now
                 guard isPause || now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return (false, nil, nil) }
                 state.persistedAt[id] = now
@@ -190,6 +191,8 @@ extension DownloadQueue {
                         finalPath: persist.destination, epoch: persist.epoch))
             }
             publishAggregate(force: false)
+        case .started(let info):
+            live.withLock { $0.speed.started(id, from: info.resumingFrom) }
         case .response(let info):
             // Written with the next progress report, so a long download's `queue list` shows its
             // file while it runs, at no extra cost for a short one.
@@ -219,7 +222,8 @@ extension DownloadQueue {
         guard force || nowNanos - nextAggregateNanos.load(ordering: .relaxed) >= 0 else { return }
         nextAggregateNanos.store(nowNanos + 250_000_000, ordering: .relaxed)
         let (snapshot, subscribers) = live.withLock { state -> (QueueProgress?, [AsyncStream<QueueProgress>.Continuation]) in
-            state.aggregate = state.tally.progress(active: state.progress)
+            state.speed.sample(at: Double(nowNanos) / 1e9)
+            state.aggregate = state.tally.progress(active: state.progress, bytesPerSecond: state.speed.bytesPerSecond)
             return (state.aggregate, Array(state.aggregateSubscribers.values))
         }
         guard let snapshot else { return }
@@ -244,6 +248,7 @@ extension DownloadQueue.LiveState {
     /// whose lease was lost, someone else's now).
     mutating func active(remove id: Int64, completedBytes: Int64? = nil, counting: Bool = true) {
         let last = progress.removeValue(forKey: id)
+        speed.ended(id)
         if counting { tally.ended(last: last, completedBytes: completedBytes) }
         persistedAt.removeValue(forKey: id)
         destinations.removeValue(forKey: id)

@@ -41,6 +41,8 @@ public final class DownloadQueue: Sendable {
         var aggregate = QueueProgress()
         /// The run's figures of what it was asked for, beside `progress` (what moves now).
         var tally = QueueTally()
+        /// The batch's speed, over the bytes its downloads moved.
+        var speed = BatchSpeed()
         var aggregateSubscribers: [Int: AsyncStream<QueueProgress>.Continuation] = [:]
         var eventSubscribers: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
         var nextSubscriber = 0

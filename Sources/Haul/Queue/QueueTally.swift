@@ -50,8 +50,9 @@ struct QueueTally: Sendable, Equatable {
         }
     }
 
-    /// The run's figures with `active` moving now.
-    func progress(active: [Int64: DownloadProgress]) -> QueueProgress {
+    /// The run's figures with `active` moving now, at the batch's speed (`BatchSpeed`, measured
+    /// over the bytes moved: never the sum of the active downloads', which short ones never have).
+    func progress(active: [Int64: DownloadProgress], bytesPerSecond: Double = 0) -> QueueProgress {
         let activeBytes = active.values.reduce(Int64(0)) { $0 + $1.bytes }
         let activeTotals = active.values.map(\.totalBytes)
         let base = alreadyCompleteBytes + endedTotal
@@ -59,6 +60,6 @@ struct QueueTally: Sendable, Equatable {
             filesCompleted: alreadyComplete + completed, filesFailed: failed, filesTotal: alreadyComplete + pending.count,
             bytes: alreadyCompleteBytes + endedBytes + activeBytes,
             totalBytes: activeTotals.contains(nil) ? nil : base + zip(active.values, activeTotals).reduce(0) { $0 + max($1.0.bytes, $1.1 ?? 0) },
-            bytesPerSecond: active.values.reduce(0) { $0 + $1.bytesPerSecond }, active: active)
+            bytesPerSecond: bytesPerSecond, active: active)
     }
 }

@@ -50,7 +50,9 @@ public struct QueueProgress: Sendable, Equatable {
     /// The sum of their totals (a complete file's size, a running download's announced length, an
     /// ended one's total), never below `bytes`; nil while a running download's length is unknown.
     public var totalBytes: Int64?
-    /// The summed speed of the running downloads, in bytes per second.
+    /// The batch's speed in bytes per second: the bytes its downloads moved in this run,
+    /// measured over the last seconds (a second at least; 0 before), so a batch of downloads each
+    /// shorter than a second has one. Not the sum of `active`'s speeds.
     public var bytesPerSecond: Double
     /// The downloads moving bytes right now.
     public var active: [Int64: DownloadProgress]
