@@ -35,6 +35,41 @@ struct CLIIssue36Attack2Tests {
         #expect(switches < 600, "\(switches) context switches and \(ticks) CPU ticks in 4 s of waiting")
     }
 
+    /// Context switches and CPU ticks of haul fetching `path` of a server that sends 100,000 bytes
+    /// and then nothing for 8 s, over 4 s of that silence.
+    static func idleFigures(engine: String) throws -> (switches: Int, ticks: Int) {
+        let server = try FaultServer()
+        server.setResource("/stalled.bin", body: TestData.bytes(count: 300_000, seed: 3612))
+        server.setPersistentFaults("/stalled.bin", [.stall(afterBytes: 100_000, seconds: 8)])
+        let directory = try TemporaryDirectory()
+        let running = try RunningHaul(["--json", "--engine", engine, "-x", "1", "-o", directory.file("stalled.bin"), server.url("/stalled.bin")])
+        defer { _ = try? running.wait(timeout: 20) }
+        Thread.sleep(forTimeInterval: 1.5)
+        let before = ProcessFigures.of(running.pid)
+        Thread.sleep(forTimeInterval: 4)
+        let after = ProcessFigures.of(running.pid)
+        running.send(SIGINT)
+        return (after.contextSwitches - before.contextSwitches, after.cpuTicks - before.cpuTicks)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aServerStalledMidBodyLeavesTheCurlEngineIdle() throws {
+        // GIVEN/WHEN a server that stops sending after 100,000 bytes, fetched with libcurl
+        let idle = try Self.idleFigures(engine: "curl")
+        // THEN haul only wakes for its reports while it waits
+        #expect(idle.switches < 600 && idle.ticks < 40, "\(idle.switches) context switches and \(idle.ticks) CPU ticks in 4 s of waiting")
+    }
+
+    @Test(
+        .disabled(
+            "open (not today's): the urlsession engine spins while a server sends nothing (702,104 context switches and 399 CPU ticks, a whole core, in 4 s)"))
+    func aServerStalledMidBodyLeavesTheURLSessionEngineIdle() throws {
+        // GIVEN/WHEN a server that stops sending after 100,000 bytes, fetched with URLSession
+        let idle = try Self.idleFigures(engine: "urlsession")
+        // THEN haul only wakes for its reports and its 50 ms polls while it waits
+        #expect(idle.switches < 600 && idle.ticks < 40, "\(idle.switches) context switches and \(idle.ticks) CPU ticks in 4 s of waiting")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aDownloadHeldByALimitOfOneBytePerSecondIsIdle() throws {
         // GIVEN a 4 MB file fetched at 1 B/s, over one connection and over the default
