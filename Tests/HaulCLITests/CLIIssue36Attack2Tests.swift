@@ -168,6 +168,36 @@ struct CLIIssue36Attack2Tests {
         #expect(lifted.ticks <= free.ticks * 3 / 2 + 20, "lifted: \(lifted.ticks) CPU ticks in \(lifted.seconds) s; free: \(free.ticks) in \(free.seconds) s")
     }
 
+    @Test(
+        .disabled(
+            "open (documented in TransferPacing.receiveBuffer): a limit set mid-transfer keeps the old grain: completedLength moves in 16 KiB steps, still for 2 s at a time at 8 KiB/s"
+        ),
+        .timeLimit(.minutes(1)))
+    func tellStatusMovesEverySecondUnderALimitSetMidTransfer() throws {
+        // GIVEN haul serve fetching a 40 MB file over one connection with no limit (the server sends 2 MB/s)
+        let server = try FaultServer()
+        server.setResource("/mid.bin", body: TestData.bytes(count: 40_000_000, seed: 3613))
+        server.setPersistentFaults("/mid.bin", [.throttle(bytesPerSecond: 2_000_000)])
+        let work = try TemporaryDirectory(prefix: "haul-serve-mid")
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("out"))
+        defer { _ = try? serve.stop() }
+        let gid = try #require(try serve.result("aria2.addUri", [[server.url("/mid.bin")], ["split": "1"]]) as? String)
+        Thread.sleep(forTimeInterval: 1)
+        // WHEN a limit of 8 KiB/s is set while it runs, and tellStatus is read every 0.5 s for 6 s after 2 s
+        _ = try serve.result("aria2.changeOption", [gid, ["max-download-limit": "8192"]])
+        Thread.sleep(forTimeInterval: 2)
+        var seen: [Int64] = []
+        for _ in 0..<12 {
+            Thread.sleep(forTimeInterval: 0.5)
+            let status = try #require(try serve.result("aria2.tellStatus", [gid, ["completedLength"]]) as? [String: Any])
+            seen.append(Int64(status["completedLength"] as? String ?? "") ?? -1)
+        }
+        // THEN completedLength moves at least every second, as with a limit set before the start
+        let stillPairs = zip(seen, seen.dropFirst()).map { $0 == $1 }
+        let stillForASecond = zip(stillPairs, stillPairs.dropFirst()).contains { $0 && $1 }
+        #expect(!stillForASecond, "completedLength \(seen)")
+    }
+
     // MARK: the finished mark
 
     @Test(.timeLimit(.minutes(3)))
