@@ -366,6 +366,34 @@ struct CLIIssue36Attack2Tests {
         #expect(try first.wait(timeout: 30) == .exited(0), "stderr: \(first.stderr)")
         #expect(Disk.difference(output, body) == nil)
     }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aSharedQueueItemWhoseDestinationAnotherRunHoldsWaitsAndCompletes() throws {
+        // GIVEN a shared queue (PostgreSQL) with an item to f, and a plain haul run already
+        // fetching the same request into f slowly
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let state = try cluster.createDatabase("held")
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 3_000_000, seed: 3614)
+        server.setResource("/shared.bin", body: body)
+        server.setPersistentFaults("/shared.bin", [.throttle(bytesPerSecond: 600_000)])
+        let directory = try TemporaryDirectory()
+        let output = directory.file("shared.bin")
+        let holder = try RunningHaul(["-q", "-x", "1", "-o", output, server.url("/shared.bin")])
+        #expect(Disk.waitUntil(timeout: 10) { Disk.partialBytes(in: directory.path) > 0 })
+        let added = try HaulBinary.run(["queue", "add", "--state", state, "-o", output, server.url("/shared.bin")])
+        #expect(added.status == 0, "stderr: \(added.stderr)")
+        // WHEN the queue runs meanwhile
+        let run = try HaulBinary.run(["queue", "run", "--state", state, "-q"], timeout: 90)
+        // THEN the holder finishes untouched, and the item waits for it, then completes (the
+        // same request: already complete), never failed for good
+        #expect(try holder.wait(timeout: 30) == .exited(0), "holder stderr: \(holder.stderr)")
+        #expect(run.status == 0, "queue run stderr: \(run.stderr)")
+        let list = try HaulBinary.run(["queue", "list", "--state", state])
+        #expect(list.stdoutString.contains("completed"), "\(list.stdoutString)")
+        #expect(Disk.difference(output, body) == nil)
+    }
 }
 
 /// CPU and wakeups of a process (all its threads), from /proc.
