@@ -152,3 +152,11 @@ long haul_get_file_attribute(int fd, const char *name, void *value, size_t size)
     return (long)fgetxattr(fd, name, value, size);
 #endif
 }
+
+int haul_remove_file_attribute(int fd, const char *name) {
+#if defined(__APPLE__)
+    return fremovexattr(fd, name, 0);
+#else
+    return fremovexattr(fd, name);
+#endif
+}

@@ -13,7 +13,7 @@ import Testing
 struct CLIIssue36Attack2Tests {
     // MARK: the one-connection reporter
 
-    @Test(.disabled("open: before its first body byte a one-connection download's reporter wakes every 10 ms (~500 context switches/s)"))
+    @Test
     func aDownloadWaitingForItsFirstByteDoesNotSpin() throws {
         // GIVEN a server that sends its head at once and then nothing for 8 s
         let server = try FaultServer()
@@ -289,11 +289,7 @@ struct CLIIssue36Attack2Tests {
         f = os.open(os.path.join(d, name), os.O_WRONLY); os.pwrite(f, b"ZZZZ", 0); os.close(f)
         """
 
-    @Test(
-        .disabled(
-            "open: bytes written into a finished file as it is put in place (within the kernel's 4 ms change-time tick) are taken as already complete (4 of 30 rounds in the test, 15 of 30 from the shell)"
-        ),
-        .timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(3)))
     func bytesWrittenAsTheFileArrivesAreNeverTakenAsComplete() throws {
         // GIVEN a program that writes into a file as soon as it appears at its name
         let server = try FaultServer()
@@ -374,10 +370,7 @@ struct CLIIssue36Attack2Tests {
         }
     }
 
-    @Test(
-        .disabled(
-            "open (low): a mark planted by another program, its change-time bound in the future, is taken as proof (a real mark's bound is never ahead of the clock)"
-        ))
+    @Test
     func aMarkWhoseBoundIsAheadOfTheClockProvesNothing() throws {
         // GIVEN a file haul never fetched, with a mark naming the request and the file's identity
         // and a change-time bound a day ahead (no mark of haul's can be: its bound is the clock

@@ -20,7 +20,7 @@ struct FinishedMarkTests {
         try TestData.writeFile(at: path, size: bytes)
         let fd = open(path, O_RDWR)
         defer { close(fd) }
-        #expect(FinishedMark.mark(fd, request: request))
+        #expect(FinishedMark.mark(fd, request: request) != nil)
         return path
     }
 
@@ -107,6 +107,23 @@ struct FinishedMarkTests {
         #expect(FinishedMark.provenFinished(at: chmodded, request: Self.request) == nil)
     }
 
+    @Test func aMarkSetAgainOverAFileWrittenSinceRemovesTheMark() throws {
+        // GIVEN a marked file another program wrote into before it was marked again
+        let directory = try TemporaryDirectory()
+        let path = directory.file("f")
+        try TestData.writeFile(at: path, size: 100)
+        let fd = open(path, O_RDWR)
+        defer { close(fd) }
+        let first = try #require(FinishedMark.mark(fd, request: Self.request))
+        Thread.sleep(forTimeInterval: 0.02)
+        #expect(pwrite(fd, "ZZZZ", 4, 0) == 4)
+        // WHEN it is marked again expecting the first mark's identity
+        // THEN it is not, and it carries no mark at all
+        #expect(FinishedMark.mark(fd, request: Self.request, expecting: first) == nil)
+        #expect(FinishedMark.provenFinished(at: path, request: Self.request) == nil)
+        #expect(FinishedMark.finishedRequest(at: path) == nil)
+    }
+
     @Test func aMarkSetAgainAfterARenameProvesTheRenamedFile() throws {
         // GIVEN a marked file renamed (as a finished partial is), then marked again
         let directory = try TemporaryDirectory()
@@ -117,7 +134,7 @@ struct FinishedMarkTests {
         #expect(FinishedMark.provenFinished(at: final, request: Self.request) == nil)
         let fd = open(final, O_RDONLY)
         defer { close(fd) }
-        #expect(FinishedMark.mark(fd, request: Self.request))
+        #expect(FinishedMark.mark(fd, request: Self.request) != nil)
         // THEN it is proven under its final name
         #expect(FinishedMark.provenFinished(at: final, request: Self.request) != nil)
     }

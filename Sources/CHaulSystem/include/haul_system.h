@@ -46,4 +46,8 @@ int haul_set_file_attribute(int fd, const char *name, const void *value, size_t 
    when the file has none; ERANGE when it is longer than `size`). */
 long haul_get_file_attribute(int fd, const char *name, void *value, size_t size);
 
+/* Removes the extended attribute `name` of the file open as `fd`: 0, or -1 with errno (ENODATA,
+   or ENOATTR on Apple platforms, when there was none). */
+int haul_remove_file_attribute(int fd, const char *name);
+
 #endif

@@ -56,12 +56,8 @@ final class BodyWriter: RedirectStopping {
     /// Said with the response event (a name changed to stay unique).
     private var responseNote: String?
     /// What this response waits for before more of its body reaches the file (its record saved,
-    /// its segment connections started): it runs on the blocking pool, and the transfer is parked
-    /// meanwhile (`secondsBeforeNextChunk`).
-    private var pendingSave: RecordSave?
-    /// Body bytes that came in the chunk that proved the overlap, after it: written once the record
-    /// saying so is saved.
-    private var stash: [UInt8] = []
+    /// its segment connections started), and the bytes that came meanwhile.
+    private let parked = ParkedBody()
 
     init(
         host: any BodyWriterHost, request: DownloadRequest, digest: DigestCheck, segments: SegmentDriver, control: RunControl, plan: RequestPlan,
@@ -189,32 +185,28 @@ final class BodyWriter: RedirectStopping {
             try save?()
             accepting?.tell()
         }
-        pendingSave = RecordSave(on: BlockingWork.submit, whenDone: { TransferPacing.paceChanged() }, job)
+        parked.start(job)
     }
 
     /// Whether the body may go on: no record save is pending, or it ended (a failure decides the
     /// outcome) and what waited for it was done. `waiting`: block this thread until it ended (a
     /// transport thread of the transfer's own; the event loop asks `secondsBeforeNextChunk` first).
     private func recordSaved(waiting: Bool) -> Bool {
-        guard let pending = pendingSave else { return true }
-        if !pending.isDone {
-            guard waiting else { return false }
-            _ = pending.wait()
-        }
-        pendingSave = nil
-        if let failure = pending.failure {
+        switch parked.look(waiting: waiting) {
+        case .clear:
+            return true
+        case .pending:
+            return false
+        case .ended(_, let failure?):
             // A store locked by another process, or a database away past its reconnection window,
             // is tried again with the next attempt: the bytes are all still there.
             let passing = failure.kind == .locked || failure.kind == .unavailable
             decided = .failed(DownloadError(.io, failure), retryable: passing, retryAfter: nil)
             return true
+        case .ended(let stash, nil):
+            if !stash.isEmpty { _ = stash.withUnsafeBytes { write($0) } }
+            return true
         }
-        if !stash.isEmpty {
-            let kept = stash
-            stash = []
-            _ = kept.withUnsafeBytes { write($0) }
-        }
-        return true
     }
 
     func secondsBeforeNextChunk() -> Double {
@@ -225,8 +217,7 @@ final class BodyWriter: RedirectStopping {
     /// After the transfer ended: waits (without a thread) for a pool step still pending, and
     /// writes what waited for it.
     func settleRecordSave() async {
-        guard let pending = pendingSave else { return }
-        _ = await pending.done()
+        await parked.settle()
         _ = recordSaved(waiting: false)
     }
 
@@ -247,9 +238,9 @@ final class BodyWriter: RedirectStopping {
         }
         if !step.write.isEmpty {
             let bytes = UnsafeRawBufferPointer(rebasing: chunk[step.write])
-            if pendingSave != nil {
+            if parked.isPending {
                 // The overlap was proven in this chunk: the rest waits for the record saying so.
-                stash.append(contentsOf: bytes)
+                parked.keep(bytes)
             } else if !write(bytes) {
                 return .stop
             }

@@ -95,23 +95,32 @@ final class RunFigures: Sendable {
     func reportWhileConnected(_ publish: (DownloadProgress) -> Void) async {
         state.withLock { $0.written = nil }
         defer { state.withLock { $0.written = nil } }
+        var wait = 0.0
         while !Task.isCancelled {
-            // A floor on the wait: an interval of 0 must not spin.
-            let wait = max(secondsUntilProgress, 0.01)
             do {
                 try await Task.sleep(for: .seconds(wait))
             } catch {
                 return
             }
             let now = elapsedSeconds
-            let due = state.withLock { state -> (bytes: Int64, total: Int64?)? in
-                guard !state.segmentsReport, let written = state.written, state.pacer.tick(now: now).progress else { return nil }
+            let (due, idle) = state.withLock { state -> (due: (bytes: Int64, total: Int64?)?, idle: Double?) in
+                // Nothing of its own to report (no byte yet, or the segments report): it looks
+                // again an interval later, not at once (the pacer is not ticked, so it would
+                // say a report is due at every look).
+                guard !state.segmentsReport, let written = state.written else { return (nil, state.pacer.progressInterval) }
+                guard state.pacer.tick(now: now).progress else { return (nil, nil) }
                 state.meter.record(bytes: state.bytesTransferred, at: now)
-                return written
+                return (written, nil)
             }
             if let due, !Task.isCancelled { publish(progress(bytes: due.bytes, total: due.total, connections: 1, segments: nil)) }
+            // A floor on the wait: an interval of 0 must not spin.
+            wait = max(idle ?? secondsUntilProgress, Self.leastReportWait)
         }
     }
+
+    /// The reporter's shortest wait between two looks (an interval of 0 asks for every write, not
+    /// for a report every few milliseconds).
+    static let leastReportWait = 0.05
 
     /// Seconds until the next progress report is due (0: now).
     var secondsUntilProgress: Double {

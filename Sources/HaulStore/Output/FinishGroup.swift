@@ -58,9 +58,10 @@ public enum FinishGroup {
         let failed = { (index: Int, error: OutputError) in results[index] = .failure(error) }
 
         // 1. The marks, then the data.
+        var marked: [Int: FileIdentity] = [:]
         for index in moving {
             let output = members[index].output
-            if let key = output.requestKey { output.partialFile?.markFinished(request: key) }
+            if let key = output.requestKey { marked[index] = output.partialFile?.markFinished(request: key) }
         }
         let files = moving.compactMap { members[$0].output.partialFile }
         let syncFailures = GroupSync.sync(files)
@@ -96,8 +97,11 @@ public enum FinishGroup {
             do throws(OutputError) {
                 try member.output.moveIntoPlace(replacing: member.replacing, hash: member.hash)
                 // The rename moved the file's change time past the first mark's bound: marked
-                // again, made durable by the directory's sync.
-                if let key = member.output.requestKey { member.output.partialFile?.markFinished(request: key) }
+                // again, made durable by the directory's sync, if it is still exactly the file
+                // marked and synced (another program may have written into it since).
+                if let key = member.output.requestKey, let identity = marked[index] {
+                    member.output.partialFile?.markFinished(request: key, expecting: identity)
+                }
                 placed.append(index)
             } catch {
                 failed(index, error)

@@ -79,25 +79,32 @@ struct FinishedMark: Equatable {
         self.changedNoLaterThan = changedNoLaterThan
     }
 
-    /// Marks the file open as `fd`, as it is now, as the finished download of `request`. False
-    /// where the file system keeps no extended attributes (or refuses this one), or where the
-    /// change time the mark itself gave the file passed its bound each time (a thread held up
-    /// between the clock and the attribute): such a file proves nothing, and is refused as any
-    /// file in the way.
+    /// Marks the file open as `fd`, as it is now, as the finished download of `request`; returns
+    /// the identity marked. `expecting`: the identity an earlier mark gave it (the mark set again
+    /// after the rename): a file that is not exactly that any more (another program wrote into it
+    /// meanwhile) loses its mark instead. Nil where the file system keeps no extended attributes
+    /// (or refuses this one), or where the change time the mark itself gave the file passed its
+    /// bound each time (a thread held up between the clock and the attribute): such a file proves
+    /// nothing, and is refused as any file in the way.
     @discardableResult
-    static func mark(_ fd: Int32, request: String) -> Bool {
+    static func mark(_ fd: Int32, request: String, expecting: FileIdentity? = nil) -> FileIdentity? {
         for _ in 0..<3 {
             var info = stat()
-            guard fstat(fd, &info) == 0 else { return false }
+            guard fstat(fd, &info) == 0 else { return nil }
+            let identity = FileIdentity(info)
+            if let expecting, identity != expecting {
+                _ = haul_remove_file_attribute(fd, attributeName)
+                return nil
+            }
             let bound = wallClockNanoseconds + changeTimeAllowance
-            let text = FinishedMark(request: request, identity: FileIdentity(info), changedNoLaterThan: bound).encoded
+            let text = FinishedMark(request: request, identity: identity, changedNoLaterThan: bound).encoded
             let set = Array(text.utf8).withUnsafeBytes { bytes in
                 haul_set_file_attribute(fd, attributeName, bytes.baseAddress, bytes.count) == 0
             }
-            guard set, fstat(fd, &info) == 0 else { return false }
-            if changeTime(info) <= bound { return true }
+            guard set, fstat(fd, &info) == 0 else { return nil }
+            if changeTime(info) <= bound { return identity }
         }
-        return false
+        return nil
     }
 
     /// The wall clock in nanoseconds since 1970: the clock a file's change time is taken from.
@@ -139,7 +146,13 @@ struct FinishedMark: Equatable {
         let length = buffer.withUnsafeMutableBytes { haul_get_file_attribute(fd, attributeName, $0.baseAddress, $0.count) }
         guard length > 0, let mark = FinishedMark(decoding: String(decoding: buffer.prefix(length), as: UTF8.self)) else { return nil }
         let current = FileIdentity(info)
-        guard mark.identity == current, changeTime(info) <= mark.changedNoLaterThan else { return nil }
+        // A bound further ahead of the clock than a mark puts it is no mark's: each one's is its
+        // own moment (planted, or the clock set back since, it proves nothing).
+        guard mark.identity == current, changeTime(info) <= mark.changedNoLaterThan,
+            mark.changedNoLaterThan <= wallClockNanoseconds + changeTimeAllowance
+        else {
+            return nil
+        }
         return (mark.request, current)
     }
 }

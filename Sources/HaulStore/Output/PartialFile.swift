@@ -157,11 +157,12 @@ public final class PartialFile: @unchecked Sendable {
         try PlatformSeams.syncFile(fd, path: path)
     }
 
-    /// Marks the file, as it is now, as the finished download of `request` (`FinishedMark`);
-    /// false where the file system keeps no such mark.
+    /// Marks the file, as it is now, as the finished download of `request` (`FinishedMark`), and
+    /// returns the identity marked; `expecting`: the identity an earlier mark gave it, which the
+    /// file must still have (else it loses its mark). Nil where the file system keeps no such mark.
     @discardableResult
-    func markFinished(request: String) -> Bool {
-        FinishedMark.mark(fd, request: request)
+    func markFinished(request: String, expecting: FileIdentity? = nil) -> FileIdentity? {
+        FinishedMark.mark(fd, request: request, expecting: expecting)
     }
 
     /// Makes the bytes of every file on this file's file system durable, this one's included, in
