@@ -17,7 +17,7 @@
         public let bufferSize: Int
 
         /// A libcurl engine whose handles receive into buffers of `bufferSize` bytes (256 KiB by default).
-        public init(bufferSize: Int = 256 * 1024) {
+        public init(bufferSize: Int = TransferPacing.standardReceiveBuffer) {
             self.bufferSize = bufferSize
         }
 

@@ -49,12 +49,23 @@ public enum TransferPacing {
 
     /// The receive buffer of a transfer that starts at `pace` bytes per second (nil: none) on a
     /// transport whose buffer is `standard` bytes: a quarter of a second's worth, at least 1 KiB
-    /// (libcurl's least) and at most `standard`. A limit set later keeps the buffer its transfer
-    /// started with (libcurl cannot change it while a transfer runs); the next transfer (a new
-    /// connection, a resume) reads in the new grain.
-    public static func receiveBuffer(standard: Int, pace: Int64?) -> Int {
+    /// (libcurl's least) and at most `standard`. libcurl cannot change it while a transfer runs:
+    /// a transfer whose limit changed four times or more over (`readsOutOfStep`) is ended by its
+    /// handler and continued by range, reading in the new grain.
+    public static func receiveBuffer(standard: Int = standardReceiveBuffer, pace: Int64?) -> Int {
         guard let pace, pace > 0 else { return standard }
         return Int(min(Int64(standard), max(1024, pace / 4)))
+    }
+
+    /// libcurl's receive buffer with no limit: larger than its default 16 KiB, so a fast transfer
+    /// reads its socket in few calls.
+    public static let standardReceiveBuffer = 256 * 1024
+
+    /// Whether a transfer that reads `startedWith` bytes at a time is out of step with a pace
+    /// that wants `now`: four times or more either way (1 KiB reads with no limit any more cost
+    /// several times the CPU; 256 KiB chunks at 8 KiB/s move the figures every 32 s).
+    public static func readsOutOfStep(startedWith: Int, now: Int) -> Bool {
+        max(startedWith, now) >= 4 * min(startedWith, now)
     }
 
     /// Waits shorter than this are not waited for: the clock's and the poll's grain.

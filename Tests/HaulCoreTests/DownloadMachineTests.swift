@@ -24,6 +24,19 @@ struct DownloadMachineTests {
         #expect(machine.segmentsJoined(.incomplete) == nil)
     }
 
+    @Test func aTransferEndedToReadInAnotherGrainGoesOnAtOnceUncounted() {
+        var machine = DownloadMachine(limits: Self.limits)
+        // GIVEN a retry spent, then a transfer ended for its read grain THEN plan again: no retry, no wait
+        #expect(machine.attemptEnded(.failed(Self.dropped, wroteBytes: false), canRefresh: false) == .retry(attempt: 1, of: 2, delay: 1))
+        #expect(machine.attemptEnded(.regrained, canRefresh: false) == .planAgain)
+        #expect(machine.state == .planning)
+        // AND the budget is as it was: the next failure is the second retry
+        #expect(machine.attemptEnded(.failed(Self.dropped, wroteBytes: false), canRefresh: false) == .retry(attempt: 2, of: 2, delay: 2))
+        // AND a pause asked meanwhile stops it instead
+        machine.requestStop(.pause)
+        #expect(machine.attemptEnded(.regrained, canRefresh: false) == .stop(.pause))
+    }
+
     @Test func resumeIsGuardedByTheRecordedValidator() {
         var machine = DownloadMachine(limits: Self.limits)
         let partial = LocalPartial(bytesOnDisk: 1000, validators: Self.etag, totalLength: 5000)

@@ -141,7 +141,16 @@ struct LimitedProgressTests {
             (nil, 262_144), (0, 262_144), (-5, 262_144), (1, 1024), (2_000, 1024), (8_192, 2_048), (1 << 20, 262_144), (Int64.max, 262_144),
         ] as [(Int64?, Int)])
     func aTransferReadsAQuarterOfASecondsWorthAtATime(pace: Int64?, buffer: Int) {
+        #expect(TransferPacing.receiveBuffer(pace: pace) == buffer)
         #expect(TransferPacing.receiveBuffer(standard: 256 * 1024, pace: pace) == buffer)
+    }
+
+    @Test func aTransferIsOutOfStepWithALimitFourTimesOffEitherWay() {
+        #expect(TransferPacing.readsOutOfStep(startedWith: 1024, now: 262_144))
+        #expect(TransferPacing.readsOutOfStep(startedWith: 262_144, now: 2_048))
+        #expect(TransferPacing.readsOutOfStep(startedWith: 1024, now: 4096))
+        #expect(!TransferPacing.readsOutOfStep(startedWith: 1024, now: 4095))
+        #expect(!TransferPacing.readsOutOfStep(startedWith: 65_536, now: 32_768))
     }
 }
 

@@ -16,6 +16,10 @@ enum AttemptOutcome {
     case restart(RestartReason)
     /// A pause or cancel arrived.
     case stopped
+    /// The speed limit changed four times or more over since the transfer started: ended, to go
+    /// on at once by range reading in the new grain (`TransferPacing.readsOutOfStep`). No retry,
+    /// no failure: the bytes written are all kept.
+    case regrain
     /// The attempt failed; `retryable` when trying again could help, `retryAfter` when the server said when.
     case failed(DownloadError, retryable: Bool, retryAfter: Double?)
 }
@@ -37,6 +41,7 @@ struct AttemptResult {
         case .complete, .finishedFileNamed: return .complete
         case .restart(let reason): return .restart(reason)
         case .stopped: return .stopped
+        case .regrain: return .regrained
         case .failed(let error, let retryable, let retryAfter):
             return .failed(
                 DownloadMachine.Failure(retryable: retryable, retryAfter: retryAfter, httpStatus: error.httpStatus, message: error.message),

@@ -58,6 +58,9 @@ final class BodyWriter: RedirectStopping {
     /// What this response waits for before more of its body reaches the file (its record saved,
     /// its segment connections started), and the bytes that came meanwhile.
     private let parked = ParkedBody()
+    /// The grain this transfer reads in (its speed limit's when it started), when it may be ended
+    /// and continued by range once the limit makes it out of step (`regrainDue`).
+    private var grain: (bytes: Int, since: ContinuousClock.Instant)?
 
     init(
         host: any BodyWriterHost, request: DownloadRequest, digest: DigestCheck, segments: SegmentDriver, control: RunControl, plan: RequestPlan,
@@ -143,6 +146,9 @@ final class BodyWriter: RedirectStopping {
         cursor = BodyCursor(plan: body, fileLength: output.sink.prefixLength, maxSize: request.maxSize)
         // Where this response's bytes start: the first report's speed is measured from here.
         host.bodyStarts(from: url)
+        if let limiter = request.rateLimiter, Self.continuesByRange(body, head: head), output.partialFile != nil {
+            grain = (TransferPacing.receiveBuffer(pace: limiter.bytesPerSecondNow), .now)
+        }
         host.publish(
             .response(
                 ResponseInfo(
@@ -325,7 +331,29 @@ final class BodyWriter: RedirectStopping {
     var segmentsRunning: Bool { segments.isRunning }
 
     func transferShouldAbort() -> Bool {
-        control.shouldStop
+        if control.shouldStop { return true }
+        guard regrainDue() else { return false }
+        // Asked by the event loop at least every 20 ms, a held-back transfer included: it ends
+        // now, and the runner continues by range at once.
+        decided = decided ?? .regrain
+        return true
+    }
+
+    /// Whether the speed limit changed so much since this transfer started that its reads are out
+    /// of step (`TransferPacing.readsOutOfStep`): after a second of it at least (a limit moved
+    /// like a slider costs a request a second at most), with no other connection running (theirs
+    /// end at their pieces' ends and read in the new grain after), and a megabyte left at least.
+    private func regrainDue() -> Bool {
+        guard let grain, let limiter = request.rateLimiter, decided == nil, !segments.isRunning, ContinuousClock.now - grain.since >= .seconds(1),
+            let finalLength = body?.finalLength, finalLength - output.sink.prefixLength >= 1 << 20
+        else { return false }
+        return TransferPacing.readsOutOfStep(startedWith: grain.bytes, now: TransferPacing.receiveBuffer(pace: limiter.bytesPerSecondNow))
+    }
+
+    /// Whether a response can be ended and continued from where it stopped with a request for the
+    /// rest, its version guarded (`If-Range`): ranges accepted, a validator, no encoding, a length.
+    static func continuesByRange(_ body: BodyPlan, head: ResponseHead) -> Bool {
+        (head.acceptsByteRanges || head.status == 206) && body.validators.canGuardResume && body.contentEncoding == nil && body.finalLength != nil
     }
 }
 

@@ -171,6 +171,8 @@ final class DownloadRunner {
                     try RunExit(setup: setup, credentials: credentials, segments: segments, output: output)
                         .stop(stop, progress: { figures.progress(output, segments: segments.coordinator, connected: false) }, checkpoint: checkpointOrFail)
                 }
+            case .planAgain:
+                break
             case .giveUp(.lastFailure):
                 throw lastError ?? DownloadError(.network, "the download failed")
             case .giveUp(.tooManyRestarts(let reason)):

@@ -68,6 +68,9 @@ public struct DownloadMachine: Sendable {
         case restart(RestartReason)
         /// The transfer stopped because a pause or cancel arrived.
         case stopped
+        /// The runner ended it to read in another grain (the speed limit changed): it goes on
+        /// from the bytes on disk at once, counted neither as a retry nor as a restart.
+        case regrained
         /// It failed; `wroteBytes` when body bytes reached the disk first.
         case failed(Failure, wroteBytes: Bool)
 
@@ -75,7 +78,7 @@ public struct DownloadMachine: Sendable {
         var isFinished: Bool {
             switch self {
             case .bodyFinished, .complete: return true
-            case .restart, .stopped, .failed: return false
+            case .restart, .stopped, .regrained, .failed: return false
             }
         }
     }
@@ -116,6 +119,8 @@ public struct DownloadMachine: Sendable {
         case stop(Stop)
         /// End the run with a failure.
         case giveUp(GiveUp)
+        /// Ask `next` again at once: the attempt was ended to be sent anew (`AttemptEnd.regrained`).
+        case planAgain
     }
 
     /// Where the run is: what the last action asked the runner to do.
@@ -203,6 +208,8 @@ public struct DownloadMachine: Sendable {
             return restart(reason)
         case .stopped:
             return enter(.stop(stopRequested ?? .pause))
+        case .regrained:
+            return enter(stopRequested.map { .stop($0) } ?? .planAgain)
         case .failed(let failure, let wroteBytes):
             if canRefresh, let status = failure.httpStatus, [401, 403, 410].contains(status), refreshes < limits.maxRefreshes {
                 refreshes += 1
@@ -261,6 +268,7 @@ public struct DownloadMachine: Sendable {
         case .refreshURL: state = .refreshing
         case .stop: state = .stopping
         case .giveUp: state = .gaveUp
+        case .planAgain: state = .planning
         }
         return action
     }
