@@ -16,21 +16,17 @@ extension DownloadQueue {
     public func run(_ options: QueueRunOptions = QueueRunOptions(), only ids: Set<Int64>? = nil, maxPerHost: Int? = nil) async -> QueueRunSummary {
         // What the run was asked for, as stored now: its figures count what is already complete.
         let scope = ((try? storeCall { try $0.all() }) ?? []).filter { ids?.contains($0.id) ?? true }
-        live.withLock { state in
-            // A stop asked of a long-running run before it got here holds (a signal sent as soon
-            // as `haul serve` listens).
-            state.draining = options.concurrency?.isStopRequested ?? false
-            state.tally = QueueTally(scope: scope)
-            state.aggregate = state.tally.progress(active: [:])
-        }
+        board.begin(QueueTally(scope: scope))
         let runState = RunState(settingNames: options.settingNames)
         // A group's completions are settled as soon as its files are in place, before any is
         // announced: what a `.completed` event (or a notification) says, every read already says.
         let finishGroups = FinishGroups(afterGroup: { [weak self] placed in self?.settleCompleted(placed) })
         let workers = options.concurrency?.maximum ?? max(1, options.maxConcurrent)
-        live.withLock { $0.concurrency = options.concurrency }
-        let leases = LeaseKeeper(queue: self)
-        leases.start()
+        // A stop asked of a long-running run before it got here holds (a signal sent as soon as
+        // `haul serve` listens).
+        running.begin(draining: options.concurrency?.isStopRequested ?? false, concurrency: options.concurrency)
+        let keeper = LeaseKeeper(queue: self)
+        keeper.start()
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<workers {
                 // A task each, not a thread: transfers wait on the transport's event loop, store
@@ -40,13 +36,13 @@ extension DownloadQueue {
                 }
             }
         }
-        await leases.stop()
-        live.withLock { $0.concurrency = nil }
+        await keeper.stop()
+        running.endRun()
         runState.summary.withLock { $0.finishGroups = finishGroups.figures }
         // Downloads that ended gave up their credentials: no copy stays in the write-ahead log.
         store.forgetRemovedSecrets()
         publishAggregate(force: true)
-        endRunStreams()
+        subscribers.endRunStreams()
         return runState.summary.withLock { $0 }
     }
 
@@ -63,18 +59,11 @@ extension DownloadQueue {
     {
         let control = RunControl()
         let hub = hub(for: item.id, fresh: true)
-        live.withLock { state in
-            state.controls[item.id] = control
-            state.tally.started(item.id)
-            // Progress reaches the store after the first second: a small file never costs a write for it.
-            state.persistedAt[item.id] = .now
-        }
-        defer {
-            live.withLock { state in
-                state.controls.removeValue(forKey: item.id)
-                state.limiters.removeValue(forKey: item.id)
-            }
-        }
+        // Spans two owners, one at a time: the board counts it before its control can be found,
+        // and nothing reads both together (a pause finds it by its control alone).
+        board.started(item.id)
+        running.started(item.id, control)
+        defer { running.ended(item.id) }
         var request: DownloadRequest
         do {
             request = try Self.request(for: item, options)
@@ -94,16 +83,17 @@ extension DownloadQueue {
     /// Counts the outcome at once; returns what the store must learn with the next claim.
     func settle(_ ending: DownloadRunner.Ending, of item: StoredDownload, _ run: RunState) -> QueueSettlement {
         let id = item.id
-        let (draining, lost) = live.withLock { state in
-            (state.draining, state.lostLeases.remove(id) != nil)
-        }
+        // Two flags of two owners, each read once: a drain or a lost lease after these reads is
+        // the same as one just after the transfer ended (the store's epoch check refuses the rest).
+        let draining = running.isDraining
         let epoch = item.leaseEpoch
         let settlement: QueueSettlement
-        if lost {
+        if leases.takeLost(id) {
             // Someone else's now: nothing of this transfer counts, and its settlement is refused.
-            live.withLock { $0.active(remove: id, counting: false) }
+            board.ended(id, .lost)
             return QueueSettlement(id: id, input: .transferPaused, epoch: epoch)
         }
+        let ended: QueueProgressBoard.Ending
         switch ending {
         case .completed(let completion):
             settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path), epoch: epoch)
@@ -111,29 +101,30 @@ extension DownloadQueue {
                 summary.completed.append(id)
                 if completion.alreadyComplete { summary.alreadyComplete.append(id) }
             }
-            live.withLock { $0.tally.completed += 1 }
+            ended = .completed(bytes: completion.bytes)
         case .failed(let error) where store.isShared && error.heldElsewhere:
             // A worker that lost this item's lease still holds its destination (it was stopped
             // past its lease): back to the queue, to be claimed again once that worker let go.
             settlement = .init(id: id, input: .ownerLost, epoch: epoch, retryAfter: min(5, store.leaseSeconds))
+            ended = .stopped
         case .failed(let error):
             settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message(naming: run.settingNames)), epoch: epoch)
             run.summary.withLock { $0.failed.append((id, error)) }
-            live.withLock { $0.tally.failed += 1 }
+            ended = .failed
         case .cancelled:
             settlement = .init(id: id, input: .transferCancelled, epoch: epoch)
             run.summary.withLock { $0.cancelled.append(id) }
+            ended = .stopped
         case .paused:
             // Stopping the whole run hands the item back to the queue; a pause request parks it.
             settlement = .init(id: id, input: draining ? .ownerLost : .transferPaused, epoch: epoch)
             run.summary.withLock { $0.paused.append(id) }
+            ended = .stopped
         }
-        var completedBytes: Int64?
-        if case .completed(let completion) = ending { completedBytes = completion.bytes }
-        live.withLock { state in
-            state.active(remove: id, completedBytes: completedBytes)
-            state.keepFinishedHub(id)
-        }
+        // Its figures leave the active set and join the tally in one step of the board's; the hub
+        // is kept apart (nothing reads it with the figures).
+        board.ended(id, ended)
+        subscribers.keepFinishedHub(id)
         publishAggregate(force: false)
         return settlement
     }
@@ -148,11 +139,8 @@ extension DownloadQueue {
         case .completed, .paused: return
         }
         let id = item.id
-        let last = live.withLock { state -> (DownloadProgress, String?)? in
-            guard !state.lostLeases.contains(id), let progress = state.progress[id] else { return nil }
-            return (progress, state.destinations[id])
-        }
-        guard let (progress, destination) = last else { return }
+        // A lease lost after this look is caught by the store: the write names the claimed epoch.
+        guard !leases.isLost(id), let (progress, destination) = board.last(id) else { return }
         let store = self.store
         await BlockingWork.run {
             _ = try? store.updateProgress(
@@ -162,92 +150,40 @@ extension DownloadQueue {
 
     /// Every event of every download passes here (on its runner's thread).
     func observe(_ id: Int64, _ event: DownloadEvent) {
-        if eventListeners.load(ordering: .relaxed) > 0 {
-            let listeners = live.withLock { Array($0.eventSubscribers.values) }
-            for listener in listeners { listener.yield(QueueEvent(id: id, event: event)) }
-        }
+        subscribers.publish(event, of: id)
         switch event {
         case .progress(let progress), .paused(let progress):
             // A pause's figures (those of its checkpoint) are always written: they are what the
             // store shows while the download is paused, and they must not move until it runs again.
             var isPause = false
             if case .paused = event { isPause = true }
-            let persist = live.withLock { state -> (due: Bool, destination: String?, epoch: Int64?) in
-                state.progress[id] = progress
-                let now = ContinuousClock.now
-                guard isPause || now - (state.persistedAt[id] ?? now) >= .seconds(1) else { return (false, nil, nil) }
-                state.persistedAt[id] = now
-                // A download let go (its settlement committed, as a group's completions are before
-                // their last report) writes no more figures: its row is settled.
-                return (!state.lostLeases.contains(id) && state.held[id] != nil, state.destinations[id], state.epochs[id])
-            }
-            if persist.due {
+            // The board says whether the figures are due, the lease under which epoch they may be
+            // written: a download let go (its settlement committed, as a group's completions are
+            // before their last report) or whose lease was lost writes no more figures. A lease
+            // lost after this look is caught by the store, which checks the epoch.
+            if let due = board.record(progress, of: id, isPause: isPause), let epoch = leases.writableEpoch(id) {
                 // Handed to the writer: this is the transfer's thread (often the event loop's).
                 progressWrites.post(
                     id,
                     .init(
                         bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: isPause ? 0 : progress.bytesPerSecond,
-                        finalPath: persist.destination, epoch: persist.epoch))
+                        finalPath: due.destination, epoch: epoch))
             }
             publishAggregate(force: false)
         case .response(let info):
             // Written with the next progress report, so a long download's `queue list` shows its
             // file while it runs, at no extra cost for a short one.
-            live.withLock { $0.destinations[id] = info.destination }
+            board.setDestination(info.destination, of: id)
         default:
             break
         }
     }
 
-    /// `allEvents()` and `aggregateProgress()` streams end with the run that fed them.
-    private func endRunStreams() {
-        eventListeners.store(0, ordering: .relaxed)
-        let (events, aggregates) = live.withLock { state in
-            defer {
-                state.eventSubscribers.removeAll()
-                state.aggregateSubscribers.removeAll()
-            }
-            return (Array(state.eventSubscribers.values), Array(state.aggregateSubscribers.values))
-        }
-        for continuation in events { continuation.finish() }
-        for continuation in aggregates { continuation.finish() }
-    }
-
+    /// Hands subscribers a new aggregate report when one is due (`force`: now). Spans two owners,
+    /// one at a time: the report is made on the board, then handed out (see `aggregateProgress`).
     func publishAggregate(force: Bool) {
-        // Checked without the lock first: many workers report progress, few reports are due.
-        let nowNanos = Int64(DispatchTime.now().uptimeNanoseconds)
-        guard force || nowNanos - nextAggregateNanos.load(ordering: .relaxed) >= 0 else { return }
-        nextAggregateNanos.store(nowNanos + 250_000_000, ordering: .relaxed)
-        let (snapshot, subscribers) = live.withLock { state -> (QueueProgress?, [AsyncStream<QueueProgress>.Continuation]) in
-            state.aggregate = state.tally.progress(active: state.progress)
-            return (state.aggregate, Array(state.aggregateSubscribers.values))
-        }
-        guard let snapshot else { return }
-        for subscriber in subscribers { subscriber.yield(snapshot) }
-    }
-}
-
-extension DownloadQueue.LiveState {
-    /// `id` ended: its hub is among those kept, and the oldest beyond the limit is let go (unless
-    /// it runs again).
-    mutating func keepFinishedHub(_ id: Int64) {
-        finishedHubs.removeAll { $0 == id }
-        finishedHubs.append(id)
-        while finishedHubs.count > finishedHubLimit {
-            let oldest = finishedHubs.removeFirst()
-            if hubs[oldest]?.isFinished == true { hubs.removeValue(forKey: oldest) }
-        }
-    }
-
-    /// A finished download leaves the active set; its bytes and total stay counted in the
-    /// aggregate (`completedBytes`: it completed, at that size), unless not `counting` (a transfer
-    /// whose lease was lost, someone else's now).
-    mutating func active(remove id: Int64, completedBytes: Int64? = nil, counting: Bool = true) {
-        let last = progress.removeValue(forKey: id)
-        if counting { tally.ended(last: last, completedBytes: completedBytes) }
-        persistedAt.removeValue(forKey: id)
-        destinations.removeValue(forKey: id)
-        epochs.removeValue(forKey: id)
+        guard let report = board.report(force: force) else { return }
+        subscribers.publish(report)
     }
 }
 
@@ -259,20 +195,5 @@ final class RunState: Sendable {
 
     init(settingNames: SettingNames) {
         self.settingNames = settingNames
-    }
-}
-
-extension DownloadQueue {
-    /// The lease of `id` was lost (another worker holds the item now): this process writes nothing
-    /// more for it, and its transfer is stopped.
-    /// Returns false (and marks nothing) when the lease of that epoch is no longer held: its
-    /// settlement was committed meanwhile.
-    @discardableResult
-    func leaseLost(_ id: Int64, epoch: Int64? = nil) -> Bool {
-        live.withLock { state in
-            if let epoch, state.held[id] != epoch { return false }
-            state.lostLeases.insert(id)
-            return true
-        }
     }
 }

@@ -33,7 +33,7 @@ extension DownloadQueue {
             var running = 0
             claiming: while true {
                 pending += outcomes.take()
-                let draining = live.withLock { $0.draining }
+                let draining = self.running.isDraining
                 let wakeUps = options.concurrency?.wakeUps
                 if let concurrency = options.concurrency, !draining, index >= concurrency.limit {
                     if !pending.isEmpty { pending = await BlockingWork.run { [pending] in settleOnly(pending) } }
@@ -85,12 +85,7 @@ extension DownloadQueue {
                     await concurrency.idle(seconds: 2, since: wakeUps)
                     continue
                 }
-                live.withLock { state in
-                    state.epochs[item.id] = item.leaseEpoch
-                    state.held[item.id] = item.leaseEpoch
-                    // A lease lost earlier is not this one's.
-                    state.lostLeases.remove(item.id)
-                }
+                leases.claimed(item.id, epoch: item.leaseEpoch)
                 let handoff = ItemHandoff()
                 running += 1
                 items.addTask {
@@ -132,11 +127,9 @@ extension DownloadQueue {
     /// rides on the worker's next claim then finds them completed and is skipped. A store that
     /// cannot be reached leaves that one to do it.
     func settleCompleted(_ placed: [FinishGroups.Placed]) {
-        let settlements = live.withLock { state in
-            placed.compactMap { item -> QueueSettlement? in
-                guard let epoch = state.held[item.item], !state.lostLeases.contains(item.item) else { return nil }
-                return QueueSettlement(id: item.item, input: .transferCompleted, finished: (item.bytes, item.path), epoch: epoch)
-            }
+        let settlements = placed.compactMap { item -> QueueSettlement? in
+            guard let epoch = leases.writableEpoch(item.item) else { return nil }
+            return QueueSettlement(id: item.item, input: .transferCompleted, finished: (item.bytes, item.path), epoch: epoch)
         }
         guard !settlements.isEmpty else { return }
         _ = settleOnly(settlements)
@@ -144,10 +137,7 @@ extension DownloadQueue {
 
     /// `settled` reached the store: their leases are no longer this process's to renew.
     func letGo(_ settled: [QueueSettlement]) {
-        guard !settled.isEmpty else { return }
-        live.withLock { state in
-            for settlement in settled where state.held[settlement.id] == settlement.epoch { state.held.removeValue(forKey: settlement.id) }
-        }
+        leases.letGo(settled.map { (id: $0.id, epoch: $0.epoch) })
     }
 }
 
