@@ -73,12 +73,12 @@ struct DownloadQueueTests {
 
     @Test func theFilesBeingPutInPlaceAreSharedOutAmongARunsWorkers() {
         // Four each up to eight workers; beyond, 32 shared out, and never fewer than one each.
-        #expect(DownloadQueue.finishingPerWorker(workers: 1) == 4)
-        #expect(DownloadQueue.finishingPerWorker(workers: 8) == 4)
-        #expect(DownloadQueue.finishingPerWorker(workers: 16) == 2)
-        #expect(DownloadQueue.finishingPerWorker(workers: 64) == 1)
-        #expect(DownloadQueue.finishingPerWorker(workers: 500) == 1)
-        #expect(DownloadQueue.finishingPerWorker(workers: 0) == 4)
+        #expect(QueueWorker.finishingPerWorker(workers: 1) == 4)
+        #expect(QueueWorker.finishingPerWorker(workers: 8) == 4)
+        #expect(QueueWorker.finishingPerWorker(workers: 16) == 2)
+        #expect(QueueWorker.finishingPerWorker(workers: 64) == 1)
+        #expect(QueueWorker.finishingPerWorker(workers: 500) == 1)
+        #expect(QueueWorker.finishingPerWorker(workers: 0) == 4)
     }
 
     @Test func destinationUsedTwiceIsRefusedAtAddTime() throws {

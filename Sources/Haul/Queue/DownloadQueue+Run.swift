@@ -17,10 +17,11 @@ extension DownloadQueue {
         // What the run was asked for, as stored now: its figures count what is already complete.
         let scope = ((try? storeCall { try $0.all() }) ?? []).filter { ids?.contains($0.id) ?? true }
         board.begin(QueueTally(scope: scope))
-        let runState = RunState(settingNames: options.settingNames)
         // A group's completions are settled as soon as its files are in place, before any is
         // announced: what a `.completed` event (or a notification) says, every read already says.
-        let finishGroups = FinishGroups(afterGroup: { [weak self] placed in self?.settleCompleted(placed) })
+        let settler = self.settler
+        let finishGroups = FinishGroups(afterGroup: { placed in settler.settleCompleted(placed) })
+        let runState = RunState(options: options, ids: ids, rules: ClaimRules(maxPerHost: maxPerHost), finishGroups: finishGroups)
         let workers = options.concurrency?.maximum ?? max(1, options.maxConcurrent)
         // A stop asked of a long-running run before it got here holds (a signal sent as soon as
         // `haul serve` listens).
@@ -32,7 +33,7 @@ extension DownloadQueue {
                 // A task each, not a thread: transfers wait on the transport's event loop, store
                 // calls and syncs on `BlockingWork`'s pool.
                 group.addTask {
-                    await self.work(index, of: workers, options, ids, runState, ClaimRules(maxPerHost: maxPerHost), finishGroups)
+                    await QueueWorker(queue: self, index: index, workers: workers, run: runState).work()
                 }
             }
         }
@@ -51,101 +52,6 @@ extension DownloadQueue {
     /// though `items()` already shows them failed).
     public func pendingCount() throws(DownloadError) -> Int {
         try storeCall { try $0.pendingCount() }
-    }
-
-    /// Runs one claimed item to its end; `handoff` is released once it no longer transfers.
-    func runItem(_ item: StoredDownload, _ options: QueueRunOptions, _ finishGroups: FinishGroups, _ handoff: ItemHandoff) async
-        -> DownloadRunner.Ending
-    {
-        let control = RunControl()
-        let hub = hub(for: item.id, fresh: true)
-        // Spans two owners, one at a time: the board counts it before its control can be found,
-        // and nothing reads both together (a pause finds it by its control alone).
-        board.started(item.id)
-        running.started(item.id, control)
-        defer { running.ended(item.id) }
-        var request: DownloadRequest
-        do {
-            request = try Self.request(for: item, options)
-        } catch {
-            hub.publish(.failed(error))
-            return .failed(error)
-        }
-        attachLimiter(&request, id: item.id, stored: item.options, options)
-        let store = self.store
-        let runner = DownloadRunner(
-            request: request, transport: transport, hub: hub, control: control,
-            records: { _ in store.resumeRecord(for: item) },
-            finishGroups: finishGroups, item: item.id, transfersEnded: { handoff.release() })
-        return await runner.run()
-    }
-
-    /// Counts the outcome at once; returns what the store must learn with the next claim.
-    func settle(_ ending: DownloadRunner.Ending, of item: StoredDownload, _ run: RunState) -> QueueSettlement {
-        let id = item.id
-        // Two flags of two owners, each read once: a drain or a lost lease after these reads is
-        // the same as one just after the transfer ended (the store's epoch check refuses the rest).
-        let draining = running.isDraining
-        let epoch = item.leaseEpoch
-        let settlement: QueueSettlement
-        if leases.takeLost(id) {
-            // Someone else's now: nothing of this transfer counts, and its settlement is refused.
-            board.ended(id, .lost)
-            return QueueSettlement(id: id, input: .transferPaused, epoch: epoch)
-        }
-        let ended: QueueProgressBoard.Ending
-        switch ending {
-        case .completed(let completion):
-            settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path), epoch: epoch)
-            run.summary.withLock { summary in
-                summary.completed.append(id)
-                if completion.alreadyComplete { summary.alreadyComplete.append(id) }
-            }
-            ended = .completed(bytes: completion.bytes)
-        case .failed(let error) where store.isShared && error.heldElsewhere:
-            // A worker that lost this item's lease still holds its destination (it was stopped
-            // past its lease): back to the queue, to be claimed again once that worker let go.
-            settlement = .init(id: id, input: .ownerLost, epoch: epoch, retryAfter: min(5, store.leaseSeconds))
-            ended = .stopped
-        case .failed(let error):
-            settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message(naming: run.settingNames)), epoch: epoch)
-            run.summary.withLock { $0.failed.append((id, error)) }
-            ended = .failed
-        case .cancelled:
-            settlement = .init(id: id, input: .transferCancelled, epoch: epoch)
-            run.summary.withLock { $0.cancelled.append(id) }
-            ended = .stopped
-        case .paused:
-            // Stopping the whole run hands the item back to the queue; a pause request parks it.
-            settlement = .init(id: id, input: draining ? .ownerLost : .transferPaused, epoch: epoch)
-            run.summary.withLock { $0.paused.append(id) }
-            ended = .stopped
-        }
-        // Its figures leave the active set and join the tally in one step of the board's; the hub
-        // is kept apart (nothing reads it with the figures).
-        board.ended(id, ended)
-        subscribers.keepFinishedHub(id)
-        publishAggregate(force: false)
-        return settlement
-    }
-
-    /// A transfer that ended without completing (failed, cancelled) leaves its last figures in the
-    /// store before they leave the live state: what a stopped download shows from then on (aria2
-    /// keeps a removed download's completedLength and totalLength). A pause's figures are written
-    /// with its event; a completion's with its settlement; a lost lease writes nothing.
-    func keepLastFigures(of ending: DownloadRunner.Ending, _ item: StoredDownload) async {
-        switch ending {
-        case .failed, .cancelled: break
-        case .completed, .paused: return
-        }
-        let id = item.id
-        // A lease lost after this look is caught by the store: the write names the claimed epoch.
-        guard !leases.isLost(id), let (progress, destination) = board.last(id) else { return }
-        let store = self.store
-        await BlockingWork.run {
-            _ = try? store.updateProgress(
-                id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: 0, finalPath: destination, epoch: item.leaseEpoch)
-        }
     }
 
     /// Every event of every download passes here (on its runner's thread).
@@ -184,16 +90,5 @@ extension DownloadQueue {
     func publishAggregate(force: Bool) {
         guard let report = board.report(force: force) else { return }
         subscribers.publish(report)
-    }
-}
-
-/// What a run's workers share: the summary.
-final class RunState: Sendable {
-    let summary = Mutex(QueueRunSummary())
-    /// What the stored failure messages call settings.
-    let settingNames: SettingNames
-
-    init(settingNames: SettingNames) {
-        self.settingNames = settingNames
     }
 }

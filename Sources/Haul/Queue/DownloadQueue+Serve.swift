@@ -11,7 +11,7 @@ extension DownloadQueue {
         guard let item = try storeCall({ try $0.item(id) }) else {
             throw DownloadError(.usage, "no download \(id) in the queue")
         }
-        try Self.refuseDamaged(item)
+        try QueuedRequest.refuseDamaged(item)
         return item.options
     }
 

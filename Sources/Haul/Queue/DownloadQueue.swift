@@ -18,13 +18,15 @@ public final class DownloadQueue: Sendable {
     /// Progress figures on their way to the store, off the transfers' threads.
     let progressWrites: ProgressWrites
     let transport: any HTTPTransport
-    let owner = LeaseOwner()
+    let owner: LeaseOwner
     // The live state of this process, one owner per kind. An operation that spans two of them
     // takes one lock at a time; where it does, a comment at the call says why that is safe.
     let subscribers = QueueSubscribers()
     let board = QueueProgressBoard()
     let running = RunningItems()
-    let leases = HeldLeases()
+    let leases: HeldLeases
+    /// Hands outcomes to the store and lets their leases go, in that order.
+    let settler: QueueSettler
 
     /// `$XDG_DATA_HOME/haul`, else `~/.local/share/haul`.
     public static var defaultStateDirectory: String {
@@ -59,8 +61,10 @@ public final class DownloadQueue: Sendable {
     public init(store location: QueueStoreLocation, transport: any HTTPTransport) throws(DownloadError) {
         self.transport = transport
         stateDirectory = location.description
-        store = try location.open()
-        progressWrites = ProgressWrites(store: store)
+        let store = try location.open()
+        let (writes, owner, leases) = (ProgressWrites(store: store), LeaseOwner(), HeldLeases())
+        (self.store, progressWrites, self.owner, self.leases) = (store, writes, owner, leases)
+        settler = QueueSettler(store: store, owner: owner, progressWrites: writes, leases: leases)
     }
 
     // MARK: control
@@ -184,23 +188,5 @@ public final class DownloadQueue: Sendable {
 
     static func absolute(_ path: String) -> String {
         AbsolutePath.of(path)
-    }
-}
-
-extension QueueItem {
-    /// What a damaged item's message tells the user to do.
-    static let damagedRowAdvice = "remove it and add it again"
-
-    /// The item as shown; a damaged one (see `RowDamage`) as failed, with what is damaged: it will
-    /// never run as it is.
-    init(_ stored: StoredDownload) {
-        let damage = stored.damage.map { "\($0.reason); \(Self.damagedRowAdvice)" }
-        self.init(
-            id: stored.id, url: URL(string: stored.url), urlString: Redaction.url(stored.url), destination: stored.destination,
-            destinationIsDirectory: stored.destinationKind == .directory, finalPath: stored.finalPath,
-            state: damage == nil ? stored.state : .failed, priority: stored.priority,
-            bytes: stored.bytes,
-            totalBytes: stored.totalBytes, bytesPerSecond: damage == nil && stored.state == .running ? stored.bytesPerSecond : 0,
-            lastError: damage ?? stored.lastError, errorCategory: damage == nil ? stored.errorCategory : DownloadError.Category.io.name)
     }
 }
