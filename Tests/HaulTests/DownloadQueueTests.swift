@@ -51,7 +51,7 @@ struct DownloadQueueTests {
         let directory = try TemporaryDirectory()
         let state = try TemporaryDirectory()
         let queue = try DownloadQueue(stateDirectory: state.path)
-        queue.live.withLock { $0.finishedHubLimit = 2 }
+        queue.subscribers.setFinishedHubLimit(2)
         let ids = try queue.add(try (0..<5).map { try request(server, "/k\($0)", into: directory, name: "k\($0)") })
 
         // WHEN they all run, one at a time
@@ -61,7 +61,7 @@ struct DownloadQueueTests {
         // in place with a group may settle after the next one), and a late subscriber to one of
         // them still gets its story to the end
         #expect(Set(summary.completed) == Set(ids))
-        let kept = queue.live.withLock { Set($0.hubs.keys) }
+        let kept = queue.subscribers.hubIDs
         #expect(kept.count == 2 && kept.isSubset(of: Set(ids)), "kept: \(kept)")
         let late = try #require(kept.first)
         var sawCompleted = false
@@ -73,12 +73,12 @@ struct DownloadQueueTests {
 
     @Test func theFilesBeingPutInPlaceAreSharedOutAmongARunsWorkers() {
         // Four each up to eight workers; beyond, 32 shared out, and never fewer than one each.
-        #expect(DownloadQueue.finishingPerWorker(workers: 1) == 4)
-        #expect(DownloadQueue.finishingPerWorker(workers: 8) == 4)
-        #expect(DownloadQueue.finishingPerWorker(workers: 16) == 2)
-        #expect(DownloadQueue.finishingPerWorker(workers: 64) == 1)
-        #expect(DownloadQueue.finishingPerWorker(workers: 500) == 1)
-        #expect(DownloadQueue.finishingPerWorker(workers: 0) == 4)
+        #expect(QueueWorker.finishingPerWorker(workers: 1) == 4)
+        #expect(QueueWorker.finishingPerWorker(workers: 8) == 4)
+        #expect(QueueWorker.finishingPerWorker(workers: 16) == 2)
+        #expect(QueueWorker.finishingPerWorker(workers: 64) == 1)
+        #expect(QueueWorker.finishingPerWorker(workers: 500) == 1)
+        #expect(QueueWorker.finishingPerWorker(workers: 0) == 4)
     }
 
     @Test func destinationUsedTwiceIsRefusedAtAddTime() throws {

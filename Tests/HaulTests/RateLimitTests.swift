@@ -32,7 +32,7 @@ struct RateLimitTests {
             #expect(limiter.secondsBeforeNextChunk() >= 0)
             var request = DownloadRequest(url: try #require(URL(string: "http://127.0.0.1:9/f")), destination: .directory("/tmp"))
             request.rateLimiter = limiter
-            #expect(DownloadQueue.storedOptions(request).bytesPerSecond == limit)
+            #expect(QueuedRequest.storedOptions(request).bytesPerSecond == limit)
             limiter.setLimit(bytesPerSecond: limit - 1)
             #expect(limiter.bytesPerSecond == limit - 1)
         }

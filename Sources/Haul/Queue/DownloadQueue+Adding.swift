@@ -23,7 +23,7 @@ extension DownloadQueue {
     public func add(_ requests: [DownloadRequest], priority: Int = 0, paused: Bool = false) throws(DownloadError) -> [Int64] {
         var ids: [Int64?] = []
         var news: [NewDownload] = []
-        let all = try requests.map { request throws(DownloadError) in try Self.newDownload(request, priority: priority, paused: paused) }
+        let all = try requests.map { request throws(DownloadError) in try QueuedRequest.newDownload(request, priority: priority, paused: paused) }
         let known = try storeCall { try $0.knownItems(for: all) }
         for (new, known) in zip(all, known) {
             let same = Self.sameItem(as: new, known)
@@ -67,7 +67,7 @@ extension DownloadQueue {
 
     /// `Known` for each of `requests`, in order, from one read of the store.
     public func known(_ requests: [DownloadRequest]) throws(DownloadError) -> [Known] {
-        let news = try requests.map { request throws(DownloadError) in try Self.newDownload(request, priority: 0, paused: false) }
+        let news = try requests.map { request throws(DownloadError) in try QueuedRequest.newDownload(request, priority: 0, paused: false) }
         return try storeCall { try $0.knownItems(for: news) }.map { known in
             let done = known.completed.flatMap { item in item.finalPath.map { FileManager.default.fileExists(atPath: $0) } == true ? QueueItem(item) : nil }
             return Known(existing: known.active.map(QueueItem.init), completed: done)
@@ -76,7 +76,7 @@ extension DownloadQueue {
 
     /// The unfinished download that writes where `request` would, if there is one.
     public func existingItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
-        let new = try Self.newDownload(request, priority: 0, paused: false)
+        let new = try QueuedRequest.newDownload(request, priority: 0, paused: false)
         return try storeCall { try $0.activeItem(for: new) }.map(QueueItem.init)
     }
 

@@ -11,7 +11,7 @@ extension DownloadQueue {
         guard let item = try storeCall({ try $0.item(id) }) else {
             throw DownloadError(.usage, "no download \(id) in the queue")
         }
-        try Self.refuseDamaged(item)
+        try QueuedRequest.refuseDamaged(item)
         return item.options
     }
 
@@ -22,12 +22,12 @@ extension DownloadQueue {
         let limit = bytesPerSecond.flatMap { $0 > 0 ? $0 : nil }
         options.bytesPerSecond = limit
         try storeCall { try $0.updateOptions(id, options) }
-        live.withLock { $0.limiters[id] }?.setLimit(bytesPerSecond: limit ?? 0)
+        running.limiter(id)?.setLimit(bytesPerSecond: limit ?? 0)
     }
 
     /// The latest progress of every download running in this process.
     public func liveProgress() -> [Int64: DownloadProgress] {
-        live.withLock { $0.progress }
+        board.running
     }
 
     /// In a long-running run every download gets a limiter of its own (within the run's), kept so
@@ -36,7 +36,7 @@ extension DownloadQueue {
         guard options.concurrency != nil else { return }
         let limiter = RateLimiter(bytesPerSecond: stored?.bytesPerSecond ?? 0, within: options.rateLimiter)
         request.rateLimiter = limiter
-        live.withLock { $0.limiters[id] = limiter }
+        running.attach(limiter, to: id)
     }
 
     /// Makes `ids` claimed in this order, before any other waiting download (priorities are

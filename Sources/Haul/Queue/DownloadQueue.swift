@@ -18,47 +18,15 @@ public final class DownloadQueue: Sendable {
     /// Progress figures on their way to the store, off the transfers' threads.
     let progressWrites: ProgressWrites
     let transport: any HTTPTransport
-    let owner = LeaseOwner()
-    let live = Mutex(LiveState())
-    /// How many `allEvents()` streams are open, read without the lock on every event.
-    let eventListeners = Atomic<Int>(0)
-    /// When the next throttled aggregate report is due (nanoseconds on a monotonic clock).
-    let nextAggregateNanos = Atomic<Int64>(0)
-
-    struct LiveState {
-        /// Each download's events, for subscribers: those running, and the last
-        /// `finishedHubLimit` that ended (`finishedHubs`, oldest first), whose whole story a late
-        /// subscriber still gets. Older ones are let go: a long-running `haul serve` keeps
-        /// memory for its recent downloads, not for every one it ever ran (about 1 KiB each).
-        var hubs: [Int64: EventHub] = [:]
-        var finishedHubs: [Int64] = []
-        var finishedHubLimit = 1024
-        var controls: [Int64: RunControl] = [:]
-        var progress: [Int64: DownloadProgress] = [:]
-        var persistedAt: [Int64: ContinuousClock.Instant] = [:]
-        /// Where each running download's file will land, from its response, for the store.
-        var destinations: [Int64: String] = [:]
-        var aggregate = QueueProgress()
-        /// The run's figures of what it was asked for, beside `progress` (what moves now).
-        var tally = QueueTally()
-        /// The batch's speed, over the bytes its downloads moved.
-        var speed = BatchSpeed()
-        var aggregateSubscribers: [Int: AsyncStream<QueueProgress>.Continuation] = [:]
-        var eventSubscribers: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
-        var nextSubscriber = 0
-        var draining = false
-        /// The running long-lived run's limit and wake-up, if one runs.
-        var concurrency: QueueConcurrency?
-        /// The speed limiter of each download a long-running run runs now.
-        var limiters: [Int64: RateLimiter] = [:]
-        /// The lease epoch of each running download: the fencing token of its writes.
-        var epochs: [Int64: Int64] = [:]
-        /// Running downloads whose lease was lost: nothing more of theirs is written.
-        var lostLeases: Set<Int64> = []
-        /// Every lease this process knows it holds (id → epoch), from its claim until its
-        /// settlement is committed: what the heartbeat renews, and nothing else.
-        var held: [Int64: Int64] = [:]
-    }
+    let owner: LeaseOwner
+    // The live state of this process, one owner per kind. An operation that spans two of them
+    // takes one lock at a time; where it does, a comment at the call says why that is safe.
+    let subscribers = QueueSubscribers()
+    let board = QueueProgressBoard()
+    let running = RunningItems()
+    let leases: HeldLeases
+    /// Hands outcomes to the store and lets their leases go, in that order.
+    let settler: QueueSettler
 
     /// `$XDG_DATA_HOME/haul`, else `~/.local/share/haul`.
     public static var defaultStateDirectory: String {
@@ -93,8 +61,10 @@ public final class DownloadQueue: Sendable {
     public init(store location: QueueStoreLocation, transport: any HTTPTransport) throws(DownloadError) {
         self.transport = transport
         stateDirectory = location.description
-        store = try location.open()
-        progressWrites = ProgressWrites(store: store)
+        let store = try location.open()
+        let (writes, owner, leases) = (ProgressWrites(store: store), LeaseOwner(), HeldLeases())
+        (self.store, progressWrites, self.owner, self.leases) = (store, writes, owner, leases)
+        settler = QueueSettler(store: store, owner: owner, progressWrites: writes, leases: leases)
     }
 
     // MARK: control
@@ -145,23 +115,19 @@ public final class DownloadQueue: Sendable {
         if item.state != .completed, !keepingData { deletePartial(of: item) }
         try storeCall { try $0.remove(id) }
         store.forgetRemovedSecrets()
-        _ = live.withLock { $0.hubs.removeValue(forKey: id) }
+        subscribers.forgetHub(id)
     }
 
     /// Stops every running download of this process at a checkpoint and claims no new ones; they go
     /// back to the queue, to be resumed by the next run.
     public func stopAll() {
-        let controls = live.withLock { state -> [RunControl] in
-            state.draining = true
-            return Array(state.controls.values)
-        }
-        for control in controls { control.request(.pause) }
+        for control in running.drain() { control.request(.pause) }
         wakeWorkers()
     }
 
     /// Idle workers of a long-running run look for work again.
     func wakeWorkers() {
-        live.withLock { $0.concurrency }?.wake()
+        running.concurrency?.wake()
         store.wakeWaiters()
     }
 
@@ -177,16 +143,11 @@ public final class DownloadQueue: Sendable {
     /// stream ends when that run ends.
     public func aggregateProgress() -> AsyncStream<QueueProgress> {
         let (stream, continuation) = AsyncStream<QueueProgress>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let id = live.withLock { state -> Int in
-            continuation.yield(state.aggregate)
-            let id = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.aggregateSubscribers[id] = continuation
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.live.withLock { _ = $0.aggregateSubscribers.removeValue(forKey: id) }
-        }
+        // Spans two owners: the board's last report is read under the subscribers' lock (the only
+        // nesting, always in this order), so a report is either in it or reaches this stream.
+        let board = self.board
+        let id = subscribers.addAggregate(continuation, current: { board.aggregate })
+        continuation.onTermination = { [weak self] _ in self?.subscribers.removeAggregate(id) }
         return stream
     }
 
@@ -194,20 +155,8 @@ public final class DownloadQueue: Sendable {
     /// ends when the run that follows ends.
     public func allEvents() -> AsyncStream<QueueEvent> {
         let (stream, continuation) = AsyncStream<QueueEvent>.makeStream()
-        let id = live.withLock { state -> Int in
-            let id = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.eventSubscribers[id] = continuation
-            eventListeners.store(state.eventSubscribers.count, ordering: .relaxed)
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            live.withLock { state in
-                state.eventSubscribers.removeValue(forKey: id)
-                eventListeners.store(state.eventSubscribers.count, ordering: .relaxed)
-            }
-        }
+        let id = subscribers.addEvents(continuation)
+        continuation.onTermination = { [weak self] _ in self?.subscribers.removeEvents(id) }
         return stream
     }
 
@@ -229,41 +178,15 @@ public final class DownloadQueue: Sendable {
     }
 
     func control(_ id: Int64) -> RunControl? {
-        live.withLock { $0.controls[id] }
-    }
-
-    func liveControls() -> [Int64: RunControl] {
-        live.withLock { $0.controls }
+        running.control(id)
     }
 
     /// The hub of a download; a new one when the last run ended (a failed download resumed).
     func hub(for id: Int64, fresh: Bool) -> EventHub {
-        let existing = live.withLock { $0.hubs[id] }
-        if let existing, !(fresh && existing.isFinished) { return existing }
-        let hub = EventHub(observer: { [weak self] event in self?.observe(id, event) })
-        live.withLock { $0.hubs[id] = hub }
-        return hub
+        subscribers.hub(for: id, fresh: fresh) { EventHub(observer: { [weak self] event in self?.observe(id, event) }) }
     }
 
     static func absolute(_ path: String) -> String {
         AbsolutePath.of(path)
-    }
-}
-
-extension QueueItem {
-    /// What a damaged item's message tells the user to do.
-    static let damagedRowAdvice = "remove it and add it again"
-
-    /// The item as shown; a damaged one (see `RowDamage`) as failed, with what is damaged: it will
-    /// never run as it is.
-    init(_ stored: StoredDownload) {
-        let damage = stored.damage.map { "\($0.reason); \(Self.damagedRowAdvice)" }
-        self.init(
-            id: stored.id, url: URL(string: stored.url), urlString: Redaction.url(stored.url), destination: stored.destination,
-            destinationIsDirectory: stored.destinationKind == .directory, finalPath: stored.finalPath,
-            state: damage == nil ? stored.state : .failed, priority: stored.priority,
-            bytes: stored.bytes,
-            totalBytes: stored.totalBytes, bytesPerSecond: damage == nil && stored.state == .running ? stored.bytesPerSecond : 0,
-            lastError: damage ?? stored.lastError, errorCategory: damage == nil ? stored.errorCategory : DownloadError.Category.io.name)
     }
 }

@@ -32,10 +32,10 @@ final class LeaseKeeper: Sendable {
     private func renew() {
         // Controls first: each was registered after its claim committed, so its lease is in the
         // store unless another process took it over.
-        let running = queue.liveControls()
+        let running = queue.running.controls
         // Only the leases this process knows it holds: a row a lost claim reply leased to it
         // expires and is rescued, never kept alive by a worker that does not know of it.
-        let held = queue.live.withLock { $0.held }
+        let held = queue.leases.held
         guard let states = try? queue.store.renewLeases(for: queue.owner, holding: held) else { return }
         for (id, state) in states {
             switch state {
@@ -50,7 +50,7 @@ final class LeaseKeeper: Sendable {
         // (An item let go meanwhile, its settlement committed while this renewal waited, is not
         // lost: it is done. Hence the look at what is held now, not at the snapshot.)
         for (id, control) in running where states[id] == nil {
-            guard let epoch = held[id], queue.leaseLost(id, epoch: epoch) else { continue }
+            guard let epoch = held[id], queue.leases.lose(id, epoch: epoch) else { continue }
             control.request(.pause)
         }
         // Secrets a settlement removed within a second of the previous truncation.

@@ -18,7 +18,9 @@ final class ProgressWrites: Sendable {
         let totalBytes: Int64?
         let bytesPerSecond: Double
         let finalPath: String?
-        let epoch: Int64?
+        /// The lease the figures are written under: always one (a download whose lease was lost
+        /// or let go posts none, see `HeldLeases.writableEpoch`), so the store fences every write.
+        let epoch: Int64
     }
 
     private let store: any QueueStorage
