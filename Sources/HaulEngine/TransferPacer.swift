@@ -27,9 +27,9 @@ extension TransferPacer {
 
 /// Tells the transports that a pace changed (a new limit): a transfer held back by it looks again
 /// at once instead of sleeping out a wait worked out under the old limit.
-public enum TransferPacing {
+package enum TransferPacing {
     /// Wakes every transport loop of the process that is running. Cheap; call it on every change.
-    public static func paceChanged() {
+    package static func paceChanged() {
         #if canImport(CCurl)
             CurlMultiLoop.wakeIfRunning()
         #endif
@@ -52,7 +52,7 @@ public enum TransferPacing {
     /// (libcurl's least) and at most `standard`. A limit set later keeps the buffer its transfer
     /// started with (libcurl cannot change it while a transfer runs); the next transfer (a new
     /// connection, a resume) reads in the new grain.
-    public static func receiveBuffer(standard: Int, pace: Int64?) -> Int {
+    package static func receiveBuffer(standard: Int, pace: Int64?) -> Int {
         guard let pace, pace > 0 else { return standard }
         return Int(min(Int64(standard), max(1024, pace / 4)))
     }
