@@ -10,7 +10,8 @@
 #
 # Each target is compiled from every Swift file under Sources/HaulCore (plus the sources its `// fuzz-sources:`
 # line names), fuzz/Support and its own file with
-# `swiftc -O -sanitize=fuzzer,address` into .build/fuzz/. The committed seeds in
+# `swiftc -O -sanitize=fuzzer,address` into .build/fuzz/ (with a -package-name: Haul's modules
+# declare most of what the targets call `package`). The committed seeds in
 # fuzz/corpus/TARGET/ are read, never written; what libFuzzer finds goes to
 # .build/fuzz/corpus/TARGET/ and crash inputs to .build/fuzz/artifacts/TARGET/.
 # Exits non-zero if a target fails to compile or finds a crash. Needs no network.
@@ -78,7 +79,7 @@ compile() {
     mapfile -t core < <(find Sources/HaulCore -name '*.swift' | sort)
     # shellcheck disable=SC2086 # FUZZ_SWIFT_FLAGS is a list of flags, split on purpose
     swiftc -O -sanitize=fuzzer,address -parse-as-library "${linker[@]}" ${FUZZ_SWIFT_FLAGS:-} \
-        -module-name "$1" \
+        -module-name "$1" -package-name Haul \
         "${core[@]}" "${extra[@]}" fuzz/Support/*.swift "fuzz/Targets/$1.swift" \
         -o "$build/$1"
 }

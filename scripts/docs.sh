@@ -8,7 +8,7 @@
 # or $HAUL_DOCS_SCRATCH as the scratch path.
 #
 # The catalog documents one module, Haul: Sources/Haul/Exports.swift re-exports HaulCore and
-# HaulEngine (and the two HaulStore types Haul's API returns), and
+# HaulEngine (and the HaulStore type Haul's API returns), and
 # -experimental-allowed-reexported-modules puts their symbols into Haul's symbol graph.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -8,35 +8,35 @@ import Foundation
 
 /// A list of downloads as `haul -i FILE` reads it: one URL per line, optionally followed by an
 /// output name; blank lines and lines starting with `#` are ignored.
-public struct DownloadList: Sendable, Equatable {
+package struct DownloadList: Sendable, Equatable {
     /// One usable line: a URL and maybe a name.
-    public struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// 1-based line number in the input, for messages.
-        public let line: Int
+        package let line: Int
         /// The http or https URL to download.
-        public let url: URL
+        package let url: URL
         /// The output name given on the line, already sanitized so it stays inside the target directory.
-        public let name: String?
+        package let name: String?
     }
 
     /// A line that could not be used, and why.
-    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+    package struct Problem: Sendable, Equatable, CustomStringConvertible {
         /// 1-based line number in the input.
-        public let line: Int
+        package let line: Int
         /// What is wrong with it.
-        public let message: String
-        public var description: String { "line \(line): \(message)" }
+        package let message: String
+        package var description: String { "line \(line): \(message)" }
     }
 
     /// The usable lines, in input order.
-    public private(set) var entries: [Entry] = []
+    package private(set) var entries: [Entry] = []
     /// Lines that could not be used; the rest of the list still proceeds.
-    public private(set) var problems: [Problem] = []
+    package private(set) var problems: [Problem] = []
 
     /// Parses the text of a list. Lines end at a line feed byte, so a list with CRLF line ends
     /// (written on Windows) has one entry per line too: split over Characters, "\r\n" is one
     /// Character, not "\n", and the whole list would be one line.
-    public init(parsing text: String) {
+    package init(parsing text: String) {
         for (index, raw) in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
             let line = String(Substring(raw)).trimmingWhitespaceAndNewlines()
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -63,19 +63,19 @@ public struct DownloadList: Sendable, Equatable {
     }
 
     /// An absolute http(s) URL with a host, or nil.
-    public static func httpURL(_ text: String) -> URL? {
+    package static func httpURL(_ text: String) -> URL? {
         try? parseHTTPURL(text)
     }
 
     /// Why a text is not a URL Haul can download.
-    public enum URLProblem: Error, Sendable, Equatable {
+    package enum URLProblem: Error, Sendable, Equatable {
         /// Not an absolute http or https URL with a host.
         case notHTTP
         /// The port as written (digits, possibly too many for any integer).
         case portOutOfRange(String)
 
         /// What is wrong, for a message that then quotes the URL.
-        public var message: String {
+        package var message: String {
             switch self {
             case .notHTTP: return "not an http or https URL"
             case .portOutOfRange(let port): return "port \(port) is out of range (1-65535)"
@@ -87,7 +87,7 @@ public struct DownloadList: Sendable, Equatable {
     ///
     /// Foundation accepts any digits as a port (70000, 0, or more than an Int holds); libcurl
     /// then refuses the URL, which would be reported as a network failure instead of a bad URL.
-    public static func parseHTTPURL(_ text: String) throws(URLProblem) -> URL {
+    package static func parseHTTPURL(_ text: String) throws(URLProblem) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty
         else { throw .notHTTP }

@@ -6,7 +6,7 @@
 /// real one, and the bidi overrides reorder what follows so a name reads as something else. Such
 /// characters are shown as visible escapes (`\u{1B}`) instead, so the reader sees that they were
 /// there, and nothing the server sent can drive the terminal.
-public enum TerminalText {
+package enum TerminalText {
     /// `text` with every character a terminal would act on replaced by a visible `\u{XX}` escape:
     /// C0 controls (U+0000–U+001F), DEL (U+007F), C1 controls (U+0080–U+009F), the bidi embeddings,
     /// overrides and isolates (U+202A–U+202E, U+2066–U+2069) and the bidi marks (U+061C, U+200E,
@@ -15,7 +15,7 @@ public enum TerminalText {
     /// - Parameter keepingLineBreaks: keep LF (U+000A) as a line break. For messages Haul composes
     ///   itself over several lines; a server cannot put a raw LF into the strings they quote
     ///   (header values end at a line break, URLs are percent-encoded).
-    public static func escaped(_ text: String, keepingLineBreaks: Bool = false) -> String {
+    package static func escaped(_ text: String, keepingLineBreaks: Bool = false) -> String {
         // Fast path: most messages contain nothing to escape.
         guard text.unicodeScalars.contains(where: { isActedOn($0, keepingLineBreaks: keepingLineBreaks) }) else {
             return text

@@ -7,7 +7,7 @@ import HaulCore
 #endif
 
 /// Why a saved hash state cannot be restored. The caller then hashes the prefix from disk again.
-public enum HashStateDefect: Error, Sendable, Equatable {
+package enum HashStateDefect: Error, Sendable, Equatable {
     /// The state was saved by another OpenSSL build (on Apple platforms, another OS build), whose
     /// struct layout may differ.
     case otherOpenSSLBuild
@@ -38,7 +38,7 @@ extension SavedHashState {
     /// fields those are is the platform's: `DigestSeams.checkFields`). The chaining values and
     /// buffered data can hold any bits, so they are not checked; a state that passes can at worst
     /// yield a wrong digest, which the comparison with the expected one catches.
-    public func validate() throws(HashStateDefect) {
+    package func validate() throws(HashStateDefect) {
         guard openSSLVersion == DigestSeams.stateLayoutTag else { throw .otherOpenSSLBuild }
         let expectedSize = haul_hash_ctx_size()
         guard context.count == expectedSize else { throw .wrongSize(actual: context.count, expected: expectedSize) }

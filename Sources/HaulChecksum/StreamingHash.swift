@@ -8,15 +8,15 @@ import HaulCore
 
 /// A digest computed as bytes arrive, whose state can be saved with a checkpoint and restored in a
 /// later run, so a resumed download does not re-read what is already on disk.
-public final class StreamingHash {
+package final class StreamingHash {
     /// The digest or CRC being computed.
-    public let algorithm: ChecksumAlgorithm
+    package let algorithm: ChecksumAlgorithm
     private let context: UnsafeMutablePointer<haul_hash_ctx>
     /// Bytes fed so far.
-    public private(set) var length: Int64
+    package private(set) var length: Int64
 
     /// A hash that has seen no byte yet.
-    public init(_ algorithm: ChecksumAlgorithm) {
+    package init(_ algorithm: ChecksumAlgorithm) {
         self.algorithm = algorithm
         context = .allocate(capacity: 1)
         length = 0
@@ -26,7 +26,7 @@ public final class StreamingHash {
     /// Restores a saved state; nil when it was saved by another build (OpenSSL's on Linux, the OS's
     /// on Apple platforms) or is damaged (see `SavedHashState.validate()`), in which case the caller
     /// re-hashes the prefix once.
-    public init?(restoring saved: SavedHashState) {
+    package init?(restoring saved: SavedHashState) {
         // Checked in full before any byte reaches libcrypto or CommonCrypto, which trust every field
         // they are given.
         do throws(HashStateDefect) {
@@ -48,7 +48,7 @@ public final class StreamingHash {
     }
 
     /// Feeds the next bytes of the file.
-    public func update(_ bytes: UnsafeRawBufferPointer) {
+    package func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         switch algorithm {
         case .crc32c: context.pointee.u.crc32c = CRC32C.update(context.pointee.u.crc32c, bytes)
@@ -59,13 +59,13 @@ public final class StreamingHash {
     }
 
     /// The state to store beside `length` bytes of data.
-    public func save() -> SavedHashState {
+    package func save() -> SavedHashState {
         let bytes = [UInt8](UnsafeRawBufferPointer(start: UnsafeRawPointer(context), count: haul_hash_ctx_size()))
         return SavedHashState(algorithm: algorithm, length: length, openSSLVersion: DigestSeams.stateLayoutTag, context: bytes)
     }
 
     /// The digest as lower-case hex. The state is consumed: the hash must not be updated after.
-    public func finalizeHex() -> String {
+    package func finalizeHex() -> String {
         let digest: [UInt8]
         switch algorithm {
         // Big-endian, as S3 and Google Cloud Storage encode them.
@@ -99,19 +99,19 @@ public final class StreamingHash {
 }
 
 /// A hash state as a record stores it.
-public struct SavedHashState: Sendable, Codable, Equatable {
+package struct SavedHashState: Sendable, Codable, Equatable {
     /// The algorithm whose state this is.
-    public let algorithm: ChecksumAlgorithm
+    package let algorithm: ChecksumAlgorithm
     /// Bytes of the file the state covers.
-    public let length: Int64
+    package let length: Int64
     /// The build the state's layout belongs to: OpenSSL's version number on Linux, a tag of the OS
     /// build on Apple platforms (see `DigestSeams.stateLayoutTag`). The name is what records store.
-    public let openSSLVersion: UInt64
+    package let openSSLVersion: UInt64
     /// The bytes of the C context (`haul_hash_ctx`), checked by `validate()` before any use.
-    public let context: [UInt8]
+    package let context: [UInt8]
 
     /// A state as a record stores it; nothing is checked until it is restored.
-    public init(algorithm: ChecksumAlgorithm, length: Int64, openSSLVersion: UInt64, context: [UInt8]) {
+    package init(algorithm: ChecksumAlgorithm, length: Int64, openSSLVersion: UInt64, context: [UInt8]) {
         self.algorithm = algorithm
         self.length = length
         self.openSSLVersion = openSSLVersion

@@ -8,20 +8,20 @@
     ///
     /// Redirects are not followed here (the download layer does it, with its own rules), no content
     /// coding is decoded (bytes are stored as the server sent them), and only http and https are allowed.
-    public final class CurlTransport: HTTPTransport {
+    package final class CurlTransport: HTTPTransport {
         /// Idle easy handles; each keeps its connections alive for the next request.
         private let idle = Mutex<[CurlEasyHandle]>([])
         /// libcurl's receive buffer: larger than its default 16 KiB, so a fast transfer reads its socket
         /// in fewer, larger calls (about 105 KiB each on loopback). The body still reaches the write
         /// callback 16 KiB at a time at most (libcurl's `CURL_MAX_WRITE_SIZE`), whatever this size.
-        public let bufferSize: Int
+        package let bufferSize: Int
 
         /// A libcurl engine whose handles receive into buffers of `bufferSize` bytes (256 KiB by default).
-        public init(bufferSize: Int = TransferPacing.standardReceiveBuffer) {
+        package init(bufferSize: Int = TransferPacing.standardReceiveBuffer) {
             self.bufferSize = bufferSize
         }
 
-        public func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome {
+        package func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome {
             let transfer: Prepared
             switch prepare(request, options, handler) {
             case .ready(let ready): transfer = ready
@@ -37,7 +37,7 @@
         /// The transfer on the process's event loop (`CurlMultiLoop`): no thread waits for it, and a
         /// speed limit (`TransferOptions.pacer`) pauses this transfer alone. A handler that may
         /// block runs on a thread of its own instead, so its waits hold up no other transfer.
-        public func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async
+        package func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async
             -> TransferOutcome
         {
             guard !handlerMayBlock, let loop = CurlMultiLoop.shared else {
@@ -98,7 +98,7 @@
             }
         }
 
-        public func wake() {
+        package func wake() {
             CurlMultiLoop.shared?.wake()
         }
 

@@ -44,7 +44,7 @@ extension HTTPTransport {
     }
 
     /// `perform` on a new thread, the task suspended meanwhile.
-    public func performOnThread(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) async -> TransferOutcome {
+    package func performOnThread(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) async -> TransferOutcome {
         let work = UncheckedTransfer(transport: self, request: request, options: options, handler: handler)
         return await withCheckedContinuation { (continuation: CheckedContinuation<TransferOutcome, Never>) in
             let thread = Thread {
@@ -159,7 +159,7 @@ public struct TransferOptions: Sendable, Equatable {
     }
 
     /// These options with the body kept to `pacer` (nil: as they are).
-    public func paced(by pacer: (any TransferPacer)?) -> TransferOptions {
+    package func paced(by pacer: (any TransferPacer)?) -> TransferOptions {
         guard let pacer else { return self }
         var options = self
         options.pacer = pacer
@@ -200,7 +200,7 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     /// Where the transfer failed.
     public let kind: Kind
     /// What went wrong, for a person, naming the settings that bear on it.
-    public let text: SettingText
+    package let text: SettingText
     /// What went wrong, with the library's names for settings.
     public var message: String { text.description }
     /// The engine's own code for the failure: libcurl's `CURLcode`, or URLSession's `URLError` code.
@@ -212,7 +212,7 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// A failure of `kind` told by `text`, with the engine's code when there is one.
-    public init(_ kind: Kind, _ text: SettingText, code: Int? = nil) {
+    package init(_ kind: Kind, _ text: SettingText, code: Int? = nil) {
         self.kind = kind
         self.text = text
         self.code = code

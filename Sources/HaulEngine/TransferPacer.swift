@@ -27,9 +27,9 @@ extension TransferPacer {
 
 /// Tells the transports that a pace changed (a new limit): a transfer held back by it looks again
 /// at once instead of sleeping out a wait worked out under the old limit.
-public enum TransferPacing {
+package enum TransferPacing {
     /// Wakes every transport loop of the process that is running. Cheap; call it on every change.
-    public static func paceChanged() {
+    package static func paceChanged() {
         #if canImport(CCurl)
             CurlMultiLoop.wakeIfRunning()
         #endif
@@ -52,19 +52,19 @@ public enum TransferPacing {
     /// (libcurl's least) and at most `standard`. libcurl cannot change it while a transfer runs:
     /// a transfer whose limit changed four times or more over (`readsOutOfStep`) is ended by its
     /// handler and continued by range, reading in the new grain.
-    public static func receiveBuffer(standard: Int = standardReceiveBuffer, pace: Int64?) -> Int {
+    package static func receiveBuffer(standard: Int = standardReceiveBuffer, pace: Int64?) -> Int {
         guard let pace, pace > 0 else { return standard }
         return Int(min(Int64(standard), max(1024, pace / 4)))
     }
 
     /// libcurl's receive buffer with no limit: larger than its default 16 KiB, so a fast transfer
     /// reads its socket in few calls.
-    public static let standardReceiveBuffer = 256 * 1024
+    package static let standardReceiveBuffer = 256 * 1024
 
     /// Whether a transfer that reads `startedWith` bytes at a time is out of step with a pace
     /// that wants `now`: four times or more either way (1 KiB reads with no limit any more cost
     /// several times the CPU; 256 KiB chunks at 8 KiB/s move the figures every 32 s).
-    public static func readsOutOfStep(startedWith: Int, now: Int) -> Bool {
+    package static func readsOutOfStep(startedWith: Int, now: Int) -> Bool {
         max(startedWith, now) >= 4 * min(startedWith, now)
     }
 

@@ -69,7 +69,7 @@ public enum TransportEngine: String, Sendable, CaseIterable {
     /// it sends anything: an option an engine cannot honour is refused, never ignored.
     /// - Parameter url: the download's URL, when known: an https URL the environment routes
     ///   through a proxy is a need of its own.
-    public func refusal(
+    package func refusal(
         of options: TransferOptions, for url: URL? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> SettingText? {
         guard !limitations.isEmpty else { return nil }
@@ -119,10 +119,10 @@ public struct EngineLimitation: Sendable, Equatable {
     /// (a behaviour the transport enforces while it runs, such as refusing a compressed body).
     public let need: Need?
     /// What the engine cannot do and what happens instead, in a sentence.
-    public let text: SettingText
+    package let text: SettingText
 
     /// A limitation that refuses `need` (nil: nothing up front), told by `text`.
-    public init(need: Need?, text: SettingText) {
+    package init(need: Need?, text: SettingText) {
         self.need = need
         self.text = text
     }

@@ -3,7 +3,7 @@ import Foundation
 extension URLSessionTransport {
     /// What URLSession cannot do on this platform; the command line and every `perform` refuse
     /// the options named here, and the conformance suite holds an expectation for each of the others.
-    public static var limitations: [EngineLimitation] {
+    package static var limitations: [EngineLimitation] {
         #if canImport(FoundationNetworking)
             let waiting = defaultMaxQueuedChunks * 16 / 1024
             return [

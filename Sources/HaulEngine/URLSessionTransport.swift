@@ -13,24 +13,24 @@ import HaulCore
 /// declined and handed back as the 3xx response, so Haul's own redirect policy decides, as with
 /// libcurl. Stall detection and the handler's abort poll run on the calling thread, which waits.
 /// What it cannot do is listed in ``limitations`` and refused, never ignored.
-public final class URLSessionTransport: HTTPTransport {
+package final class URLSessionTransport: HTTPTransport {
     /// Past this many chunks received and not yet written, the transfer is ended (retryable: the
     /// download resumes by range). FoundationNetworking reads on without waiting for the delegate,
     /// so this is the only bound on memory there: chunks are at most libcurl's 16 KiB on Linux.
-    public let maxQueuedChunks: Int
+    package let maxQueuedChunks: Int
 
     /// The default bound on chunks waiting to be written: 32 MiB of 16 KiB chunks.
-    public static let defaultMaxQueuedChunks = 2048
+    package static let defaultMaxQueuedChunks = 2048
 
     /// A URLSession engine that ends a transfer once `maxQueuedChunks` chunks wait to be written.
-    public init(maxQueuedChunks: Int = defaultMaxQueuedChunks) {
+    package init(maxQueuedChunks: Int = defaultMaxQueuedChunks) {
         self.maxQueuedChunks = maxQueuedChunks
     }
 
     /// False on Linux: FoundationNetworking queues every chunk for the delegate without waiting.
-    public var hasBackpressure: Bool { TransportEngine.urlsession.hasBackpressure }
+    package var hasBackpressure: Bool { TransportEngine.urlsession.hasBackpressure }
 
-    public func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome {
+    package func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome {
         if let refusal = TransportEngine.urlsession.refusal(of: options, for: request.url) {
             return .failed(TransportError(.optionRefused, refusal))
         }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a request body is not a JSON value.
-public enum JSONParseError: Error, Sendable, Equatable {
+package enum JSONParseError: Error, Sendable, Equatable {
     /// Not JSON at `offset` (a byte index into the input).
     case malformed(offset: Int)
     /// Arrays and objects nested deeper than `JSONParser.maximumDepth`.
@@ -19,11 +19,11 @@ public enum JSONParseError: Error, Sendable, Equatable {
 /// escape is checked, and nothing is decoded lossily (invalid UTF-8 and lone surrogates are
 /// errors). Integers that fit become `.int`, larger ones that fit 64 bits unsigned `.uint` (a file's
 /// inode or device number, kept exact), other numbers `.double`.
-public struct JSONParser {
+package struct JSONParser {
     /// The deepest nesting taken. aria2's requests need at most 8 (a batch of `system.multicall`
     /// holding `addUri` with a `header` list); 32 leaves room and bounds the recursion here and in
     /// everything that walks a parsed value (the writer, the handlers).
-    public static let maximumDepth = 32
+    package static let maximumDepth = 32
 
     private let bytes: [UInt8]
     private var index = 0
@@ -40,7 +40,7 @@ public struct JSONParser {
     /// The value `data` holds (surrounding whitespace allowed, nothing else after it), made of at
     /// most `maximumValues` values: a caller that must bound the memory a parsed tree takes
     /// (a small value costs tens of bytes in the tree for each byte of input) says how many.
-    public static func parse(_ data: Data, maximumValues: Int = .max) throws(JSONParseError) -> JSONValue {
+    package static func parse(_ data: Data, maximumValues: Int = .max) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser([UInt8](data), maximumValues: maximumValues)
         let value = try parser.value(depth: 0)
         parser.skipWhitespace()

@@ -3,7 +3,7 @@ import Foundation
 /// A JSON value: what `JSONParser` reads, what `JSONWriter` writes, and what `Codable` types
 /// become on the way (`JSONValue(encoding:)`, `decoded(as:)`). Haul's one JSON representation: the
 /// resume record, a queued download's options and headers, the JSON-RPC server and `--json`.
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -14,23 +14,23 @@ public enum JSONValue: Sendable, Equatable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    public var string: String? {
+    package var string: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
-    public var array: [JSONValue]? {
+    package var array: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
-    public var object: [String: JSONValue]? {
+    package var object: [String: JSONValue]? {
         if case .object(let value) = self { return value }
         return nil
     }
 
     /// An integer, also from a decimal string (aria2 clients send numbers both ways).
-    public var integer: Int64? {
+    package var integer: Int64? {
         switch self {
         case .int(let value): return value
         case .double(let value) where value == value.rounded() && abs(value) < 9e15: return Int64(value)
@@ -39,49 +39,49 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         object?[key]
     }
 
     /// Parses `data`; nil when it is not JSON or nests deeper than `JSONParser.maximumDepth`.
-    public static func parse(_ data: Data) -> JSONValue? {
+    package static func parse(_ data: Data) -> JSONValue? {
         try? JSONParser.parse(data)
     }
 
     /// Compact JSON text (keys sorted, so output is stable), as `JSONWriter` writes it.
-    public func serialized() -> Data {
+    package func serialized() -> Data {
         var writer = JSONWriter()
         writer.write(self)
         return Data(writer.bytes)
     }
 
     /// `serialized()` as a string.
-    public var text: String {
+    package var text: String {
         var writer = JSONWriter()
         writer.write(self)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     /// Parses `text` (`JSONParser.parse`).
-    public static func parse(text: String) throws(JSONParseError) -> JSONValue {
+    package static func parse(text: String) throws(JSONParseError) -> JSONValue {
         try JSONParser.parse(Data(text.utf8))
     }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
-    public init(integerLiteral value: Int64) {
+    package init(integerLiteral value: Int64) {
         self = .int(value)
     }
 
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         self = .string(value)
     }
 
-    public init(arrayLiteral elements: JSONValue...) {
+    package init(arrayLiteral elements: JSONValue...) {
         self = .array(elements)
     }
 
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    package init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }

@@ -4,7 +4,7 @@ extension JSONValue {
     /// This value read as a `T` through its `Decodable` conformance, as `JSONDecoder` reads it with
     /// its default strategies (a missing key is `keyNotFound`, a `null` where a value is needed
     /// `valueNotFound`, a value of another kind `typeMismatch`, each with the path to it).
-    public func decoded<T: Decodable>(as type: T.Type) throws(DecodingError) -> T {
+    package func decoded<T: Decodable>(as type: T.Type) throws(DecodingError) -> T {
         do {
             return try T(from: ValueDecoder(value: self, codingPath: []))
         } catch let error as DecodingError {
@@ -16,7 +16,7 @@ extension JSONValue {
 
     /// The value `text` holds, read as a `T`: text that is not JSON is `dataCorrupted` with an
     /// empty coding path (as `JSONDecoder` has it).
-    public static func decode<T: Decodable>(_ type: T.Type, from text: String) throws(DecodingError) -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from text: String) throws(DecodingError) -> T {
         let value: JSONValue
         do {
             value = try JSONParser.parse(Data(text.utf8))

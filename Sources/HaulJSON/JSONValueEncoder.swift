@@ -5,7 +5,7 @@ extension JSONValue {
     /// with its default strategies: every stored property the conformance encodes is here (a
     /// synthesized one encodes them all, leaving out only an optional that is nil), a `Date` is
     /// its seconds since 2001, an unsigned integer above `Int64.max` is `.uint`.
-    public init(encoding value: some Encodable) throws(EncodingError) {
+    package init(encoding value: some Encodable) throws(EncodingError) {
         let encoder = ValueEncoder(codingPath: [])
         do {
             try value.encode(to: encoder)
@@ -22,7 +22,7 @@ extension JSONWriter {
     /// `value` as JSON text, as `JSONValue(encoding: value).text` gives it, written straight from
     /// what the conformance encoded (no `JSONValue` tree in between: the resume record is written
     /// every second per download and once per small file).
-    public static func text(encoding value: some Encodable) throws(EncodingError) -> String {
+    package static func text(encoding value: some Encodable) throws(EncodingError) -> String {
         let encoder = ValueEncoder(codingPath: [])
         do {
             try value.encode(to: encoder)

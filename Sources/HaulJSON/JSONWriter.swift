@@ -10,12 +10,12 @@
 /// These are `JSONSerialization`'s rules with `.withoutEscapingSlashes`, and `JSONEncoder`'s but
 /// for `/`. Values come from `JSONParser` (bounded in depth) or from Haul's own types, so the
 /// recursion is bounded too.
-public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func write(_ value: JSONValue) {
+    package mutating func write(_ value: JSONValue) {
         switch value {
         case .null: append("null")
         case .bool(let flag): append(flag ? "true" : "false")
@@ -43,7 +43,7 @@ public struct JSONWriter {
     }
 
     /// `text` as a JSON string literal, quotes included.
-    public static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var writer = JSONWriter()
         writer.write(string: text)
         return String(decoding: writer.bytes, as: UTF8.self)

@@ -14,36 +14,36 @@ import Foundation
 /// - at most `maximumAnswerBytes` of answers: a call whose answer would pass that gets an error
 ///   in its place, and the calls after it are not run (each gets an error saying so);
 /// - at most `maximumMessageSeconds` of work: no call is started past it (the rest are not run).
-public struct RPCEndpoint: Sendable {
+package struct RPCEndpoint: Sendable {
     /// The `--secret`; nil takes every call (aria2 without `--rpc-secret`).
-    public let secret: String?
+    package let secret: String?
     /// Methods that need no token (aria2's `system.listMethods`, `system.listNotifications`).
-    public let openMethods: Set<String>
+    package let openMethods: Set<String>
     /// The largest body read; a larger one is refused.
-    public let maximumBodyBytes: Int
+    package let maximumBodyBytes: Int
     /// The most calls one message may hold.
-    public let maximumCalls: Int
+    package let maximumCalls: Int
     /// The most bytes of answers one message may get.
-    public let maximumAnswerBytes: Int
+    package let maximumAnswerBytes: Int
     /// The most time the calls of one message may take, from the first: a call is not started
     /// past it (one call already running is not cut). It bounds how long a message holds a
     /// worker, and so how long other clients wait behind a batch of slow calls, and a stop.
-    public let maximumMessageSeconds: Double
+    package let maximumMessageSeconds: Double
 
     /// JSON values allowed per call, on average over the message: an `addUri` with a few options
     /// takes about 15 (a single call may take the whole message's allowance). It bounds the
     /// parsed tree, which takes tens of bytes for each byte of a body of small values.
-    public static let valuesPerCall = 32
+    package static let valuesPerCall = 32
     /// 1,000 calls: a web UI's multicall over a page of downloads takes a few hundred at most.
-    public static let defaultMaximumCalls = 1000
+    package static let defaultMaximumCalls = 1000
     /// 8 MiB: `tellStopped` of 5,000 downloads with every field takes about 4.
-    public static let defaultMaximumAnswerBytes = 8 << 20
+    package static let defaultMaximumAnswerBytes = 8 << 20
     /// 1 s: a web UI's multicall of a few hundred calls takes milliseconds.
-    public static let defaultMaximumMessageSeconds = 1.0
+    package static let defaultMaximumMessageSeconds = 1.0
 
-    public typealias Dispatch = (_ method: String, _ params: [JSONValue]) -> Result<JSONValue, RPCError>
+    package typealias Dispatch = (_ method: String, _ params: [JSONValue]) -> Result<JSONValue, RPCError>
 
-    public init(
+    package init(
         secret: String?, openMethods: Set<String>, maximumBodyBytes: Int, maximumCalls: Int = defaultMaximumCalls,
         maximumAnswerBytes: Int = defaultMaximumAnswerBytes, maximumMessageSeconds: Double = defaultMaximumMessageSeconds
     ) {
@@ -109,7 +109,7 @@ public struct RPCEndpoint: Sendable {
 
     /// The answer to one HTTP body or WebSocket message (nil when it held only requests without
     /// an `id`), and whether it carried a valid token.
-    public func handle(_ body: Data, dispatch: Dispatch) -> (response: Data?, authenticated: Bool) {
+    package func handle(_ body: Data, dispatch: Dispatch) -> (response: Data?, authenticated: Bool) {
         guard body.count <= maximumBodyBytes else {
             return (Self.reply(id: .null, .failure(RPCError(code: -32600, "Request too large"))).serialized(), false)
         }
@@ -215,7 +215,7 @@ public struct RPCEndpoint: Sendable {
     }
 
     /// One call: the token checked (and removed from the params), then the method.
-    public func call(_ method: String, _ params: [JSONValue], _ dispatch: Dispatch) -> (Result<JSONValue, RPCError>, Bool) {
+    package func call(_ method: String, _ params: [JSONValue], _ dispatch: Dispatch) -> (Result<JSONValue, RPCError>, Bool) {
         var budget = AnswerBudget(limit: maximumAnswerBytes, seconds: maximumMessageSeconds)
         return call(method, params, dispatch, &budget)
     }
@@ -293,7 +293,7 @@ public struct RPCEndpoint: Sendable {
     }
 
     /// A reply object.
-    public static func reply(id: JSONValue, _ result: Result<JSONValue, RPCError>) -> JSONValue {
+    package static func reply(id: JSONValue, _ result: Result<JSONValue, RPCError>) -> JSONValue {
         switch result {
         case .success(let value): return ["jsonrpc": "2.0", "id": id, "result": value]
         case .failure(let error): return ["jsonrpc": "2.0", "id": id, "error": error.json]

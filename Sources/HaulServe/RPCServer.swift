@@ -9,19 +9,19 @@ import HaulRPC
 /// from this server's own origin (or one given with `--allow-origin`), and while the server
 /// listens on loopback its `Host` must be a loopback name (a DNS-rebinding page sends its own).
 /// A WebSocket handshake goes through the same rules.
-public final class RPCServer: Sendable {
+package final class RPCServer: Sendable {
     let service: RPCService
     let policy: RequestPolicy
     private let server: HTTPServer
 
     /// The port it listens on (the one chosen by the system when asked for 0).
-    public var port: Int { server.port }
+    package var port: Int { server.port }
 
     /// Listens on `host` (an address or a name) and `port` (0: the system picks).
     /// `notifyUnauthenticated`: notifications go to every WebSocket (as aria2 sends them: a
     /// listener such as aria2p's opens a socket and never calls); false sends them only to
     /// sockets that made an authenticated call.
-    public convenience init(service: RPCService, host: String, port: Int, allowedOrigins: [String], notifyUnauthenticated: Bool = true)
+    package convenience init(service: RPCService, host: String, port: Int, allowedOrigins: [String], notifyUnauthenticated: Bool = true)
         throws(ServeError)
     {
         try self.init(
@@ -39,13 +39,13 @@ public final class RPCServer: Sendable {
     }
 
     /// Stops listening and closes every connection, once the calls under way returned.
-    public func stop() {
+    package func stop() {
         server.stop()
     }
 
     /// Sends an aria2 notification to every WebSocket that receives them. Never waits for a
     /// client: one far behind misses it.
-    public func notify(_ method: String, gid: String) {
+    package func notify(_ method: String, gid: String) {
         server.broadcast(Self.notification(method, gid: gid))
     }
 

@@ -6,7 +6,7 @@ import Haul
 /// to the method and shapes the answer as aria2 does. Pure of any transport: the HTTP and
 /// WebSocket server hands it bytes and gets bytes back, on the server's own threads (never a
 /// download's).
-public final class RPCService: Sendable {
+package final class RPCService: Sendable {
     let queue: DownloadQueue
     let settings: ServeSettings
     private let endpoint: RPCEndpoint
@@ -23,9 +23,9 @@ public final class RPCService: Sendable {
         "aria2.onBtDownloadComplete",
     ]
     /// The largest request body taken (a batch of many addUri calls fits; anything bigger is refused).
-    public static let maximumBodyBytes = 1 << 20
+    package static let maximumBodyBytes = 1 << 20
 
-    public init(
+    package init(
         queue: DownloadQueue, settings: ServeSettings, secret: String?,
         notify: @escaping @Sendable (String, Int64) -> Void, shutdown: @escaping @Sendable (Bool) -> Void
     ) {
@@ -41,7 +41,7 @@ public final class RPCService: Sendable {
     /// valid token (when the server notifies only authenticated WebSockets, a socket that made
     /// such a call gets notifications). Parsing, tokens and batches are `RPCEndpoint`'s; the
     /// methods are here.
-    public func handle(_ body: Data) -> (response: Data?, authenticated: Bool) {
+    package func handle(_ body: Data) -> (response: Data?, authenticated: Bool) {
         endpoint.handle(body) { method, params in self.dispatch(method, params) }
     }
 
@@ -70,15 +70,15 @@ public final class RPCService: Sendable {
 }
 
 /// What `haul serve` runs with, that aria2's global options read and change.
-public final class ServeSettings: Sendable {
+package final class ServeSettings: Sendable {
     /// The directory every download goes into (or below).
-    public let root: String
-    public let concurrency: QueueConcurrency
+    package let root: String
+    package let concurrency: QueueConcurrency
     /// `max-overall-download-limit`: every download's limiter sits within it.
-    public let overallLimit: RateLimiter
-    public let sessionID: String
+    package let overallLimit: RateLimiter
+    package let sessionID: String
 
-    public init(root: String, concurrency: QueueConcurrency, overallLimit: RateLimiter) {
+    package init(root: String, concurrency: QueueConcurrency, overallLimit: RateLimiter) {
         self.root = root
         self.concurrency = concurrency
         self.overallLimit = overallLimit

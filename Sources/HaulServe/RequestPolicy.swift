@@ -8,17 +8,17 @@
 ///   127.0.0.1 (DNS rebinding) sends its domain there, and is refused.
 /// - Clients that are not browsers (aria2p, curl, scripts) send no `Origin`; the token is what
 ///   keeps them out.
-public struct RequestPolicy: Sendable, Equatable {
-    public let loopbackOnly: Bool
-    public let allowedOrigins: Set<String>
+package struct RequestPolicy: Sendable, Equatable {
+    package let loopbackOnly: Bool
+    package let allowedOrigins: Set<String>
 
-    public init(loopbackOnly: Bool, allowedOrigins: Set<String>) {
+    package init(loopbackOnly: Bool, allowedOrigins: Set<String>) {
         self.loopbackOnly = loopbackOnly
         self.allowedOrigins = allowedOrigins
     }
 
     /// Why the request is refused, or nil when it may be answered.
-    public func refusal(host: String?, origin: String?) -> String? {
+    package func refusal(host: String?, origin: String?) -> String? {
         if loopbackOnly {
             guard let host, Self.isLoopbackHost(host) else {
                 return "the Host header must name this machine (127.0.0.1, localhost or [::1])"
@@ -38,7 +38,7 @@ public struct RequestPolicy: Sendable, Equatable {
     /// Whether a page of `origin`, another origin than the server's own, was allowed by the user:
     /// named with `--allow-origin`, or any origin with `*`. `null` (sandboxed frames, local
     /// files, some redirects: pages anyone can make) only when named itself, never by `*`.
-    public func admitsCrossOrigin(_ origin: String) -> Bool {
+    package func admitsCrossOrigin(_ origin: String) -> Bool {
         allowedOrigins.contains(origin) || (origin != "null" && allowedOrigins.contains("*"))
     }
 
@@ -56,7 +56,7 @@ public struct RequestPolicy: Sendable, Equatable {
 
     /// Whether `name` (a bare name or address, IPv6 with or without brackets, no port) is
     /// loopback: `localhost`, `::1`, `127.x.y.z`. Also what `--listen` is judged by.
-    public static func isLoopbackName(_ name: String) -> Bool {
+    package static func isLoopbackName(_ name: String) -> Bool {
         var name = name.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if name == "localhost" || name == "::1" { return true }

@@ -1,5 +1,5 @@
 /// Why `haul serve` cannot start.
-public struct ServeError: Error, Sendable, Equatable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
+package struct ServeError: Error, Sendable, Equatable {
+    package let message: String
+    package init(_ message: String) { self.message = message }
 }

@@ -6,33 +6,33 @@ import HaulRPC
 /// JSON-RPC and the dashboard in front of it, and the queue's events turned into aria2's
 /// notifications. `stop()` (a signal, `aria2.shutdown`) pauses every download at a checkpoint;
 /// they come back active by themselves when the server starts again on the same store.
-public final class ServeSession: Sendable {
-    public let queue: DownloadQueue
-    public let settings: ServeSettings
+package final class ServeSession: Sendable {
+    package let queue: DownloadQueue
+    package let settings: ServeSettings
     private let runOptions: QueueRunOptions
     private let maxPerHost: Int?
     private let server: LockedServer
 
-    public struct Configuration: Sendable {
-        public var host = "127.0.0.1"
-        public var port = 6800
-        public var secret: String?
-        public var root: String
-        public var jobs = 5
-        public var allowedOrigins: [String] = []
+    package struct Configuration: Sendable {
+        package var host = "127.0.0.1"
+        package var port = 6800
+        package var secret: String?
+        package var root: String
+        package var jobs = 5
+        package var allowedOrigins: [String] = []
         /// Notifications to every WebSocket (aria2's way); false: only to sockets that made an
         /// authenticated call.
-        public var notifyUnauthenticated = true
-        public var runOptions = QueueRunOptions()
+        package var notifyUnauthenticated = true
+        package var runOptions = QueueRunOptions()
         /// At most this many downloads of one host at once (across the fleet on a shared store); nil for no limit.
-        public var maxPerHost: Int?
+        package var maxPerHost: Int?
 
-        public init(root: String) {
+        package init(root: String) {
             self.root = root
         }
     }
 
-    public init(queue: DownloadQueue, configuration: Configuration) throws(ServeError) {
+    package init(queue: DownloadQueue, configuration: Configuration) throws(ServeError) {
         if !RequestPolicy.isLoopbackName(configuration.host), configuration.secret?.isEmpty ?? true {
             throw ServeError("listening on \(configuration.host) (not loopback) needs --secret: anyone who can reach it could download to this machine")
         }
@@ -61,10 +61,10 @@ public final class ServeSession: Sendable {
     }
 
     /// The port the server listens on.
-    public var port: Int { server.get()?.port ?? 0 }
+    package var port: Int { server.get()?.port ?? 0 }
 
     /// Runs the queue until `stop()`; then stops the server.
-    public func run() async {
+    package func run() async {
         let events = queue.allEvents()
         let pump = Task { [server] in
             for await event in events {
@@ -79,7 +79,7 @@ public final class ServeSession: Sendable {
 
     /// Pauses every download at a checkpoint and ends `run()`, whenever it comes: before `run()`
     /// started too (its run then ends at once).
-    public func stop() {
+    package func stop() {
         Self.stop(queue, settings.concurrency)
     }
 

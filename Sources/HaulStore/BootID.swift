@@ -2,8 +2,8 @@ import Foundation
 
 /// Identifies the running kernel boot, so a record can tell a killed process (page cache intact)
 /// from a reboot or power cut (unsynced data possibly lost).
-public enum BootID {
+package enum BootID {
     /// The current boot's id (a UUID the kernel makes at each boot: `boot_id` on Linux,
     /// `kern.bootsessionuuid` on Apple platforms); nil where the system does not provide one.
-    public static let current: String? = PlatformSeams.bootID()
+    package static let current: String? = PlatformSeams.bootID()
 }

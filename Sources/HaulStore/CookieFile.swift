@@ -2,13 +2,13 @@ import Foundation
 import HaulCore
 
 /// A Netscape cookie file on disk: read for `--cookies`, written back for `--cookie-jar`.
-public enum CookieFile {
+package enum CookieFile {
     /// Larger files are refused: no cookie file is anywhere near this, and it is read whole.
     static let maxBytes = 16 << 20
 
     /// The cookies in the file at `path`; a line that is not a cookie, a comment or blank refuses
     /// the file (it is not a cookie file, or not one Haul reads the same way curl would).
-    public static func load(_ path: String) throws(StoreError) -> CookieJar {
+    package static func load(_ path: String) throws(StoreError) -> CookieJar {
         guard let text = try contents(of: path) else {
             throw StoreError(.io, "cannot read the cookie file \(path): \(String(cString: strerror(ENOENT)))", code: ENOENT)
         }
@@ -21,7 +21,7 @@ public enum CookieFile {
 
     /// Whether a jar can be written at `path`, checked before a download starts rather than after
     /// it: its directory exists and is writable, and whatever is there already is a cookie file.
-    public static func checkWritable(_ path: String) throws(StoreError) {
+    package static func checkWritable(_ path: String) throws(StoreError) {
         let directory = AbsolutePath.directory(of: path)
         var info = stat()
         guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
@@ -38,7 +38,7 @@ public enum CookieFile {
     /// directory, into a new 0600 file (cookies are credentials) that replaces the old one
     /// atomically. A file there that is not a cookie file is never replaced.
     /// `readFromIt`: the jar was read from this very file (`--cookies F --cookie-jar F`).
-    public static func save(_ jar: CookieJar, to path: String, readFromIt: Bool, now: Int64) throws(StoreError) {
+    package static func save(_ jar: CookieJar, to path: String, readFromIt: Bool, now: Int64) throws(StoreError) {
         let directory = AbsolutePath.directory(of: path)
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else { throw StoreError.system("cannot open the directory of the cookie jar", path: directory) }

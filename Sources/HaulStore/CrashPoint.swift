@@ -6,7 +6,7 @@ import Foundation
 /// Test-only switch: the environment variable `HAUL_TEST_CRASH_AT=STEP` or `STEP:N` (the N-th time
 /// the step is reached, counting from 1) sends SIGKILL to the process itself right after (or, for
 /// `before-…`, right before) that step. Unset, `reach` costs one load of a constant.
-public enum CrashPoint: String, Sendable, CaseIterable {
+package enum CrashPoint: String, Sendable, CaseIterable {
     /// A body write (the sequential connection's or a segment's) returned.
     case afterBodyWrite = "after-body-write"
     /// fdatasync of the partial file returned.
@@ -42,7 +42,7 @@ public enum CrashPoint: String, Sendable, CaseIterable {
 
     /// Dies here if the test switch names this step and this is its N-th occurrence.
     @inline(__always)
-    public static func reach(_ point: CrashPoint) {
+    package static func reach(_ point: CrashPoint) {
         guard let armed, armed.point == point else { return }
         if counter.increment() == armed.occurrence {
             kill(getpid(), SIGKILL)

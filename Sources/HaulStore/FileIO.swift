@@ -2,9 +2,9 @@ import Foundation
 import HaulCore
 
 /// Small POSIX helpers shared by the store's files.
-public enum FileIO {
+package enum FileIO {
     /// Writes every byte, retrying short writes and EINTR.
-    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(StoreError) {
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(StoreError) {
         guard var pointer = bytes.baseAddress else { return }
         var remaining = bytes.count
         while remaining > 0 {
@@ -19,7 +19,7 @@ public enum FileIO {
     }
 
     /// Writes every byte at `offset`, retrying short writes and EINTR.
-    public static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String) throws(StoreError) {
+    package static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String) throws(StoreError) {
         guard var pointer = bytes.baseAddress else { return }
         var remaining = bytes.count
         var position = offset
@@ -39,7 +39,7 @@ public enum FileIO {
     /// whole (and synced when `durably`), renamed over `path`, then (when `durably`) the directory
     /// synced. A crash leaves the old file or the new one, never a torn mix; on a failure the
     /// temporary is removed and `path` is as it was.
-    public static func replace(_ path: String, with bytes: some ContiguousBytes, temporary: String, durably: Bool) throws(StoreError) {
+    package static func replace(_ path: String, with bytes: some ContiguousBytes, temporary: String, durably: Bool) throws(StoreError) {
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.system("cannot create", path: temporary) }
@@ -62,20 +62,20 @@ public enum FileIO {
     }
 
     /// Whether anything (a symlink included, not followed) is at `path`.
-    public static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var status = stat()
         return lstat(path, &status) == 0
     }
 
     /// The size of the regular file at `path` (a symlink not followed); nil for anything else.
-    public static func regularFileSize(_ path: String) -> Int64? {
+    package static func regularFileSize(_ path: String) -> Int64? {
         var status = stat()
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
         return Int64(status.st_size)
     }
 
     /// Makes a rename or unlink in this file's directory durable. Best effort: some file systems refuse.
-    public static func syncDirectory(containing path: String) {
+    package static func syncDirectory(containing path: String) {
         LoopThread.mustNotBlock("a sync of the directory of \(path)")
         let directory = AbsolutePath.directory(of: path)
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

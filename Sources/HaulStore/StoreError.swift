@@ -1,9 +1,9 @@
 import Foundation
 
 /// A failure of the durable store: the partial file, its record, or the queue's database.
-public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure it is.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// The disk is full (ENOSPC) or a quota is exceeded (EDQUOT).
         case noSpace
         /// Any other I/O failure.
@@ -30,14 +30,14 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What kind of failure it is.
-    public let kind: Kind
+    package let kind: Kind
     /// What went wrong, naming the path or the download, for a person.
-    public let message: String
+    package let message: String
     /// The errno behind it, when there is one.
-    public let code: Int32?
+    package let code: Int32?
 
     /// An error of `kind` told by `message`, with the errno behind it when there is one.
-    public init(_ kind: Kind, _ message: String, code: Int32? = nil) {
+    package init(_ kind: Kind, _ message: String, code: Int32? = nil) {
         self.kind = kind
         self.message = message
         self.code = code
@@ -56,5 +56,5 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

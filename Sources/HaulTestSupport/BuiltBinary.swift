@@ -1,11 +1,11 @@
 import Foundation
 
 /// Executables the package builds, found beside the running test bundle.
-public enum BuiltBinary {
+package enum BuiltBinary {
     /// The path of the executable `name` that `swift build --build-tests` put beside the test
     /// bundle. `HAUL_BINARY` overrides it (for `haul`). Otherwise the directories above the running
     /// test executable (`.../debug/HaulPackageTests.xctest`) are searched.
-    public static func path(_ name: String = "haul") throws -> String {
+    package static func path(_ name: String = "haul") throws -> String {
         if name == "haul", let override = ProcessInfo.processInfo.environment["HAUL_BINARY"], !override.isEmpty {
             guard FileManager.default.isExecutableFile(atPath: override) else {
                 throw TestSupportError("HAUL_BINARY=\(override) is not an executable file")

@@ -16,18 +16,18 @@ import Foundation
 /// server.enqueueFaults("/file.bin", [.dropAfter(bytes: 1000)])
 /// // first GET /file.bin is cut after 1000 body bytes, the next ones are served normally
 /// ```
-public final class FaultServer: Sendable {
+package final class FaultServer: Sendable {
     /// The shared core the server threads hold; the facade owns it so that dropping the
     /// last `FaultServer` reference stops the threads (they never retain the facade).
     private let core: FaultServerCore
 
     /// The loopback address it listens on.
-    public let address: String
+    package let address: String
 
     /// Binds `address` (127.0.0.1 unless told another address of 127.0.0.0/8, e.g. to be a
     /// second host) on a random port and starts accepting connections.
     /// - Throws: ``FaultServerError`` when the listening socket cannot be set up.
-    public init(address: String = "127.0.0.1") throws {
+    package init(address: String = "127.0.0.1") throws {
         var parsed = in_addr()
         guard inet_pton(AF_INET, address, &parsed) == 1, UInt32(bigEndian: parsed.s_addr) >> 24 == 127 else {
             throw FaultServerError(operation: "inet_pton(\(address)): not a loopback address", code: EINVAL)
@@ -42,17 +42,17 @@ public final class FaultServer: Sendable {
     }
 
     /// The TCP port the server listens on.
-    public var port: Int { core.port }
+    package var port: Int { core.port }
 
     /// `"http://ADDRESS:PORT"`, without a trailing slash.
-    public var baseURL: String { "http://\(address):\(port)" }
+    package var baseURL: String { "http://\(address):\(port)" }
 
     /// `baseURL + path`; `path` should start with `/`.
-    public func url(_ path: String) -> String { baseURL + path }
+    package func url(_ path: String) -> String { baseURL + path }
 
     /// Closes the listener and every live connection, and waits for the server threads to end.
     /// Calling it more than once is harmless.
-    public func stop() { core.stop() }
+    package func stop() { core.stop() }
 
     /// Serve `body` at `path` (exact match of the path, query string ignored for matching).
     /// etag nil means no ETag header; lastModified nil means no Last-Modified header.
@@ -64,7 +64,7 @@ public final class FaultServer: Sendable {
     ///   - lastModified: the raw `Last-Modified` value (an HTTP date), or nil.
     ///   - contentType: the `Content-Type` value.
     ///   - extraHeaders: further headers added to every normal response for this resource.
-    public func setResource(
+    package func setResource(
         _ path: String,
         body: [UInt8],
         etag: String? = "\"v1\"",
@@ -81,7 +81,7 @@ public final class FaultServer: Sendable {
     /// A character that a response head carries as the single byte `byte`, whatever it is (a
     /// head is otherwise written as UTF-8): how a test sends a header value that is not UTF-8,
     /// such as an ETag with the byte 0xFF. U+F700 + byte, from the Private Use Area.
-    public static func rawByte(_ byte: UInt8) -> Character {
+    package static func rawByte(_ byte: UInt8) -> Character {
         Character(Unicode.Scalar(0xF700 + UInt32(byte)) ?? " ")
     }
 
@@ -101,44 +101,44 @@ public final class FaultServer: Sendable {
     /// Faults for the next requests to `path`, consumed one per request in order; once consumed,
     /// requests are served normally (or with the persistent faults, if any).
     /// Use ``Fault/combined(_:)`` to give one request several faults.
-    public func enqueueFaults(_ path: String, _ faults: [Fault]) {
+    package func enqueueFaults(_ path: String, _ faults: [Fault]) {
         core.enqueueFaults(path, faults)
     }
 
     /// Faults applied together to every request to `path` (after queued ones are used up).
     /// An empty array clears them.
-    public func setPersistentFaults(_ path: String, _ faults: [Fault]) {
+    package func setPersistentFaults(_ path: String, _ faults: [Fault]) {
         core.setPersistentFaults(path, faults)
     }
 
     /// Every request received, in order (recorded once its body has been read, before the answer).
-    public var requests: [RecordedRequest] { core.requests }
+    package var requests: [RecordedRequest] { core.requests }
 
     /// Total response body bytes of the resource at `path` that `send()` accepted, over all
     /// requests (query strings ignored). Error pages, redirects and 404s are not counted.
-    public func bodyBytesSent(_ path: String) -> Int { core.bodyBytesSent(path) }
+    package func bodyBytesSent(_ path: String) -> Int { core.bodyBytesSent(path) }
 }
 
 /// One request as the server received it.
-public struct RecordedRequest: Sendable {
+package struct RecordedRequest: Sendable {
     /// The request method, as sent (`GET`, `HEAD`, `POST`, ...).
-    public let method: String
+    package let method: String
     /// The request target including the query string, e.g. `/file.bin?x=1`.
-    public let path: String
+    package let path: String
     /// The header fields in the order received, names as sent.
-    public let headers: [(name: String, value: String)]
+    package let headers: [(name: String, value: String)]
     /// The request body (decoded if it was sent chunked); empty when there was none.
-    public let body: [UInt8]
+    package let body: [UInt8]
 
     /// The value of the first header named `name`, compared case-insensitively.
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         let wanted = name.lowercased()
         return headers.first { $0.name.lowercased() == wanted }?.value
     }
 }
 
 /// One request's behaviour. Combine several for one request with ``combined(_:)``.
-public enum Fault: Sendable {
+package enum Fault: Sendable {
     /// Serve normally.
     case normal
     /// Answer 200 with the whole body even if `Range` was sent.
@@ -196,14 +196,14 @@ public enum Fault: Sendable {
 }
 
 /// The listening socket could not be set up.
-public struct FaultServerError: Error, CustomStringConvertible {
+package struct FaultServerError: Error, CustomStringConvertible {
     /// The system call that failed (`socket`, `bind`, ...).
-    public let operation: String
+    package let operation: String
     /// The `errno` it left.
-    public let code: Int32
+    package let code: Int32
 
     /// A readable explanation of the failure.
-    public var description: String {
+    package var description: String {
         "FaultServer: \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
     }
 }

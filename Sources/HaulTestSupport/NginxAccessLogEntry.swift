@@ -1,21 +1,21 @@
 /// One line of the access log written by ``NginxServer``.
-public struct NginxAccessLogEntry: Sendable, Equatable {
+package struct NginxAccessLogEntry: Sendable, Equatable {
     /// The request URI as sent, with its query string (`$request_uri`).
-    public let uri: String
+    package let uri: String
     /// The response status code.
-    public let status: Int
+    package let status: Int
     /// Body bytes sent, not counting headers (`$body_bytes_sent`).
-    public let bodyBytesSent: Int
+    package let bodyBytesSent: Int
     /// The request's `Range` header, or `nil` when it had none.
-    public let range: String?
+    package let range: String?
     /// The protocol the request was made with: `HTTP/1.1`, `HTTP/2.0`.
-    public let httpProtocol: String
+    package let httpProtocol: String
     /// The address the request came from (`$remote_addr`): `127.0.0.1` for a direct connection,
     /// a proxy's outgoing address (``SocksProxy``, ``HTTPProxy``) for one through it.
-    public let clientAddress: String
+    package let clientAddress: String
 
     /// Creates an entry from its fields.
-    public init(uri: String, status: Int, bodyBytesSent: Int, range: String?, clientAddress: String = "127.0.0.1", httpProtocol: String = "HTTP/1.1") {
+    package init(uri: String, status: Int, bodyBytesSent: Int, range: String?, clientAddress: String = "127.0.0.1", httpProtocol: String = "HTTP/1.1") {
         self.httpProtocol = httpProtocol
         self.uri = uri
         self.status = status

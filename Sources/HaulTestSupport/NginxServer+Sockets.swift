@@ -35,7 +35,7 @@ extension NginxServer {
     }
 
     /// Whether a TCP connection to 127.0.0.1:`port` succeeds right now.
-    public static func acceptsConnections(port: Int) -> Bool {
+    package static func acceptsConnections(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }

@@ -2,18 +2,18 @@ import Foundation
 
 /// When each request was being served, from a second access log (`$msec $request_time
 /// $request_uri`): what tests need to count concurrent connections.
-public struct NginxRequestInterval: Sendable, Equatable {
+package struct NginxRequestInterval: Sendable, Equatable {
     /// The request URI.
-    public let uri: String
+    package let uri: String
     /// When nginx read the request (seconds since 1970, millisecond precision).
-    public let start: Double
+    package let start: Double
     /// When the response was sent.
-    public let end: Double
+    package let end: Double
 }
 
 extension NginxServer {
     /// The requests finished so far, with when each was served.
-    public func requestIntervals() -> [NginxRequestInterval] {
+    package func requestIntervals() -> [NginxRequestInterval] {
         guard let text = try? String(contentsOfFile: directory + "/timing.log", encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
@@ -23,7 +23,7 @@ extension NginxServer {
     }
 
     /// The most requests `uriPrefix` had in flight at one moment.
-    public func maxConcurrentRequests(matching uriPrefix: String = "/") -> Int {
+    package func maxConcurrentRequests(matching uriPrefix: String = "/") -> Int {
         var edges: [(time: Double, change: Int)] = []
         for interval in requestIntervals() where interval.uri.hasPrefix(uriPrefix) {
             edges.append((interval.start, 1))

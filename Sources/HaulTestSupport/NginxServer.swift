@@ -10,20 +10,20 @@ import Synchronization
 ///
 /// Everything nginx writes (config, pid file, logs, temp paths) lives in a fresh temporary
 /// directory. Only the master process this object started is ever signalled, by its PID.
-public final class NginxServer: Sendable {
+package final class NginxServer: Sendable {
     /// The loopback port nginx listens on.
-    public let port: Int
+    package let port: Int
     /// The PID of the nginx master process started by this object.
-    public let pid: Int32
+    package let pid: Int32
     /// The temporary directory holding the generated config, pid file and logs.
-    public let directory: String
+    package let directory: String
 
     /// The certificate and key nginx serves HTTPS with, or `nil` when it serves plain HTTP.
-    public let tls: NginxTLS?
+    package let tls: NginxTLS?
 
     /// `"http://127.0.0.1:PORT"`, or `"https://127.0.0.1:PORT"` when started with ``NginxTLS``;
     /// without a trailing slash.
-    public var baseURL: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)" }
+    package var baseURL: String { "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)" }
 
     // Process is documented thread-safe in swift-corelibs-foundation (it is `@unchecked Sendable`);
     // after init this object only reads `isRunning` and signals the PID.
@@ -57,7 +57,7 @@ public final class NginxServer: Sendable {
     ///   nginx does not come up; the message includes nginx's error log.
     /// `redirects`: exact paths answered with `302` to the given absolute URL (no body).
     /// `headers`: exact paths served with these extra response headers (`add_header … always`).
-    public init(
+    package init(
         documentRoot: String, limitRate: String? = nil, tls: NginxTLS? = nil, redirects: [String: String] = [:],
         headers: [String: [String: String]] = [:]
     ) throws {
@@ -125,19 +125,19 @@ public final class NginxServer: Sendable {
     }
 
     /// Parsed access log lines so far. nginx writes a line when a request ends, unbuffered.
-    public func accessLog() -> [NginxAccessLogEntry] {
+    package func accessLog() -> [NginxAccessLogEntry] {
         guard let text = try? String(contentsOfFile: accessLogPath, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { NginxAccessLogEntry(line: String($0)) }
     }
 
     /// The content of nginx's error log so far, for diagnostics.
-    public func errorLog() -> String {
+    package func errorLog() -> String {
         Self.logs(in: directory)
     }
 
     /// Sends SIGTERM (then SIGKILL after 5 s) to the nginx master PID it started, waits for it to exit,
     /// and removes the temporary directory. Safe to call more than once.
-    public func stop() {
+    package func stop() {
         let alreadyStopped = stopped.withLock { stopped in
             defer { stopped = true }
             return stopped

@@ -1,14 +1,14 @@
 import Foundation
 
 /// The certificate chain and private key an ``NginxServer`` serves HTTPS with.
-public struct NginxTLS: Sendable, Equatable {
+package struct NginxTLS: Sendable, Equatable {
     /// A PEM file with the server certificate, optionally followed by intermediate certificates.
-    public let certificatePath: String
+    package let certificatePath: String
     /// A PEM file with the server certificate's private key, unencrypted.
-    public let keyPath: String
+    package let keyPath: String
 
     /// Creates a TLS configuration from two PEM files; they are checked when the server starts.
-    public init(certificatePath: String, keyPath: String) {
+    package init(certificatePath: String, keyPath: String) {
         self.certificatePath = certificatePath
         self.keyPath = keyPath
     }

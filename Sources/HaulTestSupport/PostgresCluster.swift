@@ -14,16 +14,16 @@ import Synchronization
 /// loopback, for the superuser `haul`. Durability is off (`fsync=off`): a test cluster never
 /// survives a power cut, and tests stay fast. Only the postmaster this object started is ever
 /// signalled, by the PID in its `postmaster.pid`.
-public final class PostgresCluster: Sendable {
+package final class PostgresCluster: Sendable {
     /// The loopback port the server listens on.
-    public let port: Int
+    package let port: Int
     /// The temporary directory: `data/`, the server log, the socket.
-    public let directory: String
+    package let directory: String
     private let binaries: String
     private let pid = Mutex<Int32?>(nil)
 
     /// Starts a new cluster; throws ``TestSupportError`` when PostgreSQL is not installed or does not start.
-    public init() throws {
+    package init() throws {
         binaries = try Self.findBinaries()
         directory = try TemporaryDirectory.makeUnique(prefix: "haul-pg")
         port = try NginxServer.freeLoopbackPort()
@@ -42,24 +42,24 @@ public final class PostgresCluster: Sendable {
     }
 
     /// `postgresql://haul@127.0.0.1:PORT/DB`.
-    public func uri(database: String = "postgres") -> String {
+    package func uri(database: String = "postgres") -> String {
         "postgresql://haul@127.0.0.1:\(port)/\(database)"
     }
 
     /// The server's PID while it runs.
-    public var serverPID: Int32? { pid.withLock { $0 } }
+    package var serverPID: Int32? { pid.withLock { $0 } }
 
     var dataDirectory: String { directory + "/data" }
 
     /// Creates an empty database `name` and returns its URI.
-    public func createDatabase(_ name: String) throws -> String {
+    package func createDatabase(_ name: String) throws -> String {
         try psql("CREATE DATABASE \"\(name)\"")
         return uri(database: name)
     }
 
     /// Runs SQL through `psql` on `database` and returns what it printed (unaligned, tuples only).
     @discardableResult
-    public func psql(_ sql: String, database: String = "postgres") throws -> String {
+    package func psql(_ sql: String, database: String = "postgres") throws -> String {
         let result = try ProcessRunner.run(
             binaries + "/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", uri(database: database), "-c", sql], timeout: 30)
         guard result.status == 0 else { throw TestSupportError("psql failed (\(result.status)): \(result.stderr)") }
@@ -67,7 +67,7 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Starts the server (again) on the same port and data, and waits until it accepts connections.
-    public func start() throws {
+    package func start() throws {
         let options = "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         try runAsServerUser(binaries + "/pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-t", "30", "-o", options, "start"])
         let text = (try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)) ?? ""
@@ -82,7 +82,7 @@ public final class PostgresCluster: Sendable {
 
     /// Stops the server by its PID (SIGINT, PostgreSQL's fast shutdown: clients are disconnected),
     /// waiting for it to exit; SIGKILL after 10 s.
-    public func stopServer() {
+    package func stopServer() {
         guard
             let running = pid.withLock({ value -> Int32? in
                 defer { value = nil }
@@ -104,13 +104,13 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Stops the server and removes the directory. Safe to call more than once.
-    public func stop() {
+    package func stop() {
         stopServer()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// The server log so far, for diagnostics.
-    public func log() -> String {
+    package func log() -> String {
         (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
     }
 

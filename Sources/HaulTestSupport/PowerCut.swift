@@ -13,24 +13,24 @@ import Foundation
 /// system's C compiler on first use) notes the length of every `-wal` file at each sync in a
 /// ledger; after the process died, `apply` cuts each log back to its last synced length and
 /// removes its `-shm` index (SQLite rebuilds it from the log, as after a reboot).
-public struct PowerCut {
+package struct PowerCut {
     /// The ledger this run's syncs are noted in.
-    public let ledger: String
+    package let ledger: String
 
     /// A power-cut model noting syncs in `directory`.
-    public init(in directory: TemporaryDirectory) {
+    package init(in directory: TemporaryDirectory) {
         ledger = directory.file("sync-ledger")
     }
 
     /// The environment that makes a process note its syncs: add it to the process's environment.
-    public func environment() throws -> [String: String] {
+    package func environment() throws -> [String: String] {
         ["LD_PRELOAD": try Self.library(), "HAUL_SYNC_LEDGER": ledger]
     }
 
     /// Cuts every write-ahead log under `directory` back to its last synced length (to nothing
     /// when it was never synced) and removes its `-shm` index. Returns what was cut, per log.
     @discardableResult
-    public func apply(under directory: String) throws -> [String: Int] {
+    package func apply(under directory: String) throws -> [String: Int] {
         let synced = lastSynced()
         var cut: [String: Int] = [:]
         let names = (try? FileManager.default.subpathsOfDirectory(atPath: directory)) ?? []

@@ -7,14 +7,14 @@ import HaulCore
 
 /// A raw TCP client of the server: it writes exactly the bytes a test gives it and reads with
 /// deadlines, so a test can send what no well-behaved client would.
-public final class RawClient {
-    public let fd: Int32
+package final class RawClient {
+    package let fd: Int32
     /// Received and not yet returned.
     private var pending: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port`; `receiveBuffer` makes the socket's buffer that small (a
     /// client that stops reading then holds up the server's writes to it soon).
-    public init(port: Int, receiveBuffer: Int32? = nil) throws {
+    package init(port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket() failed: errno \(errno)") }
         if var size = receiveBuffer {
@@ -35,7 +35,7 @@ public final class RawClient {
 
     deinit { close(fd) }
 
-    public func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -44,11 +44,11 @@ public final class RawClient {
         }
     }
 
-    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+    package func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     /// Whatever arrives within `timeout` seconds (empty when nothing did); nil once the server
     /// closed (end of stream or reset) and nothing is pending.
-    public func receive(timeout: Double) -> [UInt8]? {
+    package func receive(timeout: Double) -> [UInt8]? {
         if !pending.isEmpty {
             defer { pending = [] }
             return pending
@@ -62,7 +62,7 @@ public final class RawClient {
 
     /// Reads until `wanted` can cut a piece off the bytes received (it returns the piece's
     /// length), within `timeout` seconds; the rest stays for the next read.
-    public func read(timeout: Double, until wanted: ([UInt8]) -> Int?) throws -> [UInt8] {
+    package func read(timeout: Double, until wanted: ([UInt8]) -> Int?) throws -> [UInt8] {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         var bytes = pending
         pending = []
@@ -85,7 +85,7 @@ public final class RawClient {
 
     /// True when the server closes the connection within `timeout` seconds (what it sends
     /// before that is dropped).
-    public func closes(within timeout: Double) -> Bool {
+    package func closes(within timeout: Double) -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         pending = []
         while ContinuousClock.now < deadline {
@@ -95,7 +95,7 @@ public final class RawClient {
     }
 
     /// One HTTP response: status, fields (names lowercased) and a body of its Content-Length.
-    public func response(timeout: Double = 5) throws -> (status: Int, headers: [String: String], body: String) {
+    package func response(timeout: Double = 5) throws -> (status: Int, headers: [String: String], body: String) {
         let head = try read(timeout: timeout) { bytes in Self.range(of: Array("\r\n\r\n".utf8), in: bytes).map { $0 + 4 } }
         let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
         let status = Int(lines[0].split(separator: " ")[1]) ?? 0
@@ -112,7 +112,7 @@ public final class RawClient {
     /// The opening handshake on /jsonrpc: true when answered 101 (the 101's head is consumed
     /// exactly; frames after it stay pending), else the status line.
     @discardableResult
-    public func handshake(port: Int, origin: String? = nil) throws -> String {
+    package func handshake(port: Int, origin: String? = nil) throws -> String {
         try send(
             "GET /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" + (origin.map { "Origin: \($0)\r\n" } ?? "") + "\r\n")
@@ -121,14 +121,14 @@ public final class RawClient {
     }
 
     /// One masked client frame.
-    public func sendFrame(_ opcode: UInt8, _ payload: [UInt8]) throws {
+    package func sendFrame(_ opcode: UInt8, _ payload: [UInt8]) throws {
         try send(Self.frame(opcode, payload))
     }
 
-    public func sendText(_ text: String) throws { try sendFrame(1, Array(text.utf8)) }
+    package func sendText(_ text: String) throws { try sendFrame(1, Array(text.utf8)) }
 
     /// The next server frame (unmasked, final): its opcode and payload.
-    public func frame(timeout: Double = 5) throws -> (opcode: UInt8, payload: [UInt8]) {
+    package func frame(timeout: Double = 5) throws -> (opcode: UInt8, payload: [UInt8]) {
         let bytes = try read(timeout: timeout) { bytes in
             guard bytes.count >= 2 else { return nil }
             var length = Int(bytes[1] & 0x7F)
@@ -149,21 +149,21 @@ public final class RawClient {
     }
 
     /// The next text frame as a string, or nil when none comes within `timeout` seconds.
-    public func text(timeout: Double) -> String? {
+    package func text(timeout: Double) -> String? {
         guard let frame = try? frame(timeout: timeout), frame.opcode == 1 else { return nil }
         return String(decoding: frame.payload, as: UTF8.self)
     }
 
-    public static func range(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
+    package static func range(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
         guard bytes.count >= needle.count else { return nil }
         return (0...(bytes.count - needle.count)).first { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }
     }
 
     /// The mask of every client frame made here.
-    public static let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+    package static let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
 
     /// A client frame: masked, its length in the shortest form (or `longForm` to force 64 bits).
-    public static func frame(_ opcode: UInt8, _ payload: [UInt8], final: Bool = true, masked: Bool = true, longForm: Bool = false) -> [UInt8] {
+    package static func frame(_ opcode: UInt8, _ payload: [UInt8], final: Bool = true, masked: Bool = true, longForm: Bool = false) -> [UInt8] {
         let header = frameHeader(opcode, length: UInt64(payload.count), final: final, masked: masked, longForm: longForm)
         guard masked else { return header + payload }
         return header + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
@@ -171,7 +171,7 @@ public final class RawClient {
 
     /// A client frame's header (with its mask when `masked`) announcing `length` payload bytes:
     /// what a test sends to claim a payload it never sends.
-    public static func frameHeader(_ opcode: UInt8, length: UInt64, final: Bool = true, masked: Bool = true, longForm: Bool = false) -> [UInt8] {
+    package static func frameHeader(_ opcode: UInt8, length: UInt64, final: Bool = true, masked: Bool = true, longForm: Bool = false) -> [UInt8] {
         var bytes: [UInt8] = [(final ? 0x80 : 0) | opcode]
         let maskBit: UInt8 = masked ? 0x80 : 0
         if length <= 125, !longForm {

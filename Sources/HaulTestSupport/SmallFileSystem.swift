@@ -17,11 +17,11 @@ import Synchronization
 /// let disk = try SmallFileSystem(sizeBytes: 2 << 20)
 /// let output = disk.file("f")   // writes past 2 MiB fail with ENOSPC
 /// ```
-public final class SmallFileSystem: Sendable {
+package final class SmallFileSystem: Sendable {
     /// The absolute path of the mount point.
-    public let path: String
+    package let path: String
     /// The size the tmpfs was mounted with, in bytes.
-    public let sizeBytes: Int
+    package let sizeBytes: Int
 
     /// Whether the tmpfs is still mounted by this object (and the mount point still exists).
     private let mounted = Mutex(true)
@@ -32,7 +32,7 @@ public final class SmallFileSystem: Sendable {
     /// Creates a fresh temporary directory and mounts a tmpfs of `sizeBytes` bytes on it.
     /// - Throws: ``TestSupportError`` when the size is not positive, the directory cannot be made,
     ///   or `mount` fails (for example when not running as root); the message says which.
-    public init(sizeBytes: Int) throws {
+    package init(sizeBytes: Int) throws {
         guard sizeBytes > 0 else {
             throw TestSupportError("SmallFileSystem: the size must be positive, not \(sizeBytes)")
         }
@@ -61,7 +61,7 @@ public final class SmallFileSystem: Sendable {
     }
 
     /// The path of an entry named `name` on this file system (the entry is not created).
-    public func file(_ name: String) -> String {
+    package func file(_ name: String) -> String {
         path + "/" + name
     }
 
@@ -69,7 +69,7 @@ public final class SmallFileSystem: Sendable {
     ///
     /// A busy file system (a process still holds a file open) is detached lazily with `umount -l`,
     /// so the kernel frees it once the last user goes. Safe to call more than once.
-    public func unmount() {
+    package func unmount() {
         let wasMounted = mounted.withLock { mounted in
             defer { mounted = false }
             return mounted
@@ -86,7 +86,7 @@ public final class SmallFileSystem: Sendable {
     ///
     /// For diagnostics and guards in tooling; tests that need one should create it and let a failure
     /// fail the test, rather than skip when this is false.
-    public static var isAvailable: Bool {
+    package static var isAvailable: Bool {
         guard geteuid() == 0 else { return false }
         guard let probe = try? SmallFileSystem(sizeBytes: 64 << 10) else { return false }
         probe.unmount()

@@ -10,9 +10,9 @@ import Synchronization
 /// `COMMIT` (the commit happened, its reply never arrives), or hold every reply back (a server
 /// that stops answering) until released. One thread per relayed connection; `stop` closes
 /// everything it opened. It never signals a process.
-public final class TCPRelay: Sendable {
+package final class TCPRelay: Sendable {
     /// What the relay does with the server's bytes.
-    public enum Mode: Sendable, Equatable {
+    package enum Mode: Sendable, Equatable {
         /// Relays both ways.
         case pass
         /// Once the client sent a message containing `marker` (a statement of the transaction to
@@ -24,7 +24,7 @@ public final class TCPRelay: Sendable {
     }
 
     /// The loopback port clients connect to.
-    public let port: Int
+    package let port: Int
     /// What the relay's threads use: never the relay itself, so that dropping it stops them.
     private let shared: Shared
 
@@ -37,7 +37,7 @@ public final class TCPRelay: Sendable {
     }
 
     /// Starts a relay to 127.0.0.1:`upstream`.
-    public init(to upstream: Int) throws {
+    package init(to upstream: Int) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError.posix("socket()") }
         var address = Shared.loopback(port: 0)
@@ -62,20 +62,20 @@ public final class TCPRelay: Sendable {
     }
 
     /// Sets what happens to the server's bytes from now on.
-    public func set(_ mode: Mode) {
+    package func set(_ mode: Mode) {
         shared.state.withLock { $0.mode = mode }
     }
 
     /// Ends `hold`: what was kept is forwarded, and relaying goes on.
-    public func release() {
+    package func release() {
         set(.pass)
     }
 
     /// How many connections were cut after a COMMIT.
-    public var cuts: Int { shared.state.withLock { $0.cuts } }
+    package var cuts: Int { shared.state.withLock { $0.cuts } }
 
     /// Closes the listener and every relayed connection.
-    public func stop() {
+    package func stop() {
         shared.stop()
     }
 }

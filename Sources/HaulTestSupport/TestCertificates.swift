@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Nothing is trusted system-wide: a client accepts the server only when told to trust the CA file
 /// (`haul --cacert`, `CURLOPT_CAINFO`), which is what lets a test check both the refusal and the success.
-public enum TestCertificates {
+package enum TestCertificates {
     /// The openssl binary; Debian's `openssl` package puts it here.
     static let openssl = "/usr/bin/openssl"
     /// How long the certificates are valid, from now. Short, because they only live for a test run.
@@ -20,7 +20,7 @@ public enum TestCertificates {
     /// - Returns: absolute paths of the CA certificate, the server certificate and the server's private key,
     ///   ready for ``NginxTLS`` and `--cacert`.
     /// - Throws: ``TestSupportError`` when openssl is missing or a step fails; the message has its stderr.
-    public static func make(in directory: String) throws -> (caCert: String, serverCert: String, serverKey: String) {
+    package static func make(in directory: String) throws -> (caCert: String, serverCert: String, serverKey: String) {
         let directory = URL(fileURLWithPath: directory).standardizedFileURL.path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue

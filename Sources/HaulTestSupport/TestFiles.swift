@@ -5,12 +5,12 @@ import Foundation
 #endif
 
 /// An error raised by the test-support helpers, carrying a message a person can act on.
-public struct TestSupportError: Error, CustomStringConvertible, Sendable {
+package struct TestSupportError: Error, CustomStringConvertible, Sendable {
     /// What went wrong, including the path, command or system error involved.
-    public let description: String
+    package let description: String
 
     /// Creates an error with the given message.
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 
@@ -26,12 +26,12 @@ public struct TestSupportError: Error, CustomStringConvertible, Sendable {
 ///
 /// A class rather than a `~Copyable` struct so it can be captured by test closures and shared;
 /// its only state is the immutable `path`, so it is `Sendable`.
-public final class TemporaryDirectory: Sendable {
+package final class TemporaryDirectory: Sendable {
     /// The absolute path of the directory.
-    public let path: String
+    package let path: String
 
     /// Creates a fresh, empty directory whose name starts with `prefix`.
-    public init(prefix: String = "haul-test") throws {
+    package init(prefix: String = "haul-test") throws {
         path = try Self.makeUnique(prefix: prefix)
     }
 
@@ -53,12 +53,12 @@ public final class TemporaryDirectory: Sendable {
     }
 
     /// The path of an entry named `name` inside this directory (the entry is not created).
-    public func file(_ name: String) -> String {
+    package func file(_ name: String) -> String {
         path + "/" + name
     }
 
     /// Removes the directory and everything in it. Safe to call more than once.
-    public func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(atPath: path)
     }
 
@@ -70,7 +70,7 @@ public final class TemporaryDirectory: Sendable {
 // MARK: - Deterministic data
 
 /// Deterministic test data and file checksums.
-public enum TestData {
+package enum TestData {
     /// Bytes written to disk per `write(2)` in ``writeFile(at:size:seed:)``; a multiple of 8 so that
     /// the chunked stream is identical to ``bytes(count:seed:)``.
     static let chunkSize = 8 << 20
@@ -78,7 +78,7 @@ public enum TestData {
     /// Deterministic pseudo-random bytes (xorshift64 filling `UInt64` words) of `count` bytes for a given seed.
     ///
     /// The same `(count, seed)` always gives the same bytes, and a longer count extends a shorter one.
-    public static func bytes(count: Int, seed: UInt64 = 1) -> [UInt8] {
+    package static func bytes(count: Int, seed: UInt64 = 1) -> [UInt8] {
         var generator = WordGenerator(seed: seed)
         var result = [UInt8](repeating: 0, count: max(0, count))
         result.withUnsafeMutableBytes { generator.fill($0) }
@@ -87,7 +87,7 @@ public enum TestData {
 
     /// Writes `size` deterministic bytes to `path` in 8 MiB chunks without holding the whole file in memory
     /// (for files of hundreds of MiB). The content equals `bytes(count: size, seed: seed)`.
-    public static func writeFile(at path: String, size: Int, seed: UInt64 = 1) throws {
+    package static func writeFile(at path: String, size: Int, seed: UInt64 = 1) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw TestSupportError.posix("cannot create \(path)") }
         defer { close(fd) }
@@ -115,7 +115,7 @@ public enum TestData {
     }
 
     /// SHA-256 hex of a file, computed by running /usr/bin/sha256sum (coreutils), for comparing big files.
-    public static func sha256(ofFile path: String) throws -> String {
+    package static func sha256(ofFile path: String) throws -> String {
         let result = try ProcessRunner.run("/usr/bin/sha256sum", ["--", path], timeout: 300)
         guard result.status == 0,
             let digest = result.stdoutString.split(separator: " ").first.map(String.init),
@@ -165,29 +165,29 @@ private struct WordGenerator {
 // MARK: - Running processes
 
 /// The outcome of a process run by ``ProcessRunner``.
-public struct ProcessResult: Sendable {
+package struct ProcessResult: Sendable {
     /// The exit status, or 128 + signal number when the process was killed by a signal.
-    public let status: Int32
+    package let status: Int32
     /// Everything the process wrote to standard output.
-    public let stdout: [UInt8]
+    package let stdout: [UInt8]
     /// Everything the process wrote to standard error, decoded as UTF-8 (invalid bytes replaced).
-    public let stderr: String
+    package let stderr: String
 
     /// Standard output decoded as UTF-8 (invalid bytes replaced).
-    public var stdoutString: String {
+    package var stdoutString: String {
         String(decoding: stdout, as: UTF8.self)
     }
 }
 
 /// Files that catch a child process's standard output and error. Files, not pipes, so a child
 /// that writes a lot cannot deadlock against a reader. Close the handles once the child started.
-public struct CapturedOutput {
-    public let stdoutPath: String
-    public let stderrPath: String
-    public let stdout: FileHandle
-    public let stderr: FileHandle
+package struct CapturedOutput {
+    package let stdoutPath: String
+    package let stderrPath: String
+    package let stdout: FileHandle
+    package let stderr: FileHandle
 
-    public init(in scratch: TemporaryDirectory) throws {
+    package init(in scratch: TemporaryDirectory) throws {
         stdoutPath = scratch.file("stdout")
         stderrPath = scratch.file("stderr")
         guard FileManager.default.createFile(atPath: stdoutPath, contents: nil),
@@ -202,27 +202,27 @@ public struct CapturedOutput {
     }
 
     /// Points the process's standard streams at the files (standard input at /dev/null).
-    public func attach(to process: Process) {
+    package func attach(to process: Process) {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = stdout
         process.standardError = stderr
     }
 
-    public func close() {
+    package func close() {
         try? stdout.close()
         try? stderr.close()
     }
 }
 
 /// Runs a process to completion, capturing its output.
-public enum ProcessRunner {
+package enum ProcessRunner {
     /// Runs `executable` with `arguments` to completion, capturing stdout and stderr, with a timeout.
     ///
     /// Output goes to temporary files rather than pipes, so a process that writes a lot cannot
     /// deadlock against a reader. Standard input is `/dev/null`. If the process runs longer than
     /// `timeout` seconds it is killed by PID (SIGKILL) and an error is thrown.
     /// - Parameter environment: the complete environment; `nil` inherits this process's environment.
-    public static func run(
+    package static func run(
         _ executable: String,
         _ arguments: [String],
         environment: [String: String]? = nil,

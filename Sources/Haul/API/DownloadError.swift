@@ -45,7 +45,7 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
     /// What kind of failure it is.
     public let category: Category
     /// What went wrong and what became of the bytes, naming the settings that bear on it.
-    public let text: SettingText
+    package let text: SettingText
     /// What went wrong and what became of the bytes, for a person (settings called by the
     /// library's names; `message(naming:)` for another front end's).
     public var message: String { text.description }
@@ -101,7 +101,7 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// An error of `category` told by `text`, which may name settings (`\(setting: .maxSize)`).
-    public init(_ category: Category, _ text: SettingText, httpStatus: Int? = nil) {
+    package init(_ category: Category, _ text: SettingText, httpStatus: Int? = nil) {
         self.category = category
         self.text = text
         self.httpStatus = httpStatus

@@ -1,5 +1,5 @@
 /// The version reported in the User-Agent and by `haul --version`.
-public enum HaulVersion {
+package enum HaulVersion {
     /// The version, `MAJOR.MINOR.PATCH`.
-    public static let current = "0.1.0"
+    package static let current = "0.1.0"
 }

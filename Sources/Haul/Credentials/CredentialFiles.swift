@@ -2,20 +2,20 @@ import Foundation
 
 /// The checks a download makes on its cookie options when it starts, for a command to make
 /// before it starts or queues one.
-public enum CookieFiles {
+package enum CookieFiles {
     /// The cookie file is readable and is one; the jar's directory is writable and what is at
     /// the jar's path already is nothing or a cookie file.
-    public static func check(file: String?, jar: String?) throws(DownloadError) {
+    package static func check(file: String?, jar: String?) throws(DownloadError) {
         _ = try CookieSession(file: file, jar: jar)
     }
 }
 
 /// The rule for a netrc file (`--netrc`, `--netrc-file`): it holds passwords, so a file other
 /// users can read or change is refused rather than used.
-public enum NetrcFile {
+package enum NetrcFile {
     /// Throws a usage error when the file is missing, unreadable, not a regular file, or open to
     /// other users.
-    public static func check(_ path: String) throws(DownloadError) {
+    package static func check(_ path: String) throws(DownloadError) {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw DownloadError(.usage, "cannot read the netrc file \(path): \(String(cString: strerror(errno)))")

@@ -40,7 +40,7 @@ public struct Checksum: Sendable, Equatable {
     }
 
     /// Parses `ALGORITHM=HEX` (`sha256=…`, `sha512=…`, `sha1=…`, `md5=…`).
-    public init(parsing text: String) throws(ChecksumError) {
+    package init(parsing text: String) throws(ChecksumError) {
         guard let equals = text.firstIndex(of: "=") else {
             throw ChecksumError(message: "expected ALGORITHM=HEX, e.g. sha256=9f86d0…")
         }
@@ -90,7 +90,7 @@ extension Checksum: Codable {
 }
 
 /// Why a `ALGORITHM=HEX` text is not a checksum Haul can verify.
-public struct ChecksumError: Error, Sendable, Equatable {
+package struct ChecksumError: Error, Sendable, Equatable {
     /// What is wrong, for a person.
-    public let message: String
+    package let message: String
 }

@@ -32,7 +32,7 @@ public enum DownloadState: String, Sendable, Codable, CaseIterable {
 }
 
 /// What happened to a download, from the user or from its transfer.
-public enum LifecycleInput: Sendable, Equatable, CaseIterable {
+package enum LifecycleInput: Sendable, Equatable, CaseIterable {
     /// The scheduler gives it a slot.
     case start
     /// The user asked to pause it.
@@ -54,7 +54,7 @@ public enum LifecycleInput: Sendable, Equatable, CaseIterable {
 }
 
 /// What the owner must do after a transition.
-public enum LifecycleAction: Sendable, Equatable {
+package enum LifecycleAction: Sendable, Equatable {
     /// Nothing to do.
     case none
     /// Begin a transfer.
@@ -64,13 +64,13 @@ public enum LifecycleAction: Sendable, Equatable {
 }
 
 /// A transition that the lifecycle does not allow; the state is left unchanged.
-public struct IllegalTransition: Error, Sendable, Equatable, CustomStringConvertible {
+package struct IllegalTransition: Error, Sendable, Equatable, CustomStringConvertible {
     /// The state the download was in.
-    public let state: DownloadState
+    package let state: DownloadState
     /// What was refused.
-    public let input: LifecycleInput
+    package let input: LifecycleInput
 
-    public var description: String {
+    package var description: String {
         "cannot \(Self.verb(input)) a download that is \(state.rawValue)"
     }
 
@@ -90,9 +90,9 @@ public struct IllegalTransition: Error, Sendable, Equatable, CustomStringConvert
 }
 
 /// The legal transitions of a download's life, as a pure function: no I/O, tested alone.
-public enum DownloadLifecycle {
+package enum DownloadLifecycle {
     /// The next state and what to do, or `IllegalTransition`.
-    public static func apply(_ input: LifecycleInput, to state: DownloadState) -> Result<(DownloadState, LifecycleAction), IllegalTransition> {
+    package static func apply(_ input: LifecycleInput, to state: DownloadState) -> Result<(DownloadState, LifecycleAction), IllegalTransition> {
         switch (state, input) {
         case (.queued, .start): return .success((.running, .startTransfer))
         case (.queued, .pauseRequested): return .success((.paused, .none))

@@ -8,18 +8,18 @@
 /// inside a response is the machine's: whether a response that replaces the bytes on disk (a 200
 /// to a request for the rest) may do so (`responseReplacesPartial`), so every restart of a run is
 /// counted here, whether it is carried out between attempts or inside one.
-public struct DownloadMachine: Sendable {
+package struct DownloadMachine: Sendable {
     /// How many times each kind of second chance may be taken in one run.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// Retries after transient failures, and the waits between them.
-        public var retry: RetryPolicy
+        package var retry: RetryPolicy
         /// Restarts from byte 0 before the resource is declared too unstable.
-        public var maxRestarts: Int
+        package var maxRestarts: Int
         /// Fresh URLs taken from the refresher after 401/403/410.
-        public var maxRefreshes: Int
+        package var maxRefreshes: Int
 
         /// Limits with these budgets.
-        public init(retry: RetryPolicy, maxRestarts: Int = 3, maxRefreshes: Int = 3) {
+        package init(retry: RetryPolicy, maxRestarts: Int = 3, maxRefreshes: Int = 3) {
             self.retry = retry
             self.maxRestarts = maxRestarts
             self.maxRefreshes = maxRefreshes
@@ -27,7 +27,7 @@ public struct DownloadMachine: Sendable {
     }
 
     /// A request from the API to stop the run.
-    public enum Stop: Int, Sendable, Equatable, Comparable {
+    package enum Stop: Int, Sendable, Equatable, Comparable {
         /// Stop at a checkpoint and keep everything for a resume.
         case pause = 1
         /// Stop for good; the partial file and its record stay on disk.
@@ -35,22 +35,22 @@ public struct DownloadMachine: Sendable {
         /// Stop for good and remove the partial file and its record.
         case cancelAndDelete = 3
 
-        public static func < (a: Stop, b: Stop) -> Bool { a.rawValue < b.rawValue }
+        package static func < (a: Stop, b: Stop) -> Bool { a.rawValue < b.rawValue }
     }
 
     /// An attempt's failure as the machine needs to know it.
-    public struct Failure: Sendable, Equatable {
+    package struct Failure: Sendable, Equatable {
         /// Trying again could help (a dropped connection, a 503).
-        public var retryable: Bool
+        package var retryable: Bool
         /// Seconds the server asked to wait (Retry-After).
-        public var retryAfter: Double?
+        package var retryAfter: Double?
         /// The HTTP status, when the failure is one.
-        public var httpStatus: Int?
+        package var httpStatus: Int?
         /// Shown with the retry.
-        public var message: String
+        package var message: String
 
         /// A failure as described by its fields.
-        public init(retryable: Bool, retryAfter: Double? = nil, httpStatus: Int? = nil, message: String) {
+        package init(retryable: Bool, retryAfter: Double? = nil, httpStatus: Int? = nil, message: String) {
             self.retryable = retryable
             self.retryAfter = retryAfter
             self.httpStatus = httpStatus
@@ -59,7 +59,7 @@ public struct DownloadMachine: Sendable {
     }
 
     /// How an attempt (one request, its redirects and its response) ended.
-    public enum AttemptEnd: Sendable, Equatable {
+    package enum AttemptEnd: Sendable, Equatable {
         /// The body was written to its end; `segmentsRunning` when other connections fetch the rest.
         case bodyFinished(segmentsRunning: Bool)
         /// The server proved the bytes on disk are the whole thing (416 with the right length).
@@ -84,7 +84,7 @@ public struct DownloadMachine: Sendable {
     }
 
     /// How the other connections of a segmented download ended.
-    public enum SegmentsEnd: Sendable, Equatable {
+    package enum SegmentsEnd: Sendable, Equatable {
         /// Every segment is in: the file is complete.
         case complete
         /// A segment response showed another version, a 200 or a wrong range.
@@ -94,7 +94,7 @@ public struct DownloadMachine: Sendable {
     }
 
     /// Why the run gives up.
-    public enum GiveUp: Sendable, Equatable {
+    package enum GiveUp: Sendable, Equatable {
         /// The last attempt's failure stands (not retryable, or the retries ran out).
         case lastFailure
         /// The resource kept changing under the download.
@@ -102,7 +102,7 @@ public struct DownloadMachine: Sendable {
     }
 
     /// What the runner does next.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Send this request and report how it ended with `attemptEnded`.
         case send(RequestPlan)
         /// Wait for the other connections, then report with `segmentsJoined`.
@@ -124,7 +124,7 @@ public struct DownloadMachine: Sendable {
     }
 
     /// Where the run is: what the last action asked the runner to do.
-    public enum State: Sendable, Equatable {
+    package enum State: Sendable, Equatable {
         /// Deciding the next request from the bytes on disk (`next`).
         case planning
         /// An attempt is out; `attemptEnded` reports how it ended.
@@ -146,9 +146,9 @@ public struct DownloadMachine: Sendable {
     }
 
     /// The budgets of this run.
-    public let limits: Limits
+    package let limits: Limits
     /// Where the run is.
-    public private(set) var state = State.planning
+    package private(set) var state = State.planning
     private var retries: RetryBudget
     private var restarts = 0
     private var refreshes = 0
@@ -159,18 +159,18 @@ public struct DownloadMachine: Sendable {
     private var inResponse: RestartReason?
 
     /// A machine at the start of a run, no second chance taken yet.
-    public init(limits: Limits) {
+    package init(limits: Limits) {
         self.limits = limits
         retries = RetryBudget(limits.retry)
     }
 
     /// A pause or cancel arrived; a cancel overrides a pause, never the other way round.
-    public mutating func requestStop(_ stop: Stop) {
+    package mutating func requestStop(_ stop: Stop) {
         stopRequested = max(stopRequested ?? stop, stop)
     }
 
     /// Before each attempt: what to send for the bytes on disk, or whether nothing is left to do.
-    public mutating func next(target: DownloadTarget, partial: LocalPartial?) -> Action {
+    package mutating func next(target: DownloadTarget, partial: LocalPartial?) -> Action {
         if let stopRequested { return enter(.stop(stopRequested)) }
         switch ResumePlanner.plan(target: target, partial: partial) {
         case .alreadyComplete: return enter(.finish)
@@ -185,7 +185,7 @@ public struct DownloadMachine: Sendable {
     /// whole file to a request for the rest), and the runner gives them up. Counted as a restart
     /// against the same budget as every other. Past the budget the response may still finish the
     /// file (it holds the whole of it), but its failure is not retried.
-    public mutating func responseReplacesPartial(_ reason: RestartReason) {
+    package mutating func responseReplacesPartial(_ reason: RestartReason) {
         restarts += 1
         inResponse = reason
     }
@@ -195,7 +195,7 @@ public struct DownloadMachine: Sendable {
     ///
     /// Bytes written after the response replaced the partial (`responseReplacesPartial`) replaced
     /// what was there, so they do not renew the retry budget.
-    public mutating func attemptEnded(_ end: AttemptEnd, canRefresh: Bool) -> Action {
+    package mutating func attemptEnded(_ end: AttemptEnd, canRefresh: Bool) -> Action {
         let replaced = inResponse
         inResponse = nil
         if let replaced, restarts > limits.maxRestarts, !end.isFinished { return enter(.giveUp(.tooManyRestarts(replaced))) }
@@ -221,7 +221,7 @@ public struct DownloadMachine: Sendable {
     }
 
     /// The refresher's answer: a fresh URL to continue from, or none.
-    public mutating func refreshed(_ gotURL: Bool) -> Action? {
+    package mutating func refreshed(_ gotURL: Bool) -> Action? {
         guard let failure = refreshing else { return nil }
         refreshing = nil
         if gotURL {
@@ -233,7 +233,7 @@ public struct DownloadMachine: Sendable {
 
     /// After the other connections of a segmented download joined. Nil: ask `next` again (the
     /// runner has cut the file back to its contiguous prefix and goes on over one connection).
-    public mutating func segmentsJoined(_ end: SegmentsEnd) -> Action? {
+    package mutating func segmentsJoined(_ end: SegmentsEnd) -> Action? {
         if let stopRequested { return enter(.stop(stopRequested)) }
         switch end {
         case .complete: return enter(.finish)

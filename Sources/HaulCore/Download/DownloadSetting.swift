@@ -71,7 +71,7 @@ public struct SettingNames: Sendable {
 /// A message that may name settings: written as a string literal with `\(setting: .maxSize)`
 /// where a setting is named, shown with the library's names (`description`) or another front
 /// end's (`rendered(_:)`).
-public struct SettingText: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringInterpolation {
+package struct SettingText: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringInterpolation {
     fileprivate enum Part: Sendable, Hashable {
         case text(String)
         case setting(DownloadSetting)
@@ -80,42 +80,42 @@ public struct SettingText: Sendable, Hashable, CustomStringConvertible, Expressi
     private var parts: [Part]
 
     /// Text that names no setting.
-    public init(_ text: String) {
+    package init(_ text: String) {
         parts = [.text(text)]
     }
 
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         self.init(value)
     }
 
-    public init(stringInterpolation: Interpolation) {
+    package init(stringInterpolation: Interpolation) {
         parts = stringInterpolation.parts
     }
 
     /// Builds a `SettingText` from a literal.
-    public struct Interpolation: StringInterpolationProtocol {
+    package struct Interpolation: StringInterpolationProtocol {
         fileprivate var parts: [Part] = []
 
-        public init(literalCapacity: Int, interpolationCount: Int) {}
+        package init(literalCapacity: Int, interpolationCount: Int) {}
 
-        public mutating func appendLiteral(_ literal: String) {
+        package mutating func appendLiteral(_ literal: String) {
             append(literal)
         }
 
         /// A named setting.
-        public mutating func appendInterpolation(setting: DownloadSetting) {
+        package mutating func appendInterpolation(setting: DownloadSetting) {
             parts.append(.setting(setting))
         }
 
         /// Another message, its settings kept.
-        public mutating func appendInterpolation(_ text: SettingText) {
+        package mutating func appendInterpolation(_ text: SettingText) {
             for part in text.parts {
                 if case .text(let literal) = part { append(literal) } else { parts.append(part) }
             }
         }
 
         /// Any value, as `String(describing:)` shows it.
-        public mutating func appendInterpolation<Value>(_ value: Value) {
+        package mutating func appendInterpolation<Value>(_ value: Value) {
             append(String(describing: value))
         }
 
@@ -130,7 +130,7 @@ public struct SettingText: Sendable, Hashable, CustomStringConvertible, Expressi
     }
 
     /// The settings the text names, in order: what the reader may change.
-    public var settings: [DownloadSetting] {
+    package var settings: [DownloadSetting] {
         parts.compactMap { part in
             if case .setting(let setting) = part { return setting }
             return nil
@@ -138,7 +138,7 @@ public struct SettingText: Sendable, Hashable, CustomStringConvertible, Expressi
     }
 
     /// The text with each setting called by `names`.
-    public func rendered(_ names: SettingNames) -> String {
+    package func rendered(_ names: SettingNames) -> String {
         parts.map { part in
             switch part {
             case .text(let text): return text
@@ -148,7 +148,7 @@ public struct SettingText: Sendable, Hashable, CustomStringConvertible, Expressi
     }
 
     /// The text with `transform` applied to each run of plain text (redaction), the settings kept.
-    public func mappingText(_ transform: (String) -> String) -> SettingText {
+    package func mappingText(_ transform: (String) -> String) -> SettingText {
         var mapped = self
         mapped.parts = parts.map { part in
             if case .text(let text) = part { return .text(transform(text)) }
@@ -158,5 +158,5 @@ public struct SettingText: Sendable, Hashable, CustomStringConvertible, Expressi
     }
 
     /// The text with the library's names.
-    public var description: String { rendered(.library) }
+    package var description: String { rendered(.library) }
 }

@@ -4,18 +4,18 @@
 /// share whatever its number of connections, the connections of one download share its part
 /// evenly, and nobody waits while another is served twice. Pure: the caller says who waits and
 /// who was served; turns are counted, not timed.
-public struct FairTurns<Group: Hashable & Sendable, Member: Hashable & Sendable>: Sendable {
+package struct FairTurns<Group: Hashable & Sendable, Member: Hashable & Sendable>: Sendable {
     /// A member waiting for the limit: its group, and since when it waits (any monotonic clock).
-    public struct Waiter: Sendable {
+    package struct Waiter: Sendable {
         /// Who waits (a transfer).
-        public let member: Member
+        package let member: Member
         /// What it belongs to (a download, by its limiter): groups take turns.
-        public let group: Group
+        package let group: Group
         /// Since when it waits: within a group, the longest waiting goes first.
-        public let since: Double
+        package let since: Double
 
         /// `member` of `group`, waiting since `since`.
-        public init(member: Member, group: Group, since: Double) {
+        package init(member: Member, group: Group, since: Double) {
             self.member = member
             self.group = group
             self.since = since
@@ -27,10 +27,10 @@ public struct FairTurns<Group: Hashable & Sendable, Member: Hashable & Sendable>
     private var turn: UInt64 = 0
 
     /// Turns that have served nobody yet.
-    public init() {}
+    package init() {}
 
     /// The order in which `waiting` should be asked whether the limit lets them through.
-    public func order(_ waiting: [Waiter]) -> [Member] {
+    package func order(_ waiting: [Waiter]) -> [Member] {
         waiting.sorted { a, b in
             let servedA = lastServed[a.group] ?? 0
             let servedB = lastServed[b.group] ?? 0
@@ -40,13 +40,13 @@ public struct FairTurns<Group: Hashable & Sendable, Member: Hashable & Sendable>
     }
 
     /// `group` was let through now: it goes behind every group waiting.
-    public mutating func served(_ group: Group) {
+    package mutating func served(_ group: Group) {
         turn += 1
         lastServed[group] = turn
     }
 
     /// `group` has nobody left: its turn is forgotten.
-    public mutating func forget(_ group: Group) {
+    package mutating func forget(_ group: Group) {
         lastServed[group] = nil
     }
 }

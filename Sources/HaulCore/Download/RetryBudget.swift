@@ -2,30 +2,30 @@
 /// and by each segment connection: a retryable failure takes one retry and waits as the policy
 /// says; a connection that got bytes to disk since its last failure made progress, so its budget
 /// starts afresh; when the budget is spent, the failure stands. Pure.
-public struct RetryBudget: Sendable, Equatable {
+package struct RetryBudget: Sendable, Equatable {
     /// How many retries, and the waits between them.
-    public let policy: RetryPolicy
+    package let policy: RetryPolicy
     /// Retries taken since the last progress.
-    public private(set) var used = 0
+    package private(set) var used = 0
 
     /// A budget of `policy.maxRetries` retries, none taken yet.
-    public init(_ policy: RetryPolicy) {
+    package init(_ policy: RetryPolicy) {
         self.policy = policy
     }
 
     /// Bytes reached the disk: the budget starts afresh.
-    public mutating func renew() {
+    package mutating func renew() {
         used = 0
     }
 
     /// A retry granted: which one it is, of how many, and the seconds to wait first.
-    public struct Retry: Sendable, Equatable {
+    package struct Retry: Sendable, Equatable {
         /// 1 for the first retry since the last progress.
-        public var attempt: Int
+        package var attempt: Int
         /// The retries allowed.
-        public var of: Int
+        package var of: Int
         /// Seconds to wait before trying again.
-        public var delay: Double
+        package var delay: Double
     }
 
     /// After a failure: the retry to make, or nil when the failure stands (not retryable, or the
@@ -35,7 +35,7 @@ public struct RetryBudget: Sendable, Equatable {
     ///   - retryAfter: the seconds the server asked to wait (Retry-After).
     ///   - maxDelay: a cap on the wait below the policy's own (segment connections wait at most 2 s:
     ///     the other connections carry on meanwhile).
-    public mutating func spend(retryable: Bool, progressed: Bool, retryAfter: Double? = nil, maxDelay: Double? = nil) -> Retry? {
+    package mutating func spend(retryable: Bool, progressed: Bool, retryAfter: Double? = nil, maxDelay: Double? = nil) -> Retry? {
         if progressed { renew() }
         guard retryable, used < policy.maxRetries else { return nil }
         used += 1

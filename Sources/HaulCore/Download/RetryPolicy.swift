@@ -16,7 +16,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The wait before retry number `retry` (1-based); a server's Retry-After wins when it asks for longer,
     /// up to 10 minutes.
-    public func delay(forRetry retry: Int, retryAfter: Double? = nil) -> Double {
+    package func delay(forRetry retry: Int, retryAfter: Double? = nil) -> Double {
         let exponent = Double(max(0, min(retry - 1, 30)))
         let backoff = min(maxDelay, baseDelay * pow2(exponent))
         guard let retryAfter else { return backoff }
@@ -24,7 +24,7 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// Whether an HTTP status is worth retrying: the server may answer differently later.
-    public static func isRetryable(status: Int) -> Bool {
+    package static func isRetryable(status: Int) -> Bool {
         [408, 425, 429, 500, 502, 503, 504].contains(status)
     }
 

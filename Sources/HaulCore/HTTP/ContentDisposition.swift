@@ -1,7 +1,7 @@
 import Foundation
 
 /// The Content-Disposition response header (RFC 6266, with RFC 8187 extended parameters).
-public enum ContentDisposition {
+package enum ContentDisposition {
     /// The file name the header suggests, `filename*` (RFC 8187 ext-value: charset'lang'pct-encoded,
     /// UTF-8 and ISO-8859-1 supported) preferred over `filename` (token or quoted-string with
     /// backslash escapes).
@@ -11,7 +11,7 @@ public enum ContentDisposition {
     /// any order, a missing disposition type and unknown parameters are tolerated. If `filename*`
     /// is malformed or uses an unsupported charset, `filename` is used instead. When a parameter
     /// repeats, its first occurrence wins.
-    public static func fileName(fromHeader value: String) -> String? {
+    package static func fileName(fromHeader value: String) -> String? {
         var plain: String?
         var extended: String?
         var seenPlain = false

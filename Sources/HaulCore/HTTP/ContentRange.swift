@@ -1,16 +1,16 @@
 import Foundation
 
 /// A Content-Range header value (RFC 9110 §14.4) for the `bytes` unit.
-public struct ContentRange: Equatable, Sendable {
+package struct ContentRange: Equatable, Sendable {
     /// The first byte of the inclusive span, nil for the unsatisfied form "bytes */1234".
-    public let first: Int64?
+    package let first: Int64?
     /// The last byte of the inclusive span, nil for the unsatisfied form "bytes */1234".
-    public let last: Int64?
+    package let last: Int64?
     /// The complete length, nil when the server sent "*".
-    public let completeLength: Int64?
+    package let completeLength: Int64?
 
     /// Creates a value from its parts as given; no consistency check is made.
-    public init(first: Int64?, last: Int64?, completeLength: Int64?) {
+    package init(first: Int64?, last: Int64?, completeLength: Int64?) {
         self.first = first
         self.last = last
         self.completeLength = completeLength
@@ -21,7 +21,7 @@ public struct ContentRange: Equatable, Sendable {
     /// Returns nil for anything malformed: other units, last < first, last >= completeLength,
     /// "*/*", missing parts, overflow, negative numbers. The unit is case-insensitive and
     /// surrounding whitespace is ignored.
-    public init?(headerValue: String) {
+    package init?(headerValue: String) {
         let trimmed = headerValue.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let space = trimmed.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return nil }
         guard trimmed[..<space].lowercased() == "bytes" else { return nil }
@@ -63,7 +63,7 @@ public struct ContentRange: Equatable, Sendable {
     /// Number of bytes in the span (last - first + 1), nil for the unsatisfied form.
     ///
     /// Also nil when the parts were built inconsistently (last < first) or the count overflows.
-    public var length: Int64? {
+    package var length: Int64? {
         guard let first, let last, first <= last else { return nil }
         let (difference, overflowA) = last.subtractingReportingOverflow(first)
         let (count, overflowB) = difference.addingReportingOverflow(1)
@@ -72,7 +72,7 @@ public struct ContentRange: Equatable, Sendable {
     }
 
     /// True for the unsatisfied form "bytes */1234" a server sends with 416.
-    public var isUnsatisfied: Bool {
+    package var isUnsatisfied: Bool {
         first == nil || last == nil
     }
 }

@@ -2,26 +2,26 @@ import Foundation
 
 /// One HTTP cookie as a jar keeps it (RFC 6265 §5.3), with exactly the fields of a Netscape cookie
 /// file (curl's `-b`/`-c`, wget's `--load-cookies`).
-public struct Cookie: Sendable, Equatable {
+package struct Cookie: Sendable, Equatable {
     /// The cookie's name.
-    public var name: String
+    package var name: String
     /// The cookie's value, as the server set it.
-    public var value: String
+    package var value: String
     /// The host or domain it belongs to: lowercased, without a leading dot.
-    public var domain: String
+    package var domain: String
     /// Sent to `domain` itself only, not to its subdomains (a cookie set without a `Domain` attribute).
-    public var hostOnly: Bool
+    package var hostOnly: Bool
     /// The path prefix of the requests that carry it (`/` for all).
-    public var path: String
+    package var path: String
     /// Sent over https only.
-    public var secure: Bool
+    package var secure: Bool
     /// Marked HttpOnly by the server; kept for the cookie file (`#HttpOnly_` lines), no effect on a download.
-    public var httpOnly: Bool
+    package var httpOnly: Bool
     /// Unix time of its expiry; nil for a session cookie.
-    public var expires: Int64?
+    package var expires: Int64?
 
     /// A cookie with these fields; by default a host-only session cookie for every path.
-    public init(
+    package init(
         name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/", secure: Bool = false, httpOnly: Bool = false,
         expires: Int64? = nil
     ) {
@@ -36,26 +36,26 @@ public struct Cookie: Sendable, Equatable {
     }
 
     /// What identifies a cookie in a jar: a newer one with the same key replaces it (RFC 6265 §5.3 step 11).
-    public struct Key: Hashable, Sendable {
+    package struct Key: Hashable, Sendable {
         /// The cookie's name.
-        public let name: String
+        package let name: String
         /// Its host or domain, lowercased.
-        public let domain: String
+        package let domain: String
         /// Its path.
-        public let path: String
+        package let path: String
     }
 
     /// The cookie's identity in a jar.
-    public var key: Key { Key(name: name, domain: domain, path: path) }
+    package var key: Key { Key(name: name, domain: domain, path: path) }
 
     /// Whether it has expired at `now` (Unix time in seconds); a session cookie never does.
-    public func isExpired(now: Int64) -> Bool {
+    package func isExpired(now: Int64) -> Bool {
         expires.map { $0 <= now } ?? false
     }
 
     /// Whether a request to `url` carries this cookie (RFC 6265 §5.4): its host, a path under its
     /// path, https for a secure cookie, and not expired.
-    public func matches(_ url: URL, now: Int64) -> Bool {
+    package func matches(_ url: URL, now: Int64) -> Bool {
         guard !isExpired(now: now), let host = CookieURL.host(url) else { return false }
         if secure && url.scheme?.lowercased() != "https" { return false }
         let hostMatches = hostOnly ? host == domain : CookieURL.domainMatches(host: host, domain: domain)
@@ -63,7 +63,7 @@ public struct Cookie: Sendable, Equatable {
     }
 
     /// Longest name plus value a jar takes (RFC 6265 §6.1 asks for at least 4096 bytes).
-    public static let maxBytes = 4096
+    package static let maxBytes = 4096
 }
 
 extension Cookie {
@@ -73,7 +73,7 @@ extension Cookie {
     ///
     /// No public suffix list is consulted: a `Domain` of a single label (`com`, `localhost`) is
     /// refused unless it is the host itself, which keeps one site from setting cookies for a TLD.
-    public static func parse(setCookie field: String, from url: URL, now: Int64) -> Cookie? {
+    package static func parse(setCookie field: String, from url: URL, now: Int64) -> Cookie? {
         guard let host = CookieURL.host(url), field.utf8.count <= maxBytes * 2 else { return nil }
         let parts = field.split(separator: ";", omittingEmptySubsequences: false)
         guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { return nil }
@@ -217,9 +217,9 @@ enum CookieURL {
 
 /// The lenient date grammar of `Expires` (RFC 6265 §5.1.1), which accepts what servers really send
 /// ("Wed, 21-Oct-2015 07:28:00 GMT", two-digit years, any order of the tokens).
-public enum CookieDate {
+package enum CookieDate {
     /// Unix time, or nil when the text holds no complete date.
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         guard text.utf8.count <= 256 else { return nil }
         var time: (Int64, Int64, Int64)?
         var day: Int64?

@@ -7,17 +7,17 @@ import Foundation
 /// and `curl_easy_reset` keeps a handle's cookies, so one download's cookies would reach the next
 /// download that takes the handle; and Haul follows redirects itself, so the `Set-Cookie` of every
 /// hop must be read where the hops are. Here it is one value with pure, tested rules.
-public struct CookieJar: Sendable, Equatable {
+package struct CookieJar: Sendable, Equatable {
     /// In order of creation (a replaced cookie keeps its place, RFC 6265 §5.3 step 11.3).
-    public private(set) var cookies: [Cookie] = []
+    package private(set) var cookies: [Cookie] = []
     /// The keys this jar set or deleted after it was read: what a merge takes from it.
-    public private(set) var changed: Set<Cookie.Key> = []
+    package private(set) var changed: Set<Cookie.Key> = []
 
     /// The most cookies a jar holds; more from a server are ignored.
-    public static let maxCookies = 3000
+    package static let maxCookies = 3000
 
     /// A jar holding `cookies`, inserted in order (a later one with the same key replaces an earlier one).
-    public init(_ cookies: [Cookie] = []) {
+    package init(_ cookies: [Cookie] = []) {
         for cookie in cookies { insert(cookie) }
     }
 
@@ -25,7 +25,7 @@ public struct CookieJar: Sendable, Equatable {
 
     /// The `Cookie` header value for a request to `url`, or nil when no cookie applies: cookies
     /// with longer paths first, then older ones first (RFC 6265 §5.4).
-    public func header(for url: URL, now: Int64) -> String? {
+    package func header(for url: URL, now: Int64) -> String? {
         let matching = cookies.enumerated().filter { $0.element.matches(url, now: now) }
             .sorted { ($0.element.path.utf8.count, -$0.offset) > ($1.element.path.utf8.count, -$1.offset) }
         guard !matching.isEmpty else { return nil }
@@ -33,14 +33,14 @@ public struct CookieJar: Sendable, Equatable {
     }
 
     /// Takes in every `Set-Cookie` field of a response from `url` (a redirect's included).
-    public mutating func receive(_ headers: HTTPHeaders, from url: URL, now: Int64) {
+    package mutating func receive(_ headers: HTTPHeaders, from url: URL, now: Int64) {
         for field in headers where field.name.lowercased() == "set-cookie" {
             receive(setCookie: field.value, from: url, now: now)
         }
     }
 
     /// Takes in one `Set-Cookie` value: stores, replaces or (already expired) deletes a cookie.
-    public mutating func receive(setCookie value: String, from url: URL, now: Int64) {
+    package mutating func receive(setCookie value: String, from url: URL, now: Int64) {
         guard let cookie = Cookie.parse(setCookie: value, from: url, now: now) else { return }
         if cookie.isExpired(now: now) {
             cookies.removeAll { $0.key == cookie.key }
@@ -69,7 +69,7 @@ public struct CookieJar: Sendable, Equatable {
     /// cookies stay. Cookies this jar only read are added where the file has none with their key,
     /// unless `readFromIt`: read from that very file, a cookie missing there now was deleted by
     /// another download since, and stays deleted.
-    public func merged(into onDisk: CookieJar, readFromIt: Bool = false) -> CookieJar {
+    package func merged(into onDisk: CookieJar, readFromIt: Bool = false) -> CookieJar {
         var result = CookieJar(onDisk.cookies)
         result.cookies.removeAll { changed.contains($0.key) }
         for cookie in cookies {
@@ -84,7 +84,7 @@ public struct CookieJar: Sendable, Equatable {
     /// A cookie file's cookies, and the numbers (from 1) of the lines that are neither a cookie, a
     /// comment nor blank. Lines are `domain TAB subdomains TAB path TAB secure TAB expires TAB name
     /// TAB value`, `#HttpOnly_` before the domain for an http-only cookie, expires 0 for a session cookie.
-    public static func parse(netscape text: String) -> (jar: CookieJar, invalidLines: [Int]) {
+    package static func parse(netscape text: String) -> (jar: CookieJar, invalidLines: [Int]) {
         var jar = CookieJar()
         var invalid: [Int] = []
         // "\r\n" is one Character: split on it as well as on "\n".
@@ -128,7 +128,7 @@ public struct CookieJar: Sendable, Equatable {
     }
 
     /// The jar as a cookie file, without the cookies expired at `now`.
-    public func netscapeText(now: Int64) -> String {
+    package func netscapeText(now: Int64) -> String {
         var text = "# Netscape HTTP Cookie File\n# Written by haul. Cookies are credentials: keep this file private.\n\n"
         for cookie in cookies where !cookie.isExpired(now: now) {
             let fields = [

@@ -1,14 +1,14 @@
 import Foundation
 
 /// An HTTP entity tag (RFC 9110 §8.8.3).
-public struct EntityTag: Equatable, Sendable, Codable {
+package struct EntityTag: Equatable, Sendable, Codable {
     /// True for a weak validator (`W/"..."`), which cannot guard a byte-range resume.
-    public let isWeak: Bool
+    package let isWeak: Bool
     /// The opaque tag including its double quotes, e.g. "\"abc\"".
-    public let opaqueTag: String
+    package let opaqueTag: String
 
     /// Creates a tag from its parts as given; `opaqueTag` should include its double quotes.
-    public init(isWeak: Bool, opaqueTag: String) {
+    package init(isWeak: Bool, opaqueTag: String) {
         self.isWeak = isWeak
         self.opaqueTag = opaqueTag
     }
@@ -18,7 +18,7 @@ public struct EntityTag: Equatable, Sendable, Codable {
     /// An unquoted token such as `abc` (or `W/abc`) is accepted as `"abc"`, because some
     /// servers send ETags without quotes and refusing them would make resume impossible.
     /// The weak prefix is case-sensitive, as in the RFC grammar.
-    public init?(headerValue: String) {
+    package init?(headerValue: String) {
         // Work on scalars: a quote followed by a combining mark is one Character, which a
         // Character comparison would not recognise as the closing quote.
         var scalars = Substring(headerValue.trimmingWhitespaceAndNewlines()).unicodeScalars
@@ -38,17 +38,17 @@ public struct EntityTag: Equatable, Sendable, Codable {
     }
 
     /// The header form: W/"abc" or "abc".
-    public var headerValue: String {
+    package var headerValue: String {
         isWeak ? "W/\(opaqueTag)" : opaqueTag
     }
 
     /// Strong comparison (RFC 9110 §8.8.3.2): both strong and same opaque tag.
-    public func stronglyMatches(_ other: EntityTag) -> Bool {
+    package func stronglyMatches(_ other: EntityTag) -> Bool {
         !isWeak && !other.isWeak && sameOpaqueTag(other)
     }
 
     /// Weak comparison (RFC 9110 §8.8.3.2): same opaque tag, either may be weak.
-    public func weaklyMatches(_ other: EntityTag) -> Bool {
+    package func weaklyMatches(_ other: EntityTag) -> Bool {
         sameOpaqueTag(other)
     }
 

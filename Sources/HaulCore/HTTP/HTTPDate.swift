@@ -4,20 +4,20 @@ import Foundation
 ///
 /// `DateFormatter` is locale-sensitive and slow to create; the grammar is small and fixed,
 /// so a hand parser is both faster and safe to call from any thread.
-public enum HTTPDate {
+package enum HTTPDate {
     /// Parses IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), obsolete RFC 850
     /// ("Sunday, 06-Nov-94 08:49:37 GMT") and asctime ("Sun Nov  6 08:49:37 1994"). nil if malformed.
     ///
     /// Day and month names are matched case-insensitively; the weekday is not checked
     /// against the date, since a wrong one does not make the instant ambiguous.
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         parse(text, relativeTo: Date())
     }
 
     /// Like `parse(_:)`, with the "now" that places a two-digit RFC 850 year
     /// in its century made explicit (RFC 9110 §5.6.7: a year more than 50 years
     /// in the future means the most recent past year with those digits).
-    public static func parse(_ text: String, relativeTo now: Date) -> Date? {
+    package static func parse(_ text: String, relativeTo now: Date) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         // Only printable ASCII can appear in any of the three forms; this also keeps
         // the Character-based splitting below from meeting grapheme clusters.
@@ -46,7 +46,7 @@ public enum HTTPDate {
     /// Formats as IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT".
     ///
     /// Fractions of a second are dropped; dates outside years 1...9999 are clamped to that range.
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let minSeconds = CivilTime.secondsSince1970(year: 1, month: 1, day: 1)
         let maxSeconds = CivilTime.secondsSince1970(year: 9999, month: 12, day: 31) + 86_399
         let raw = date.timeIntervalSince1970

@@ -85,7 +85,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
 }
 
 /// Why a "Name: value" line from a user or an RPC client cannot be a request header.
-public enum HeaderLineError: Error, Sendable, Equatable {
+package enum HeaderLineError: Error, Sendable, Equatable {
     /// No colon, or nothing before it.
     case notNameAndValue
     /// Whitespace in the name or a line break in the value (header injection).
@@ -96,7 +96,7 @@ public enum HeaderLineError: Error, Sendable, Equatable {
 
 extension HTTPHeaders {
     /// The one rule for headers supplied from outside (`--header`, aria2's `header` option).
-    public static func field(line: String) throws(HeaderLineError) -> Field {
+    package static func field(line: String) throws(HeaderLineError) -> Field {
         guard let colon = line.firstIndex(of: ":"), line.startIndex != colon else { throw .notNameAndValue }
         let name = line[..<colon].trimmingCharacters(in: .whitespaces)
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)

@@ -1,7 +1,7 @@
 /// HTTP status codes as people read them.
-public enum HTTPStatus {
+package enum HTTPStatus {
     /// The reason phrase of the statuses a download meets (RFC 9110 §15); "" for others.
-    public static func reasonPhrase(_ status: Int) -> String {
+    package static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 100: return "Continue"
         case 200: return "OK"

@@ -1,11 +1,11 @@
 import Foundation
 
 /// Why a proxy setting cannot be used. The message shows the value without its password.
-public struct ProxyURLError: Error, Sendable, Equatable {
+package struct ProxyURLError: Error, Sendable, Equatable {
     /// What is wrong, the proxy's password shown as `***`, naming the setting.
-    public let text: SettingText
+    package let text: SettingText
     /// What is wrong, with the library's name for the setting.
-    public var message: String { text.description }
+    package var message: String { text.description }
 }
 
 /// The proxy a transfer goes through, as libcurl chooses it: `--proxy` (an empty one turns
@@ -15,24 +15,24 @@ public struct ProxyURLError: Error, Sendable, Equatable {
 /// libcurl itself makes the choice for every request (Haul only sets CURLOPT_PROXY and
 /// CURLOPT_NOPROXY when they are given); this mirror of its rules (libcurl 7.88 `url.c`,
 /// `noproxy.c`) lets a failure name the proxy it could not reach.
-public struct ProxyRoute: Sendable, Equatable {
+package struct ProxyRoute: Sendable, Equatable {
     /// The proxy URL as given, password included: show it through `Redaction.url`.
-    public let proxy: String
+    package let proxy: String
     /// Where it came from: the proxy setting (`DownloadSetting.proxy`) or the environment variable's name.
-    public let source: SettingText
+    package let source: SettingText
 
     /// The route through `proxy`, chosen by `source`.
-    public init(proxy: String, source: SettingText) {
+    package init(proxy: String, source: SettingText) {
         self.proxy = proxy
         self.source = source
     }
 
     /// The proxy schemes `--proxy` takes (`socks5h`: the proxy resolves the host name).
-    public static let schemes = ["http", "https", "socks5", "socks5h"]
+    package static let schemes = ["http", "https", "socks5", "socks5h"]
 
     /// Checks a `--proxy` value: empty (no proxy at all), or a URL with one of `schemes`, a host,
     /// an optional port and no path, query or fragment.
-    public static func validate(_ text: String) throws(ProxyURLError) {
+    package static func validate(_ text: String) throws(ProxyURLError) {
         guard !text.isEmpty else { return }
         let shown = shown(text)
         guard text.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
@@ -59,7 +59,7 @@ public struct ProxyRoute: Sendable, Equatable {
 
     /// A proxy value as it may be shown: `Redaction.url`, and for text that is no URL Foundation
     /// reads, whatever follows the user's `:` up to the `@` hidden as well.
-    public static func shown(_ text: String) -> String {
+    package static func shown(_ text: String) -> String {
         let redacted = Redaction.url(text)
         guard redacted == text, let at = text.lastIndex(of: "@") else { return redacted }
         let start = text.range(of: "://")?.upperBound ?? text.startIndex
@@ -71,7 +71,7 @@ public struct ProxyRoute: Sendable, Equatable {
     /// - Parameters:
     ///   - proxy: `--proxy`, nil when not given ("" turns proxies off, the environment's too).
     ///   - noProxy: `--noproxy`, nil when not given (then `no_proxy`/`NO_PROXY` apply).
-    public static func resolve(for url: URL, proxy: String?, noProxy: String?, environment: [String: String]) -> ProxyRoute? {
+    package static func resolve(for url: URL, proxy: String?, noProxy: String?, environment: [String: String]) -> ProxyRoute? {
         guard let host = url.host, !host.isEmpty else { return nil }
         let exemptions = noProxy ?? environment["no_proxy"] ?? environment["NO_PROXY"]
         if let exemptions, NoProxyList(exemptions).exempts(host: host) { return nil }
@@ -94,29 +94,29 @@ public struct ProxyRoute: Sendable, Equatable {
 
 extension ProxyRoute {
     /// Whether the environment names a proxy for some scheme (libcurl's variables, set and not empty).
-    public static func environmentNamesProxy(_ environment: [String: String]) -> Bool {
+    package static func environmentNamesProxy(_ environment: [String: String]) -> Bool {
         environmentNames.contains { !(environment[$0] ?? "").isEmpty }
     }
 
     /// The environment variables libcurl takes a proxy from (never `HTTP_PROXY` in capitals).
-    public static let environmentNames = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+    package static let environmentNames = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
 }
 
 /// A `--noproxy` / `no_proxy` list as libcurl reads it: `*` alone for every host, else names,
 /// domains (`example.com` covers `www.example.com`; a leading dot is ignored) and IP addresses
 /// with an optional CIDR prefix length, separated by commas or blanks.
-public struct NoProxyList: Sendable, Equatable {
+package struct NoProxyList: Sendable, Equatable {
     /// The list as given.
-    public let text: String
+    package let text: String
 
     /// The list `text` (a `--noproxy` value or `no_proxy`).
-    public init(_ text: String) {
+    package init(_ text: String) {
         self.text = text
     }
 
     /// Whether requests to `host` (a name, an IPv4 address or a bracketed or bare IPv6 address) go
     /// around the proxy.
-    public func exempts(host rawHost: String) -> Bool {
+    package func exempts(host rawHost: String) -> Bool {
         if text == "*" { return true }
         var host = rawHost.lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }

@@ -1,14 +1,14 @@
 import Foundation
 
 /// Why a redirect was not followed.
-public struct RedirectError: Error, Sendable, Equatable {
+package struct RedirectError: Error, Sendable, Equatable {
     /// Why, for a person (hop limit, loop, scheme, https to http), naming the setting that allows it.
-    public let text: SettingText
+    package let text: SettingText
     /// Why, with the library's names for settings.
-    public var message: String { text.description }
+    package var message: String { text.description }
 
     /// A refusal told by `text`.
-    public init(_ text: SettingText) {
+    package init(_ text: SettingText) {
         self.text = text
     }
 }
@@ -18,17 +18,17 @@ public struct RedirectError: Error, Sendable, Equatable {
 /// Haul follows redirects itself, not through libcurl, so that the rules are explicit and tested:
 /// a hop limit, loop detection, only http/https, the method rewrite of RFC 9110 §15.4, and no
 /// credentials (`Authorization`, `Cookie`, `Proxy-Authorization`) sent to another origin.
-public struct RedirectPolicy: Sendable {
+package struct RedirectPolicy: Sendable {
     /// Redirects followed at most in one chain.
-    public var maxRedirects: Int
+    package var maxRedirects: Int
     /// Whether a redirect from https to http may be followed. Off by default: everything after it,
     /// headers and body included, would travel unencrypted.
-    public var allowsDowngrade: Bool
+    package var allowsDowngrade: Bool
     /// Headers that carry credentials and are dropped once a redirect leaves the original origin.
-    public static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+    package static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
     /// A policy following up to `maxRedirects` redirects, https to http only with `allowsDowngrade`.
-    public init(maxRedirects: Int = 10, allowsDowngrade: Bool = false) {
+    package init(maxRedirects: Int = 10, allowsDowngrade: Bool = false) {
         self.maxRedirects = maxRedirects
         self.allowsDowngrade = allowsDowngrade
     }
@@ -39,7 +39,7 @@ public struct RedirectPolicy: Sendable {
     ///   - head: the 3xx response.
     ///   - originalOrigin: the origin of the first request of the chain; credentials go nowhere else.
     ///   - visited: the URLs requested so far in this chain, the current one included.
-    public func nextRequest(
+    package func nextRequest(
         after request: TransferRequest,
         head: ResponseHead,
         originalOrigin: Origin,

@@ -20,12 +20,12 @@ public struct ResponseHead: Sendable, Equatable {
     }
 
     /// `Content-Range`, parsed; nil when absent or malformed.
-    public var contentRange: ContentRange? {
+    package var contentRange: ContentRange? {
         headers["Content-Range"].flatMap(ContentRange.init(headerValue:))
     }
 
     /// The response's validators: a strong or weak `ETag` and `Last-Modified`.
-    public var validators: Validators {
+    package var validators: Validators {
         Validators(
             etag: headers["ETag"].flatMap(EntityTag.init(headerValue:)),
             lastModified: headers["Last-Modified"]?.trimmingWhitespace()

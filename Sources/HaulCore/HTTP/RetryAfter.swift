@@ -1,14 +1,14 @@
 import Foundation
 
 /// The Retry-After response header (RFC 9110 §10.2.3).
-public enum RetryAfter {
+package enum RetryAfter {
     /// The longest wait honoured; a server asking for more is treated as asking for this.
-    public static let maximumDelay: TimeInterval = 86_400
+    package static let maximumDelay: TimeInterval = 86_400
 
     /// Seconds to wait from a Retry-After header value: delta-seconds ("120") or an HTTP-date
     /// relative to `now`. Negative results clamp to 0. nil for malformed. Absurd values are
     /// capped at 24 hours (86400), including delta-seconds too large for any integer type.
-    public static func delay(fromHeader value: String, now: Date) -> TimeInterval? {
+    package static func delay(fromHeader value: String, now: Date) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         if DecimalDigits.isAllDigits(trimmed) {
             // RFC 9111 §1.2.2: an unrepresentable delta-seconds is "very large", not an error.

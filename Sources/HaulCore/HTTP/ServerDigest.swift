@@ -2,23 +2,23 @@ import Foundation
 
 /// A digest of the whole file that the server published in its response, which Haul verifies
 /// without being asked (`--no-server-digest` turns it off).
-public struct ServerDigest: Sendable, Equatable, Codable {
+package struct ServerDigest: Sendable, Equatable, Codable {
     /// The digest's algorithm.
-    public let algorithm: ChecksumAlgorithm
+    package let algorithm: ChecksumAlgorithm
     /// Lower-case hex, as `Checksum` takes it.
-    public let expectedHex: String
+    package let expectedHex: String
     /// The header it came from: `Repr-Digest`, `Digest`, `x-goog-hash`, `x-amz-checksum-sha256`...
-    public let source: String
+    package let source: String
 
     /// A digest of `algorithm` (`expectedHex` in any case) read from the header `source`.
-    public init(algorithm: ChecksumAlgorithm, expectedHex: String, source: String) {
+    package init(algorithm: ChecksumAlgorithm, expectedHex: String, source: String) {
         self.algorithm = algorithm
         self.expectedHex = expectedHex.lowercased()
         self.source = source
     }
 
     /// What the completion event names: `sha256 (Repr-Digest)`.
-    public var description: String { "\(algorithm.rawValue) (\(source))" }
+    package var description: String { "\(algorithm.rawValue) (\(source))" }
 }
 
 /// Reads the digests a response publishes for the whole representation. Pure.
@@ -30,23 +30,23 @@ public struct ServerDigest: Sendable, Equatable, Codable {
 /// file in one piece). S3's multipart checksums (`…-N`, or `x-amz-checksum-type: COMPOSITE`) are a
 /// digest of part digests, not of the file: they are reported as not verifiable, never as a
 /// mismatch.
-public enum ServerDigests {
+package enum ServerDigests {
     /// What a response offers: the digests Haul can check, strongest first, and the ones it saw
     /// but cannot check (for a message).
-    public struct Found: Sendable, Equatable {
+    package struct Found: Sendable, Equatable {
         /// The digests Haul can verify, strongest first.
-        public var usable: [ServerDigest] = []
+        package var usable: [ServerDigest] = []
         /// The digests seen that cannot be verified (a multipart checksum, an unknown algorithm), named for a message.
-        public var unverifiable: [String] = []
+        package var unverifiable: [String] = []
 
         /// The one to verify: the strongest.
-        public var best: ServerDigest? { usable.first }
+        package var best: ServerDigest? { usable.first }
     }
 
     /// The digests of a response with `status` and `headers` that describe the bytes the
     /// download keeps. Every one read here describes the whole file, so a download of a byte
     /// range keeps none of them (they are named as not verifiable: they describe other bytes).
-    public static func read(_ headers: HTTPHeaders, status: Int, keepsWholeFile: Bool = true) -> Found {
+    package static func read(_ headers: HTTPHeaders, status: Int, keepsWholeFile: Bool = true) -> Found {
         let found = read(headers, status: status)
         guard !keepsWholeFile, !found.usable.isEmpty else { return found }
         let sources = Set(found.usable.map(\.source)).sorted().joined(separator: ", ")
@@ -78,7 +78,7 @@ public enum ServerDigests {
     }
 
     /// The `Want-Repr-Digest` request header Haul sends: SHA-256 preferred (RFC 9530 §4).
-    public static let wantHeader = (name: "Want-Repr-Digest", value: "sha-256=10")
+    package static let wantHeader = (name: "Want-Repr-Digest", value: "sha-256=10")
 
     static func strength(_ algorithm: ChecksumAlgorithm) -> Int {
         switch algorithm {

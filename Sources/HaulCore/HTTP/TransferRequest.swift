@@ -20,20 +20,20 @@ public struct TransferRequest: Sendable, Equatable {
     }
 
     /// The scheme, host and port that decide where credentials may be sent (RFC 6454 origin).
-    public var origin: Origin { Origin(url) }
+    package var origin: Origin { Origin(url) }
 }
 
 /// The (scheme, host, port) triple of a URL.
-public struct Origin: Sendable, Hashable {
+package struct Origin: Sendable, Hashable {
     /// The scheme, lowercased.
-    public let scheme: String
+    package let scheme: String
     /// The host, lowercased; empty when the URL has none.
-    public let host: String
+    package let host: String
     /// The port; the scheme's default (443 for https, else 80) when the URL names none.
-    public let port: Int
+    package let port: Int
 
     /// The origin of `url`.
-    public init(_ url: URL) {
+    package init(_ url: URL) {
         let scheme = url.scheme?.lowercased() ?? ""
         self.scheme = scheme
         self.host = url.host?.lowercased() ?? ""
@@ -45,7 +45,7 @@ extension TransferRequest {
     /// This request asking for what `plan` wants: the one place `Range` and `If-Range` are set.
     /// Any range header already present (a user's, or an earlier plan's) is replaced or removed,
     /// since a range Haul did not plan would defeat the verification of the response.
-    public func asking(for plan: RequestPlan) -> TransferRequest {
+    package func asking(for plan: RequestPlan) -> TransferRequest {
         var request = self
         request.headers.remove("Range")
         request.headers.remove("If-Range")

@@ -1,27 +1,27 @@
 import Foundation
 
 /// What identifies one version of a remote resource: its entity tag and modification date.
-public struct Validators: Sendable, Equatable, Codable {
+package struct Validators: Sendable, Equatable, Codable {
     /// The entity tag (strong or weak); nil when the server sent none.
-    public var etag: EntityTag?
+    package var etag: EntityTag?
     /// The `Last-Modified` date as the server wrote it; nil when it sent none.
-    public var lastModified: String?
+    package var lastModified: String?
 
     /// Validators with this entity tag and date.
-    public init(etag: EntityTag? = nil, lastModified: String? = nil) {
+    package init(etag: EntityTag? = nil, lastModified: String? = nil) {
         self.etag = etag
         self.lastModified = lastModified
     }
 
     /// No validator at all: nothing can guard a resume.
-    public static let none = Validators()
+    package static let none = Validators()
 
     /// The value for `If-Range`: a strong entity tag, else the `Last-Modified` date (RFC 9110 §13.1.5).
     /// A weak tag can never be used: a server must not honour it, so asking would only waste a 200.
     /// Nor can a value with bytes beyond ASCII: a request header goes out as UTF-8, so such a tag
     /// could not be sent back as the server wrote it, and how an engine decoded it is not proof
     /// of its bytes; the resume is proven by re-fetching an overlap instead.
-    public var ifRangeValue: String? {
+    package var ifRangeValue: String? {
         switch guardingValidator {
         case .etag(let etag): return etag.headerValue
         case .lastModified(let date): return date
@@ -44,12 +44,12 @@ public struct Validators: Sendable, Equatable, Codable {
     }
 
     /// Whether a resumed request can rely on `If-Range` to keep versions apart.
-    public var canGuardResume: Bool { ifRangeValue != nil }
+    package var canGuardResume: Bool { ifRangeValue != nil }
 
     /// Whether a response shows the validator that `ifRangeValue` sent: only then does a 206 prove
     /// that the server evaluated `If-Range` against this version. A server (or a cache) that ignores
     /// `If-Range` and leaves its validators out could otherwise splice another version's bytes.
-    public func isShown(by response: Validators) -> Bool {
+    package func isShown(by response: Validators) -> Bool {
         switch guardingValidator {
         case .etag(let etag):
             guard let theirs = response.etag else { return false }
@@ -64,7 +64,7 @@ public struct Validators: Sendable, Equatable, Codable {
 
     /// Whether a response's validators show a different version than these.
     /// A validator the response leaves out is not evidence of change; one that differs is.
-    public func conflicts(with response: Validators) -> Bool {
+    package func conflicts(with response: Validators) -> Bool {
         if let mine = etag, let theirs = response.etag {
             if mine.isWeak || theirs.isWeak { return !mine.weaklyMatches(theirs) }
             return !mine.stronglyMatches(theirs)

@@ -1,9 +1,9 @@
 /// Where each byte of one accepted response goes: compared with the bytes already on disk (the
 /// overlap of a resume without validators, or of an adopted file), written, or refused. Pure: the
 /// writer feeds it chunk lengths and carries out the returned step.
-public struct BodyCursor: Sendable, Equatable {
+package struct BodyCursor: Sendable, Equatable {
     /// Why the body must stop early (its bytes up to the step's end are still handled).
-    public enum Stop: Sendable, Equatable {
+    package enum Stop: Sendable, Equatable {
         /// The server sent more than it announced: the excess is never written.
         case moreThanAnnounced(Int64)
         /// The file reached the download's size limit.
@@ -14,33 +14,33 @@ public struct BodyCursor: Sendable, Equatable {
 
     /// What to do with one chunk: `compare` (offsets in the chunk) against the file at
     /// `compareAt`, then append `write`; then stop if `stop` is set.
-    public struct Step: Sendable, Equatable {
+    package struct Step: Sendable, Equatable {
         /// Offsets in the chunk whose bytes are compared with the file (overlap); empty when none are.
-        public var compare: Range<Int>
+        package var compare: Range<Int>
         /// Where in the file the first compared byte sits.
-        public var compareAt: Int64
+        package var compareAt: Int64
         /// Offsets in the chunk whose bytes are appended to the file; empty when none are.
-        public var write: Range<Int>
+        package var write: Range<Int>
         /// Set when the body must end after this chunk; nil to go on.
-        public var stop: Stop?
+        package var stop: Stop?
     }
 
     /// Body bytes the response announced; nil when unknown.
-    public let expectedBodyLength: Int64?
+    package let expectedBodyLength: Int64?
     /// The largest file allowed; nil for no limit.
-    public let maxSize: Int64?
+    package let maxSize: Int64?
     /// Body bytes taken so far (overlap included).
-    public private(set) var received: Int64 = 0
+    package private(set) var received: Int64 = 0
     /// Overlap bytes still to compare.
-    public private(set) var overlapLeft: Int64
+    package private(set) var overlapLeft: Int64
     /// Where the next overlap byte sits in the file.
-    public private(set) var overlapPosition: Int64
+    package private(set) var overlapPosition: Int64
     /// The file's length: where the next written byte goes.
-    public private(set) var fileLength: Int64
+    package private(set) var fileLength: Int64
 
     /// A cursor for a response accepted with `plan`, over a file of `fileLength` bytes, refusing to
     /// grow the file past `maxSize` (nil for no limit).
-    public init(plan: BodyPlan, fileLength: Int64, maxSize: Int64?) {
+    package init(plan: BodyPlan, fileLength: Int64, maxSize: Int64?) {
         expectedBodyLength = plan.expectedBodyLength
         self.maxSize = maxSize
         overlapLeft = plan.overlap
@@ -49,11 +49,11 @@ public struct BodyCursor: Sendable, Equatable {
     }
 
     /// Whether every overlap byte has been compared.
-    public var overlapDone: Bool { overlapLeft == 0 }
+    package var overlapDone: Bool { overlapLeft == 0 }
 
     /// The step for a chunk of `count` bytes. `segmentBoundary`: where the sequential connection of
     /// a segmented download must stop writing, nil when it writes to the end.
-    public mutating func take(_ count: Int, segmentBoundary: Int64? = nil) -> Step {
+    package mutating func take(_ count: Int, segmentBoundary: Int64? = nil) -> Step {
         var allowed = Int64(count)
         var stop: Stop?
         if let expected = expectedBodyLength, received + allowed > expected {

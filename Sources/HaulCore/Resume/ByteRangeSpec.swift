@@ -14,7 +14,7 @@ public enum ByteRangeSpec: Equatable, Sendable {
     /// Only a single range is accepted: a multi-range request would produce a
     /// multipart response, which a file download cannot write in place.
     /// - Throws: `ByteRangeSpecError` whose message can be shown to a person as is.
-    public init(parsing text: String) throws(ByteRangeSpecError) {
+    package init(parsing text: String) throws(ByteRangeSpecError) {
         var spec = Substring(text.trimmingCharacters(in: .whitespacesAndNewlines))
         if spec.lowercased().hasPrefix("bytes=") {
             spec = spec.dropFirst("bytes=".count)
@@ -59,7 +59,7 @@ public enum ByteRangeSpec: Equatable, Sendable {
     }
 
     /// The Range header value, e.g. "bytes=0-99", "bytes=100-", "bytes=-500".
-    public var headerValue: String {
+    package var headerValue: String {
         switch self {
         case .closed(let first, let last): "bytes=\(first)-\(last)"
         case .from(let first): "bytes=\(first)-"
@@ -80,12 +80,12 @@ public enum ByteRangeSpec: Equatable, Sendable {
 }
 
 /// Why a byte range given by the user could not be understood.
-public struct ByteRangeSpecError: Error, Equatable, Sendable {
+package struct ByteRangeSpecError: Error, Equatable, Sendable {
     /// A sentence a person can act on, naming the offending input.
-    public let message: String
+    package let message: String
 
     /// Creates an error carrying `message`.
-    public init(message: String) {
+    package init(message: String) {
         self.message = message
     }
 }

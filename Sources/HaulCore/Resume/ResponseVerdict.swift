@@ -1,27 +1,27 @@
 /// How the body of an accepted response goes to disk.
-public struct BodyPlan: Sendable, Equatable {
+package struct BodyPlan: Sendable, Equatable {
     /// Where in the partial file the body's first byte belongs; 0 means the file is truncated first.
-    public var writeOffset: Int64
+    package var writeOffset: Int64
     /// The first `overlap` body bytes must equal the partial file's bytes at `writeOffset` and are not written.
-    public var overlap: Int64
+    package var overlap: Int64
     /// Body bytes the response announced (Content-Range span or Content-Length); nil when unknown.
-    public var expectedBodyLength: Int64?
+    package var expectedBodyLength: Int64?
     /// Offset in the remote resource of the partial file's first byte.
-    public var resourceStart: Int64
+    package var resourceStart: Int64
     /// The resource's complete length, when known.
-    public var totalLength: Int64?
+    package var totalLength: Int64?
     /// The length the finished file must have, when known.
-    public var finalLength: Int64?
+    package var finalLength: Int64?
     /// The validators of the version being written.
-    public var validators: Validators
+    package var validators: Validators
     /// The content coding of the bytes being written; nil for identity.
-    public var contentEncoding: String?
+    package var contentEncoding: String?
     /// Set when this response replaces the bytes on disk (a 200 to a resume).
-    public var restartReason: RestartReason?
+    package var restartReason: RestartReason?
 }
 
 /// Why a response ends the download.
-public enum VerdictFailure: Sendable, Equatable {
+package enum VerdictFailure: Sendable, Equatable {
     /// A 4xx or 5xx status; its body is never written.
     case httpStatus(Int)
     /// The bytes on disk cannot be continued and must not be discarded (an adopted file, a range the server will not serve).
@@ -31,7 +31,7 @@ public enum VerdictFailure: Sendable, Equatable {
 }
 
 /// What a response means for the download. The one place where Haul decides whether bytes may be appended.
-public enum ResponseVerdict: Sendable, Equatable {
+package enum ResponseVerdict: Sendable, Equatable {
     /// Write the body as planned.
     case write(BodyPlan)
     /// Nothing left to fetch: the server proved the partial file is the whole thing.
@@ -42,7 +42,7 @@ public enum ResponseVerdict: Sendable, Equatable {
     case fail(VerdictFailure)
 
     /// Evaluates a non-redirect response to a request made from `plan`. Pure.
-    public static func evaluate(_ head: ResponseHead, for plan: RequestPlan) -> ResponseVerdict {
+    package static func evaluate(_ head: ResponseHead, for plan: RequestPlan) -> ResponseVerdict {
         switch head.status {
         case 200: return evaluateFull(head, plan)
         case 206: return evaluatePartial(head, plan)

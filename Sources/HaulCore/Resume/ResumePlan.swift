@@ -7,27 +7,27 @@ public enum DownloadTarget: Sendable, Equatable {
 }
 
 /// What is known about the bytes already on disk for a download.
-public struct LocalPartial: Sendable, Equatable {
+package struct LocalPartial: Sendable, Equatable {
     /// Bytes the partial file holds that can be trusted.
-    public var bytesOnDisk: Int64
+    package var bytesOnDisk: Int64
     /// Offset in the remote resource of the partial file's first byte (non-zero for range downloads).
-    public var resourceStart: Int64
+    package var resourceStart: Int64
     /// The validators of the version the bytes came from.
-    public var validators: Validators
+    package var validators: Validators
     /// The resource's complete length, when known.
-    public var totalLength: Int64?
+    package var totalLength: Int64?
     /// The content coding of the stored bytes; nil for identity.
-    public var contentEncoding: String?
+    package var contentEncoding: String?
     /// A file Haul did not write (`--continue` adopting another tool's file): it must be proven
     /// against the server before a byte is appended, and is never discarded.
-    public var isAdopted: Bool
+    package var isAdopted: Bool
     /// The validators alone do not prove the bytes on disk (they were fetched from another URL, whose
     /// server may reuse an entity tag for another file): the resume re-fetches and compares an
     /// overlap as well, and still sends `If-Range`.
-    public var needsOverlapProof: Bool = false
+    package var needsOverlapProof: Bool = false
 
     /// What is known about `bytesOnDisk` bytes on disk; see each property.
-    public init(
+    package init(
         bytesOnDisk: Int64,
         resourceStart: Int64 = 0,
         validators: Validators = .none,
@@ -78,7 +78,7 @@ public struct RestartReason: Sendable, Equatable, CustomStringConvertible {
     public var discardedBytes: Int64 = 0
 
     /// A reason of kind `code`, told by `message`.
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -87,31 +87,31 @@ public struct RestartReason: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// How many bytes a resume without validators re-fetches and compares with the end of the partial file.
-public let overlapCheckLength: Int64 = 64 * 1024
+package let overlapCheckLength: Int64 = 64 * 1024
 
 /// What to send for a download, given what is on disk.
-public struct RequestPlan: Sendable, Equatable {
+package struct RequestPlan: Sendable, Equatable {
     /// The `Range` header value, nil for a plain request of the whole resource.
-    public var range: String?
+    package var range: String?
     /// The `If-Range` header value, when the partial has a validator that can guard it.
-    public var ifRange: String?
+    package var ifRange: String?
     /// The absolute first byte asked for; nil when the server picks it (whole resource, suffix range).
-    public var requestedFirst: Int64?
+    package var requestedFirst: Int64?
     /// The absolute last byte asked for, for closed ranges.
-    public var requestedLast: Int64?
+    package var requestedLast: Int64?
     /// Leading body bytes that must equal the last bytes of the partial file (a resume without validators).
-    public var overlap: Int64
+    package var overlap: Int64
     /// The partial as it was when the plan was made; nil for a fresh start.
-    public var partial: LocalPartial?
+    package var partial: LocalPartial?
     /// The target the plan serves.
-    public var target: DownloadTarget
+    package var target: DownloadTarget
 
     /// Whether the plan continues bytes already on disk.
-    public var isResume: Bool { partial != nil }
+    package var isResume: Bool { partial != nil }
 }
 
 /// What to do before sending anything.
-public enum PlanDecision: Sendable, Equatable {
+package enum PlanDecision: Sendable, Equatable {
     /// Send this request.
     case send(RequestPlan)
     /// The partial cannot be continued; discard it and start over.
@@ -121,11 +121,11 @@ public enum PlanDecision: Sendable, Equatable {
 }
 
 /// Decides the request for a download from the target and the partial on disk. Pure.
-public enum ResumePlanner {
+package enum ResumePlanner {
     /// The request to send for `target` given the bytes on disk (`partial`, nil for none): a fresh
     /// request, a `Range` from the next byte (with `If-Range` when a validator can guard it, else an
     /// overlap of up to `overlapCheckLength` bytes to compare), or a decision that needs no request.
-    public static func plan(target: DownloadTarget, partial: LocalPartial?) -> PlanDecision {
+    package static func plan(target: DownloadTarget, partial: LocalPartial?) -> PlanDecision {
         guard let partial, partial.bytesOnDisk > 0 else {
             return .send(freshPlan(target))
         }
@@ -162,7 +162,7 @@ public enum ResumePlanner {
     /// The request for one segment of a segmented download: bytes `begin..<end` of the version
     /// `validators` names, whose complete length is `total`. Its response is judged by
     /// `ResponseVerdict` like any other, as a resume of a partial that ends at `begin`.
-    public static func segmentPlan(begin: Int64, end: Int64, validators: Validators, total: Int64) -> RequestPlan {
+    package static func segmentPlan(begin: Int64, end: Int64, validators: Validators, total: Int64) -> RequestPlan {
         RequestPlan(
             range: ByteRangeSpec.closed(first: begin, last: end - 1).headerValue,
             ifRange: validators.ifRangeValue,

@@ -1,18 +1,18 @@
 /// Whether to add connections to a segmented download, judged on the throughput of successive
 /// windows. Pure: the coordinator measures and carries out.
-public struct ConnectionGrowth: Sendable, Equatable {
+package struct ConnectionGrowth: Sendable, Equatable {
     /// Still probing: another window will be judged.
-    public private(set) var growing: Bool
+    package private(set) var growing: Bool
     /// The throughput, and the extra connections, before the last addition; nil before the first.
     private var beforeLastAddition: (rate: Double, helpers: Int)?
     /// A gain below this factor is no gain: the connection count stops growing.
-    public static let requiredGain = 1.15
+    package static let requiredGain = 1.15
     /// A gain this close to linear (per connection added) shows a per-connection cap: every
     /// connection left is added at once instead of doubling again.
-    public static let linearShare = 0.85
+    package static let linearShare = 0.85
 
     /// `adaptive`: probe (no `-x` given); otherwise the count is fixed and never grows.
-    public init(adaptive: Bool) {
+    package init(adaptive: Bool) {
         growing = adaptive
     }
 
@@ -29,7 +29,7 @@ public struct ConnectionGrowth: Sendable, Equatable {
     /// connections its CPU budget (`CPULoad.budgetShare` of the cores) can feed at the CPU each
     /// one costs now: on a fast local link one connection is already the machine, and more would
     /// only compete with each other and the server for the same cores.
-    public mutating func judge(rate: Double, helpers: Int, limit: Int, throttled: Bool, cpu: CPULoad = .unknown) -> Int {
+    package mutating func judge(rate: Double, helpers: Int, limit: Int, throttled: Bool, cpu: CPULoad = .unknown) -> Int {
         guard growing else { return 0 }
         let connections = helpers + 1
         let fit = cpu.connectionsThatFit(running: connections)
@@ -56,36 +56,36 @@ public struct ConnectionGrowth: Sendable, Equatable {
 }
 
 /// What the process used of the machine's CPU during a judged window.
-public struct CPULoad: Sendable, Equatable {
+package struct CPULoad: Sendable, Equatable {
     /// Cores' worth of CPU time used per second of the window (1.5 = one and a half cores).
-    public var coresUsed: Double
+    package var coresUsed: Double
     /// Cores of the machine; 0 when nothing was measured.
-    public var cores: Int
+    package var cores: Int
 
     /// Under this many cores' worth the process is idle: the link or the server holds it back.
-    public static let idleCores = 0.25
+    package static let idleCores = 0.25
     /// The share of all cores that connections may use; the server may need the rest (on a
     /// loopback link it runs on the same machine).
-    public static let budgetShare = 0.75
+    package static let budgetShare = 0.75
     /// Nothing measured: no limit from the CPU.
-    public static let unknown = CPULoad(coresUsed: 0, cores: 0)
+    package static let unknown = CPULoad(coresUsed: 0, cores: 0)
 
     /// A load of `coresUsed` cores' worth of CPU on a machine of `cores` cores.
-    public init(coresUsed: Double, cores: Int) {
+    package init(coresUsed: Double, cores: Int) {
         self.coresUsed = coresUsed
         self.cores = cores
     }
 
     /// The load of `cpuSeconds` used over `wallSeconds` on a machine of `cores` cores.
-    public init(cpuSeconds: Double, wallSeconds: Double, cores: Int) {
+    package init(cpuSeconds: Double, wallSeconds: Double, cores: Int) {
         self.init(coresUsed: wallSeconds > 0 ? cpuSeconds / wallSeconds : 0, cores: wallSeconds > 0 ? cores : 0)
     }
 
     /// Whether the process used less than `idleCores` of CPU: the link or the server held it back.
-    public var isIdle: Bool { cores > 0 && coresUsed < Self.idleCores }
+    package var isIdle: Bool { cores > 0 && coresUsed < Self.idleCores }
 
     /// How many connections the CPU budget can feed, each costing what `running` cost on average.
-    public func connectionsThatFit(running: Int) -> Int {
+    package func connectionsThatFit(running: Int) -> Int {
         guard cores > 0, coresUsed > 0, running > 0 else { return Int.max }
         let perConnection = coresUsed / Double(running)
         let fit = Self.budgetShare * Double(cores) / perConnection
@@ -94,7 +94,7 @@ public struct CPULoad: Sendable, Equatable {
 }
 
 extension ConnectionGrowth {
-    public static func == (a: ConnectionGrowth, b: ConnectionGrowth) -> Bool {
+    package static func == (a: ConnectionGrowth, b: ConnectionGrowth) -> Bool {
         a.growing == b.growing && a.beforeLastAddition?.rate == b.beforeLastAddition?.rate
             && a.beforeLastAddition?.helpers == b.beforeLastAddition?.helpers
     }
@@ -102,12 +102,12 @@ extension ConnectionGrowth {
 
 /// Finds a connection far slower than the others: under a quarter of the median speed for three
 /// observations in a row. Its range goes back to be claimed and its thread starts a new connection.
-public struct SlowConnectionWatch: Sendable, Equatable {
+package struct SlowConnectionWatch: Sendable, Equatable {
     private var lastNext: [Int: Int64] = [:]
     private var slowObservations: [Int: Int] = [:]
 
     /// A watch that has seen nothing yet.
-    public init() {}
+    package init() {}
 
     /// One observation of where each unfinished segment's connection has got to (taken at a
     /// steady interval), `limited` when a speed limit held the connections back. Returns the
@@ -117,7 +117,7 @@ public struct SlowConnectionWatch: Sendable, Equatable {
     /// giving its piece to another connection would only ask for the same bytes again (and the
     /// new connection would be held back the same way). Under a limit nothing is dropped, and
     /// what was seen before it is forgotten.
-    public mutating func observe(_ positions: [(index: Int, next: Int64)], limited: Bool = false) -> [Int] {
+    package mutating func observe(_ positions: [(index: Int, next: Int64)], limited: Bool = false) -> [Int] {
         guard !limited else {
             self = SlowConnectionWatch()
             return []

@@ -15,12 +15,12 @@ import Foundation
 ///    so the mirror cannot switch versions between the probe and its last segment unseen.
 ///
 /// Pure: the coordinator sends the plan, compares the bytes and carries the verdict out.
-public enum MirrorProbe {
+package enum MirrorProbe {
     /// The bytes of the primary's delivered prefix a probe compares: the last `overlapCheckLength`
     /// below the primary's position. Nil while the prefix is shorter than that and the primary's
     /// connection still has its part to fetch (wait for it); once that part is done, whatever
     /// prefix there is.
-    public static func window(mainNext: Int64, mainEnd: Int64) -> Range<Int64>? {
+    package static func window(mainNext: Int64, mainEnd: Int64) -> Range<Int64>? {
         if mainNext >= overlapCheckLength { return (mainNext - overlapCheckLength)..<mainNext }
         if mainNext > 0, mainNext >= mainEnd { return 0..<mainNext }
         return nil
@@ -29,7 +29,7 @@ public enum MirrorProbe {
     /// The probe's request: exactly `window` of a file of `total` bytes, without `If-Range` (the
     /// mirror's validators are not known yet; the comparison is the proof), judged by
     /// `ResponseVerdict` as a resume whose overlap is the whole body.
-    public static func plan(window: Range<Int64>, total: Int64) -> RequestPlan {
+    package static func plan(window: Range<Int64>, total: Int64) -> RequestPlan {
         var partial = LocalPartial(bytesOnDisk: window.upperBound, validators: .none, totalLength: total)
         partial.needsOverlapProof = true
         return RequestPlan(
@@ -43,7 +43,7 @@ public enum MirrorProbe {
     }
 
     /// What the probe's response means.
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         /// Compare the body with the bytes on disk at `plan.requestedFirst`; if every byte is
         /// equal, the mirror is admitted and its segment requests carry `validators` in `If-Range`.
         case compare(validators: Validators)
@@ -54,7 +54,7 @@ public enum MirrorProbe {
     /// Whether mirrors may serve at all: a probe proves 64 KiB of a mirror's bytes, not the rest,
     /// so only a digest of the whole file (`wholeFile`) proves what mirrors deliver; without one
     /// they are not used unless the user allowed it. Nil: they may; else why not.
-    public static func refusal(wholeFile: Checksum?, allowsUnverified: Bool) -> String? {
+    package static func refusal(wholeFile: Checksum?, allowsUnverified: Bool) -> String? {
         guard wholeFile == nil, !allowsUnverified else { return nil }
         return
             "no digest of the whole file is known (no checksum given, none published by the primary), so only its 64 KiB probe could prove its bytes: not used (allow unverified mirrors to use it anyway)"
@@ -62,7 +62,7 @@ public enum MirrorProbe {
 
     /// Judges the probe's (non-redirect) response with the download's own verdict, and any digest
     /// of the file it publishes against `wholeFile`'s (another digest is another file). Pure.
-    public static func evaluate(_ head: ResponseHead, for plan: RequestPlan, wholeFile: Checksum? = nil) -> Verdict {
+    package static func evaluate(_ head: ResponseHead, for plan: RequestPlan, wholeFile: Checksum? = nil) -> Verdict {
         if let wholeFile, let expected = wholeFile.expectedHex {
             for digest in ServerDigests.read(head.headers, status: head.status).usable
             where digest.algorithm == wholeFile.algorithm && digest.expectedHex.lowercased() != expected.lowercased() {
@@ -98,7 +98,7 @@ public enum MirrorProbe {
 
     /// Says, in terms of the mirror, why its answer to `plan` was refused for `reason` (whose own
     /// message talks of restarting the download, which a mirror's failure never does).
-    public static func disagreement(_ head: ResponseHead, _ plan: RequestPlan, _ reason: RestartReason) -> String {
+    package static func disagreement(_ head: ResponseHead, _ plan: RequestPlan, _ reason: RestartReason) -> String {
         let known = plan.partial?.totalLength
         let theirs = head.contentRange?.completeLength ?? (head.status == 200 && head.contentEncoding == nil ? head.contentLength : nil)
         if let known, let theirs, theirs != known {
@@ -120,7 +120,7 @@ public enum MirrorProbe {
     }
 
     /// Said when the probe's bytes differ from the primary's.
-    public static func bytesDiffer(at offset: Int64) -> String {
+    package static func bytesDiffer(at offset: Int64) -> String {
         "its bytes differ from the primary's at offset \(offset)"
     }
 }
@@ -132,7 +132,7 @@ extension TransferRequest {
     /// no `Authorization`, `Cookie` or `Proxy-Authorization`, no other header a user gave for the
     /// primary (it may carry a key), no body. A login the mirror needs comes with its own URL
     /// (`user:password@`), or from a netrc file or cookie jar, which hold credentials per host.
-    public static func mirror(_ url: URL, askedLike primary: TransferRequest) -> TransferRequest {
+    package static func mirror(_ url: URL, askedLike primary: TransferRequest) -> TransferRequest {
         var headers = HTTPHeaders()
         for name in Self.headersKeptForMirrors {
             if let value = primary.headers[name] { headers.set(name, value) }
@@ -141,5 +141,5 @@ extension TransferRequest {
     }
 
     /// The headers of the primary's request that a mirror's request carries too.
-    public static let headersKeptForMirrors = ["User-Agent", "Accept-Encoding"]
+    package static let headersKeptForMirrors = ["User-Agent", "Accept-Encoding"]
 }

@@ -5,37 +5,37 @@
 /// the connection's speed, aiming at `targetSeconds` a piece, or at `latencyFactor` times the
 /// shortest wait seen for a response's head where that is longer (a far server: each request idles
 /// the connection for a round trip). Pure.
-public struct PieceSize: Sendable, Equatable {
+package struct PieceSize: Sendable, Equatable {
     /// The first piece, before the connection's speed is known.
-    public static let first: Int64 = 4 << 20
+    package static let first: Int64 = 4 << 20
     /// Never less: a request's round trip stays small next to the piece.
-    public static let minimum = SegmentTable.minimumSplit
+    package static let minimum = SegmentTable.minimumSplit
     /// Never more: the last pieces of a download stay short.
-    public static let maximum: Int64 = 64 << 20
+    package static let maximum: Int64 = 64 << 20
     /// The time one piece should take at the connection's speed.
-    public static let targetSeconds = 0.5
+    package static let targetSeconds = 0.5
     /// A piece takes at least this many times the wait for its response's head, so the round trip
     /// between two pieces costs at most about 5% of the connection's time.
-    public static let latencyFactor = 20.0
+    package static let latencyFactor = 20.0
     /// A piece grows at most this many times over the last one (its speed may be a burst).
-    public static let maximumGrowth: Int64 = 4
+    package static let maximumGrowth: Int64 = 4
 
     /// The size of the next piece to ask for.
-    public private(set) var bytes: Int64 = Self.first
+    package private(set) var bytes: Int64 = Self.first
     /// `targetSeconds` of the connection's speed (at most `bytes`): near the end of a download a
     /// piece shrinks to a fair share of what is left, but never below this.
-    public private(set) var tailBytes: Int64 = Self.first
+    package private(set) var tailBytes: Int64 = Self.first
     /// The shortest wait for a response's head seen so far: the round trip itself (the first
     /// request's wait also holds the connection's setup).
     private var shortestWait: Double?
 
     /// A connection's pieces, none fetched yet.
-    public init() {}
+    package init() {}
 
     /// The last piece moved `moved` bytes in `seconds`, of which `waited` went by before its
     /// response's head arrived: the next one is sized by the speed of its body and by the round
     /// trip. A piece that moved nothing (it failed) leaves the size as it was.
-    public mutating func observe(moved: Int64, seconds: Double, waited: Double = 0) {
+    package mutating func observe(moved: Int64, seconds: Double, waited: Double = 0) {
         guard moved > 0, seconds > 0 else { return }
         let wait = min(shortestWait ?? .infinity, max(0, waited))
         shortestWait = wait
@@ -51,7 +51,7 @@ public struct PieceSize: Sendable, Equatable {
     /// for yet (`unrequested`, over `connections`), so near the end of a download every connection
     /// still has something to take; never below `tailBytes`, so that a far server's last pieces
     /// do not turn into round trips.
-    public func next(unrequested: Int64, connections: Int) -> Int64 {
+    package func next(unrequested: Int64, connections: Int) -> Int64 {
         min(bytes, max(tailBytes, unrequested / Int64(max(1, connections))))
     }
 }

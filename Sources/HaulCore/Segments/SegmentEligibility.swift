@@ -2,36 +2,36 @@
 /// accepted: only when the server serves byte ranges of this exact version (validators that can
 /// guard `If-Range`), the file's length is known and equal to what is written, nothing is decoded
 /// or offset, and enough is left to be worth splitting. Pure; `SegmentEligibilityTests` is its table.
-public struct SegmentEligibility: Sendable, Equatable {
+package struct SegmentEligibility: Sendable, Equatable {
     /// Connections per file when adapting (no `connections` given): as many as aria2's default
     /// (16), reached only while each addition raises the throughput (`ConnectionGrowth`).
-    public static let adaptiveConnectionLimit = 16
+    package static let adaptiveConnectionLimit = 16
     /// Connections per file at most.
-    public static let maximumConnections = 16
+    package static let maximumConnections = 16
 
     /// The accepted response's body plan.
-    public var body: BodyPlan
+    package var body: BodyPlan
     /// The response's status (a 206 shows the server serves ranges).
-    public var status: Int
+    package var status: Int
     /// The response advertises byte ranges (`Accept-Ranges: bytes`).
-    public var acceptsByteRanges: Bool
+    package var acceptsByteRanges: Bool
     /// The download asks for the whole resource (not a byte range of it).
-    public var wholeResource: Bool
+    package var wholeResource: Bool
     /// The output is a partial file (a direct output is written in order only).
-    public var resumableOutput: Bool
+    package var resumableOutput: Bool
     /// Bytes already in the partial's sequential prefix.
-    public var bytesOnDisk: Int64
+    package var bytesOnDisk: Int64
     /// The record already holds segments (a segmented download resumed): split whatever is left.
-    public var resumesSegments: Bool
+    package var resumesSegments: Bool
     /// Segments are running already, or were turned off for this run after they disagreed.
-    public var segmentsRunningOrDisabled: Bool
+    package var segmentsRunningOrDisabled: Bool
     /// `DownloadRequest.connections`; nil adapts.
-    public var connections: Int?
+    package var connections: Int?
     /// The request URL has a host (to count its connections by).
-    public var hasHost: Bool
+    package var hasHost: Bool
 
     /// The facts of one accepted response.
-    public init(
+    package init(
         body: BodyPlan, status: Int, acceptsByteRanges: Bool, wholeResource: Bool, resumableOutput: Bool, bytesOnDisk: Int64,
         resumesSegments: Bool, segmentsRunningOrDisabled: Bool, connections: Int?, hasHost: Bool
     ) {
@@ -48,12 +48,12 @@ public struct SegmentEligibility: Sendable, Equatable {
     }
 
     /// The connections the file may use in all (the first one included).
-    public var connectionLimit: Int {
+    package var connectionLimit: Int {
         min(Self.maximumConnections, connections ?? Self.adaptiveConnectionLimit)
     }
 
     /// The extra connections to start, nil when the download stays on one connection.
-    public var helpers: Int? {
+    package var helpers: Int? {
         let limit = connectionLimit
         guard limit > 1, !segmentsRunningOrDisabled, wholeResource, resumableOutput, hasHost,
             body.overlap == 0, body.contentEncoding == nil, body.resourceStart == 0,

@@ -5,9 +5,9 @@
 /// probed by the first connection given to it (`MirrorProbe`) and used only once admitted; a
 /// mirror that disagrees or keeps failing is dropped for the rest of the run, and the primary
 /// never is. Pure: no I/O, no threads.
-public struct SegmentSources: Sendable, Equatable {
+package struct SegmentSources: Sendable, Equatable {
     /// Where a source stands in this run.
-    public enum Standing: Sendable, Equatable {
+    package enum Standing: Sendable, Equatable {
         /// Not proven yet: the next connection given to it probes it first.
         case unproven
         /// A connection is probing it; no other connection is given to it meanwhile.
@@ -19,17 +19,17 @@ public struct SegmentSources: Sendable, Equatable {
     }
 
     /// One server of a segmented download and how it is used now.
-    public struct Source: Sendable, Equatable {
+    package struct Source: Sendable, Equatable {
         /// Whether it is proven, being probed, in use or dropped.
-        public var standing: Standing
+        package var standing: Standing
         /// Connections using it now.
-        public var connections: Int
+        package var connections: Int
         /// Transfer failures in a row since it last delivered a whole segment.
-        public var failures: Int
+        package var failures: Int
     }
 
     /// What a new connection is to do.
-    public enum Assignment: Sendable, Equatable {
+    package enum Assignment: Sendable, Equatable {
         /// Fetch segments from this admitted source, with its validators in `If-Range`.
         case fetch(source: Int, validators: Validators)
         /// Probe this mirror first; `admit` or `drop` it afterwards.
@@ -38,7 +38,7 @@ public struct SegmentSources: Sendable, Equatable {
         case awaitProbe(source: Int)
 
         /// The index of the source the assignment names.
-        public var source: Int {
+        package var source: Int {
             switch self {
             case .fetch(let source, _), .probe(let source), .awaitProbe(let source): return source
             }
@@ -46,17 +46,17 @@ public struct SegmentSources: Sendable, Equatable {
     }
 
     /// The primary's index.
-    public static let primary = 0
+    package static let primary = 0
     /// A mirror whose transfers failed this many times in a row (without a whole segment between)
     /// is dropped: the primary and the other mirrors are there to take its ranges.
-    public static let failuresBeforeDrop = 2
+    package static let failuresBeforeDrop = 2
 
     /// The primary (index 0), then the mirrors in the order given.
-    public private(set) var sources: [Source]
+    package private(set) var sources: [Source]
 
     /// The primary, admitted with the download's validators and holding the runner's own
     /// connection, then `mirrorCount` unproven mirrors.
-    public init(primaryValidators: Validators, mirrorCount: Int) {
+    package init(primaryValidators: Validators, mirrorCount: Int) {
         sources = [Source(standing: .admitted(primaryValidators), connections: 1, failures: 0)]
         sources += Array(repeating: Source(standing: .unproven, connections: 0, failures: 0), count: max(0, mirrorCount))
     }
@@ -65,7 +65,7 @@ public struct SegmentSources: Sendable, Equatable {
     /// lowest index on a tie), never one in `excluded` (e.g. whose host has no free slot). A
     /// mirror being probed counts like any other, so connections started together still spread
     /// over every source. Nil when every source is excluded.
-    public mutating func assign(excluding excluded: Set<Int> = []) -> Assignment? {
+    package mutating func assign(excluding excluded: Set<Int> = []) -> Assignment? {
         let candidates = sources.indices.filter { !excluded.contains($0) && !isDropped($0) }
         guard let chosen = candidates.min(by: { sources[$0].connections < sources[$1].connections }) else { return nil }
         sources[chosen].connections += 1
@@ -81,12 +81,12 @@ public struct SegmentSources: Sendable, Equatable {
     }
 
     /// Where `source` stands now (a connection awaiting a probe polls it).
-    public func standing(of source: Int) -> Standing {
+    package func standing(of source: Int) -> Standing {
         sources.indices.contains(source) ? sources[source].standing : .dropped("no such source")
     }
 
     /// The probe proved the mirror: its segments are held to `validators`.
-    public mutating func admit(_ source: Int, validators: Validators) {
+    package mutating func admit(_ source: Int, validators: Validators) {
         guard sources.indices.contains(source), sources[source].standing == .probing else { return }
         sources[source].standing = .admitted(validators)
     }
@@ -94,7 +94,7 @@ public struct SegmentSources: Sendable, Equatable {
     /// Drops a mirror for the rest of the run. Returns true the first time (say so once); the
     /// primary is never dropped (its disagreements restart the download instead).
     @discardableResult
-    public mutating func drop(_ source: Int, reason: String) -> Bool {
+    package mutating func drop(_ source: Int, reason: String) -> Bool {
         guard source != Self.primary, sources.indices.contains(source) else { return false }
         if case .dropped = sources[source].standing { return false }
         sources[source].standing = .dropped(reason)
@@ -103,7 +103,7 @@ public struct SegmentSources: Sendable, Equatable {
 
     /// A transfer from `source` failed (dropped, stalled, refused, throttled). Returns true when
     /// that drops the mirror.
-    public mutating func failed(_ source: Int, reason: String) -> Bool {
+    package mutating func failed(_ source: Int, reason: String) -> Bool {
         guard source != Self.primary, sources.indices.contains(source) else { return false }
         sources[source].failures += 1
         guard sources[source].failures >= Self.failuresBeforeDrop else { return false }
@@ -111,7 +111,7 @@ public struct SegmentSources: Sendable, Equatable {
     }
 
     /// `source` delivered a whole segment: its failures are forgiven.
-    public mutating func delivered(_ source: Int) {
+    package mutating func delivered(_ source: Int) {
         guard sources.indices.contains(source) else { return }
         sources[source].failures = 0
     }
@@ -119,7 +119,7 @@ public struct SegmentSources: Sendable, Equatable {
     /// A connection stops using the source it was given. A probe that ended without a verdict
     /// (the download stopped) leaves the mirror unproven; a connection that only awaited the
     /// probe leaves it to its prober.
-    public mutating func release(_ assignment: Assignment) {
+    package mutating func release(_ assignment: Assignment) {
         let source = assignment.source
         guard sources.indices.contains(source) else { return }
         sources[source].connections = max(0, sources[source].connections - 1)
@@ -127,7 +127,7 @@ public struct SegmentSources: Sendable, Equatable {
     }
 
     /// Whether `source` was dropped.
-    public func isDropped(_ source: Int) -> Bool {
+    package func isDropped(_ source: Int) -> Bool {
         guard sources.indices.contains(source) else { return true }
         if case .dropped = sources[source].standing { return true }
         return false

@@ -9,7 +9,7 @@ public struct Segment: Sendable, Equatable, Codable {
     public var end: Int64
 
     /// The segment `[begin, end)` with `[begin, next)` on disk (nothing when `next` is nil).
-    public init(begin: Int64, next: Int64? = nil, end: Int64) {
+    package init(begin: Int64, next: Int64? = nil, end: Int64) {
         self.begin = begin
         self.next = next ?? begin
         self.end = end
@@ -26,27 +26,27 @@ public struct Segment: Sendable, Equatable, Codable {
 /// the most of). A connection asks for its segment a piece at a time (`request`), and a steal
 /// never takes bytes a connection has asked for: a steal never cuts a response short, so it never
 /// makes the server send bytes nobody keeps. Pure: no I/O, no threads.
-public struct SegmentTable: Sendable, Equatable {
+package struct SegmentTable: Sendable, Equatable {
     /// Below this, a segment is not split again: the request would cost more than it saves.
-    public static let minimumSplit: Int64 = 2 << 20
+    package static let minimumSplit: Int64 = 2 << 20
 
     /// The segments, in file order.
-    public private(set) var segments: [Segment]
+    package private(set) var segments: [Segment]
     /// Which segments a connection is working on.
-    public private(set) var owned: Set<Int>
+    package private(set) var owned: Set<Int>
     /// For each owned segment, the end of the bytes its connection last asked for: kept until it
     /// asks again, gives the request up (`forgetRequest`) or releases the segment.
-    public private(set) var requestedEnds: [Int: Int64] = [:]
+    package private(set) var requestedEnds: [Int: Int64] = [:]
 
     /// A table of these segments, none owned by a connection.
-    public init(segments: [Segment] = []) {
+    package init(segments: [Segment] = []) {
         self.segments = segments
         owned = []
     }
 
     /// Splits `[from, to)` into `count` near-equal parts; the first stays with the caller (the
     /// sequential connection) and is returned as its new end, the others become segments.
-    public mutating func split(from: Int64, to: Int64, count: Int) -> Int64 {
+    package mutating func split(from: Int64, to: Int64, count: Int) -> Int64 {
         let parts = Int64(max(1, count))
         let size = (to - from) / parts
         guard parts > 1, size >= Self.minimumSplit else { return to }
@@ -63,7 +63,7 @@ public struct SegmentTable: Sendable, Equatable {
     /// what lies past the piece its connection asked for when that is further. Both sides keep at
     /// least `minimumSplit`. Returns the segment's index and, when the main connection's range
     /// was split, its new end.
-    public mutating func claim(mainNext: Int64, mainEnd: Int64) -> (index: Int, newMainEnd: Int64?)? {
+    package mutating func claim(mainNext: Int64, mainEnd: Int64) -> (index: Int, newMainEnd: Int64?)? {
         if let free = segments.indices.first(where: { !owned.contains($0) && !segments[$0].isDone }) {
             owned.insert(free)
             return (free, nil)
@@ -95,7 +95,7 @@ public struct SegmentTable: Sendable, Equatable {
     /// The owner of segment `index` asks for up to `size` more bytes of it: returns the end of the
     /// piece to request (`next` when the segment is done). Until the owner asks again or releases
     /// the segment, no steal takes any of the piece.
-    public mutating func request(_ index: Int, upTo size: Int64) -> Int64 {
+    package mutating func request(_ index: Int, upTo size: Int64) -> Int64 {
         let segment = segments[index]
         let end = segment.next + min(max(0, size), segment.remaining)
         requestedEnds[index] = end
@@ -105,7 +105,7 @@ public struct SegmentTable: Sendable, Equatable {
     /// Records bytes written to a segment (never past its end, which stealing may have moved).
     /// Returns how many of them belong to the segment.
     @discardableResult
-    public mutating func advance(_ index: Int, by count: Int64) -> Int64 {
+    package mutating func advance(_ index: Int, by count: Int64) -> Int64 {
         let accepted = max(0, min(count, segments[index].remaining))
         segments[index].next += accepted
         return accepted
@@ -113,12 +113,12 @@ public struct SegmentTable: Sendable, Equatable {
 
     /// The owner of segment `index` gave its request up (it failed): while it waits to try again,
     /// a steal may take any of the segment's remainder.
-    public mutating func forgetRequest(_ index: Int) {
+    package mutating func forgetRequest(_ index: Int) {
         requestedEnds[index] = nil
     }
 
     /// Bytes of the segments that no connection has asked for yet.
-    public var unrequestedBytes: Int64 {
+    package var unrequestedBytes: Int64 {
         segments.indices.reduce(0) { sum, index in
             let segment = segments[index]
             return sum + max(0, segment.end - max(segment.next, requestedEnds[index] ?? segment.next))
@@ -130,7 +130,7 @@ public struct SegmentTable: Sendable, Equatable {
     /// sequential connection's range ends, that range grows over it (its open request goes on
     /// instead of being cut there and asked for again), and the segment is left empty and
     /// released. Returns the sequential connection's new end; nil when it cannot be given back.
-    public mutating func giveBack(_ index: Int, mainNext: Int64, mainEnd: Int64) -> Int64? {
+    package mutating func giveBack(_ index: Int, mainNext: Int64, mainEnd: Int64) -> Int64? {
         let segment = segments[index]
         guard mainNext < mainEnd, segment.begin == mainEnd, segment.next == segment.begin, segment.end > segment.begin else { return nil }
         segments[index].end = segment.begin
@@ -139,22 +139,22 @@ public struct SegmentTable: Sendable, Equatable {
     }
 
     /// A connection stops working on a segment (done, failed or refused); it can be claimed again.
-    public mutating func release(_ index: Int) {
+    package mutating func release(_ index: Int) {
         owned.remove(index)
         requestedEnds[index] = nil
     }
 
     /// Bytes of the segments on disk.
-    public var bytesDone: Int64 {
+    package var bytesDone: Int64 {
         segments.reduce(0) { $0 + ($1.next - $1.begin) }
     }
 
     /// Whether every segment is on disk.
-    public var isComplete: Bool { segments.allSatisfy(\.isDone) }
+    package var isComplete: Bool { segments.allSatisfy(\.isDone) }
 
     /// The first byte not on disk at or after `offset`, following finished segments: how far the
     /// sequential prefix extends once it reaches the segments.
-    public func contiguousEnd(from offset: Int64) -> Int64 {
+    package func contiguousEnd(from offset: Int64) -> Int64 {
         var end = offset
         var advanced = true
         while advanced {

@@ -1,6 +1,6 @@
 /// Which server a segment request went to: the download's own (the final hop of its first
 /// request), or a mirror proven to serve the same file (`MirrorProbe`).
-public enum SegmentSource: Sendable, Equatable {
+package enum SegmentSource: Sendable, Equatable {
     /// The download's own server.
     case primary
     /// A mirror given in `DownloadRequest.mirrors`.
@@ -10,7 +10,7 @@ public enum SegmentSource: Sendable, Equatable {
 /// What a response to a segment request means. Decided by `ResponseVerdict`, the same code that
 /// judges a download's first connection, so a segment is held to every rule a resume is, whichever
 /// server it came from.
-public enum SegmentVerdict: Sendable, Equatable {
+package enum SegmentVerdict: Sendable, Equatable {
     /// Write the body at the segment's offset.
     case write
     /// The server wants fewer connections (429, 503): this connection ends, no more are added.
@@ -26,7 +26,7 @@ public enum SegmentVerdict: Sendable, Equatable {
     /// Judges `head` as the answer to `plan` (from `ResumePlanner.segmentPlan`, with the validators
     /// of the server asked: a mirror's own) from `source`. Every rule is the same for every source;
     /// only what a broken rule costs differs. Pure.
-    public static func evaluate(_ head: ResponseHead, for plan: RequestPlan, from source: SegmentSource = .primary) -> SegmentVerdict {
+    package static func evaluate(_ head: ResponseHead, for plan: RequestPlan, from source: SegmentSource = .primary) -> SegmentVerdict {
         let verdict = evaluateRules(head, plan)
         guard source == .mirror, case .mismatch(let reason) = verdict else { return verdict }
         return .dropSource(MirrorProbe.disagreement(head, plan, reason))

@@ -1,6 +1,6 @@
 extension Duration {
     /// The duration in seconds, as a `Double` (for speeds and pacing).
-    public var inSeconds: Double {
+    package var inSeconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

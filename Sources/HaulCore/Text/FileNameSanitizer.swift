@@ -1,9 +1,9 @@
 import Foundation
 
 /// Makes names from untrusted sources (servers, URLs) safe to create inside a target directory.
-public enum FileNameSanitizer {
+package enum FileNameSanitizer {
     /// The longest name most file systems accept, in UTF-8 bytes.
-    public static let maximumByteCount = 255
+    package static let maximumByteCount = 255
 
     /// Turns an untrusted name (from a server or URL) into one safe to create inside a target
     /// directory.
@@ -15,7 +15,7 @@ public enum FileNameSanitizer {
     /// spaces, and leading dots so the result is never hidden; refuses "", "." and ".."; and
     /// limits the result to 255 UTF-8 bytes, truncating the stem but keeping a short extension,
     /// never splitting a character. Returns nil if nothing usable remains.
-    public static func sanitize(_ raw: String) -> String? {
+    package static func sanitize(_ raw: String) -> String? {
         // Split on scalars, not Characters: a "prepended concatenation mark" such as U+06DD joins
         // the "/" after it into one grapheme cluster, which a Character split would not see.
         let components = raw.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" })
@@ -36,7 +36,7 @@ public enum FileNameSanitizer {
     /// The destination name for a response: Content-Disposition (if given and usable), else the
     /// URL's last non-empty path segment (percent-decoded), else `fallback`. Every candidate goes
     /// through `sanitize`; if even `fallback` is unusable, "download" is returned.
-    public static func destinationName(
+    package static func destinationName(
         contentDisposition: String?, url: URL, fallback: String = "download"
     ) -> String {
         if let contentDisposition,
@@ -113,7 +113,7 @@ public enum FileNameSanitizer {
 
     /// The longest start of `name` that fits in `budget` UTF-8 bytes, cut between characters (so
     /// never inside one), or between scalars when even the first character does not fit.
-    public static func prefix(of name: some StringProtocol, withinBytes budget: Int) -> String {
+    package static func prefix(of name: some StringProtocol, withinBytes budget: Int) -> String {
         let text = Substring(name)
         let kept = prefix(ofCharacters: text, withinBytes: budget)
         // A single enormous grapheme (say, a letter with thousands of combining marks) would

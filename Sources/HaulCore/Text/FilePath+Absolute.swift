@@ -2,14 +2,14 @@ import Foundation
 
 /// Absolute, normalized paths without touching the file system (Foundation's file URLs stat the
 /// path and read the working directory on every call, which a batch of thousands feels).
-public enum AbsolutePath {
+package enum AbsolutePath {
     /// The process's working directory, read once.
     static let workingDirectory: String = FileManager.default.currentDirectoryPath
 
     /// The directory part of `path`, split at the last "/" byte. (NSString's
     /// `deletingLastPathComponent` works on Characters, and a name starting with a combining mark
     /// fuses with the "/" before it, so it would name the wrong directory.)
-    public static func directory(of path: String) -> String {
+    package static func directory(of path: String) -> String {
         let bytes = Array(path.utf8)
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "." }
         if slash == 0 { return "/" }
@@ -20,7 +20,7 @@ public enum AbsolutePath {
     /// resolved. Components are split at "/" bytes and compared byte for byte, as the kernel
     /// reads a path: a component starting with a combining mark is not fused with the "/" before
     /// it (which `split` over Characters would do), and the work is one pass over the bytes.
-    public static func of(_ path: String) -> String {
+    package static func of(_ path: String) -> String {
         let joined = path.utf8.first == UInt8(ascii: "/") ? path : workingDirectory + "/" + path
         let slash = UInt8(ascii: "/")
         let dot = UInt8(ascii: ".")

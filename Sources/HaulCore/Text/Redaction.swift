@@ -6,7 +6,7 @@ import Foundation
 public enum Redaction {
     /// Header fields whose values are credentials (compared lowercased): the ones a redirect to
     /// another origin also drops.
-    public static let secretHeaderNames = Set(RedirectPolicy.credentialHeaders.map { $0.lowercased() })
+    package static let secretHeaderNames = Set(RedirectPolicy.credentialHeaders.map { $0.lowercased() })
 
     /// The URL with `user:password@` shown as `user:***@` (a user alone is kept).
     public static func url(_ text: String) -> String {
@@ -19,12 +19,12 @@ public enum Redaction {
     }
 
     /// The URL without its password (`user:password@` becomes `user@`).
-    public static func withoutPassword(_ text: String) -> String {
+    package static func withoutPassword(_ text: String) -> String {
         replacingPassword(in: text, with: nil)
     }
 
     /// The header fields without credentials.
-    public static func publicHeaders(_ fields: [HTTPHeaders.Field]) -> [HTTPHeaders.Field] {
+    package static func publicHeaders(_ fields: [HTTPHeaders.Field]) -> [HTTPHeaders.Field] {
         fields.filter { !secretHeaderNames.contains($0.name.lowercased()) }
     }
 
@@ -64,7 +64,7 @@ public enum Redaction {
     }
 
     /// The secrets a URL (or proxy) text carries: its password as written and percent-decoded.
-    public static func secrets(inURL text: String) -> [String] {
+    package static func secrets(inURL text: String) -> [String] {
         guard let range = passwordRange(in: text) else { return [] }
         let raw = String(text[range])
         return Array(Set([raw, raw.removingPercentEncoding ?? raw]))
@@ -72,7 +72,7 @@ public enum Redaction {
 
     /// The secrets a credential header's value carries: the value, and its token after a scheme
     /// (`Basic …`, `Bearer …`).
-    public static func secrets(inHeaderValue value: String) -> [String] {
+    package static func secrets(inHeaderValue value: String) -> [String] {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         var found = [trimmed]
         if let space = trimmed.firstIndex(of: " ") {
@@ -85,7 +85,7 @@ public enum Redaction {
     /// (libcurl's error text echoes a proxy URL it cannot read, password and all). Secrets of
     /// fewer than four characters are hidden only where they stand as a password (`:secret@`),
     /// so that a one-letter password does not blank out every such letter of a message.
-    public static func text(_ text: String, hiding secrets: [String]) -> String {
+    package static func text(_ text: String, hiding secrets: [String]) -> String {
         var result = text
         for secret in Set(secrets).sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
             if secret.count >= 4 {

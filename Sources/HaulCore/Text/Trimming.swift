@@ -4,12 +4,12 @@ extension String {
     /// `trimmingCharacters(in: .whitespaces)`, without Foundation's character-set walk for a value
     /// that starts and ends with a visible ASCII character (nearly every header value): the result
     /// is the same string in every case.
-    public func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         Self.hasNoEdgeWhitespace(self) ? self : trimmingCharacters(in: .whitespaces)
     }
 
     /// `trimmingCharacters(in: .whitespacesAndNewlines)`, with the same shortcut.
-    public func trimmingWhitespaceAndNewlines() -> String {
+    package func trimmingWhitespaceAndNewlines() -> String {
         Self.hasNoEdgeWhitespace(self) ? self : trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

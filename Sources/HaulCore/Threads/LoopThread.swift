@@ -12,7 +12,7 @@ import Synchronization
 /// holds up every transfer. The loop marks itself; the blocking calls ask `mustNotBlock` first,
 /// and in debug builds a call on the loop is reported (the process stops, naming the call), so a
 /// change that puts one there fails the tests. Release builds only keep the mark.
-public enum LoopThread {
+package enum LoopThread {
     /// The marked threads (the loop's; tests mark their own), by `pthread_t` as a number.
     private static let marked = Mutex<Set<UInt>>([])
     /// What a debug build does with a blocking call on the loop; tests replace it to observe.
@@ -27,33 +27,33 @@ public enum LoopThread {
     }
 
     /// The calling thread is an event loop's.
-    public static func markCurrent() {
+    package static func markCurrent() {
         let id = currentID
         _ = marked.withLock { $0.insert(id) }
     }
 
     /// The calling thread is no longer an event loop's (tests).
-    public static func unmarkCurrent() {
+    package static func unmarkCurrent() {
         let id = currentID
         _ = marked.withLock { $0.remove(id) }
     }
 
     /// Whether the calling thread is an event loop's.
-    public static var isCurrent: Bool {
+    package static var isCurrent: Bool {
         let id = currentID
         return marked.withLock { $0.contains(id) }
     }
 
     /// Says that `call` may block: in a debug build, reached on the loop's thread, it is reported.
     @inlinable
-    public static func mustNotBlock(_ call: @autoclosure () -> String) {
+    package static func mustNotBlock(_ call: @autoclosure () -> String) {
         #if DEBUG
             if isCurrent { violated(call()) }
         #endif
     }
 
     /// Reports a blocking call on the loop: to the handler a test set, else by stopping the process.
-    public static func violated(_ call: String) {
+    package static func violated(_ call: String) {
         if let handler = onViolation.withLock({ $0 }) {
             handler(call)
             return
@@ -64,7 +64,7 @@ public enum LoopThread {
     }
 
     /// Tests: reports violations to `handler` instead of stopping (nil: stop again).
-    public static func reportViolations(to handler: (@Sendable (String) -> Void)?) {
+    package static func reportViolations(to handler: (@Sendable (String) -> Void)?) {
         onViolation.withLock { $0 = handler }
     }
 }

@@ -5,9 +5,9 @@ import Synchronization
 /// The final paths that downloads of this process chose from responses: two downloads of one batch
 /// named alike by their servers (`report.pdf` twice) must not both take the name, or one file would
 /// be lost. A name is `active` while its download runs and `done` once that file is in place.
-public final class ClaimedNames: Sendable {
+package final class ClaimedNames: Sendable {
     /// The process's names.
-    public static let shared = ClaimedNames()
+    package static let shared = ClaimedNames()
     private struct Names {
         var active: Set<String> = []
         var done: Set<String> = []
@@ -24,7 +24,7 @@ public final class ClaimedNames: Sendable {
     /// download of that run took the name: when a file that is not its own is at `name`, the
     /// numbered names are looked at in order, while there are files at them, and one holding its
     /// own file is claimed (not counted as changed). Else `name` is claimed, to be refused.
-    public func claim(_ name: String, replacing: Bool, path: (String) -> String, isOwn: (String) -> Bool = { _ in false }) -> (
+    package func claim(_ name: String, replacing: Bool, path: (String) -> String, isOwn: (String) -> Bool = { _ in false }) -> (
         name: String, renamed: Bool
     ) {
         names.withLock { names in
@@ -68,7 +68,7 @@ public final class ClaimedNames: Sendable {
     }
 
     /// The download that claimed `path` ended; `completed` when its file is now there.
-    public func release(_ path: String, completed: Bool) {
+    package func release(_ path: String, completed: Bool) {
         names.withLock { names in
             names.active.remove(path)
             if completed { names.done.insert(path) }

@@ -30,9 +30,9 @@ import Synchronization
 /// left that this one cannot open (an older Haul made it 0600) is stepped around: this user's
 /// runs then lock in `.haul-lock-UID` beside it, and only their own downloads exclude each other
 /// there (another user's partial is theirs alone to write anyway).
-public final class DestinationLock: Sendable {
+package final class DestinationLock: Sendable {
     /// The directory's lock file.
-    public let path: String
+    package let path: String
     /// The byte of the lock file this destination's lock is on.
     let slot: Int64
     private let file: LockFiles.FileID
@@ -41,7 +41,7 @@ public final class DestinationLock: Sendable {
     /// Takes the lock of the destination whose partial is `key` (its name in the directory of
     /// `path` is what counts), in the lock file at `path` (created if missing), or throws
     /// `.heldElsewhere` naming the holder.
-    public init(path: String, key: String) throws(StoreError) {
+    package init(path: String, key: String) throws(StoreError) {
         self.path = path
         slot = Self.slot(forPartial: key)
         file = try LockFiles.shared.lock(slot, in: path)
@@ -49,7 +49,7 @@ public final class DestinationLock: Sendable {
 
     /// Releases the lock; the last holder in this process removes the lock file if no other
     /// process holds a lock in it. Safe to call again.
-    public func release() {
+    package func release() {
         // Once: the same destination may be locked again by this process meanwhile.
         guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
         LockFiles.shared.unlock(slot, in: file)

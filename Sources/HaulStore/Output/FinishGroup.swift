@@ -20,18 +20,18 @@ import HaulCore
 /// download; its data stays in its partial. A lone download is a group of one (its data synced
 /// with fsync). A direct output is already where it goes. The mark outlives the record: the same
 /// request again finds the file in place and proven, and completes without a request.
-public enum FinishGroup {
+package enum FinishGroup {
     /// One download to put in place.
-    public struct Member {
+    package struct Member {
         /// Its file keeper.
-        public let output: PartialDownload
+        package let output: PartialDownload
         /// Whether it replaces a file at its final path.
-        public let replacing: Bool
+        package let replacing: Bool
         /// Its digest's state, kept in the finished record.
-        public let hash: StreamingHash?
+        package let hash: StreamingHash?
 
         /// A download of the group.
-        public init(_ output: PartialDownload, replacing: Bool, hash: StreamingHash?) {
+        package init(_ output: PartialDownload, replacing: Bool, hash: StreamingHash?) {
             self.output = output
             self.replacing = replacing
             self.hash = hash
@@ -39,7 +39,7 @@ public enum FinishGroup {
     }
 
     /// Finishes `members`; returns each one's final path or failure, in order.
-    public static func finish(_ members: [Member]) -> [Result<String, OutputError>] {
+    package static func finish(_ members: [Member]) -> [Result<String, OutputError>] {
         var results = [Result<String, OutputError>?](repeating: nil, count: members.count)
         var moving: [Int] = []
         var placed: [Int] = []

@@ -4,7 +4,7 @@ import HaulCore
 /// What opening a download's output does with what an earlier run left: a pure table of the
 /// record loaded (if any), the partial file's presence and what is at the final path, tested
 /// without a file system (`OpenDecisionTests`).
-public enum OpenDecision: Equatable, Sendable {
+package enum OpenDecision: Equatable, Sendable {
     /// An earlier run finished and put the file in place, and it is still exactly that file (its
     /// finished record, or the `FinishedMark` on the file, says so).
     case useFinishedFile
@@ -18,7 +18,7 @@ public enum OpenDecision: Equatable, Sendable {
     case refuse(Refusal)
 
     /// Why opening stops.
-    public enum Refusal: Equatable, Sendable {
+    package enum Refusal: Equatable, Sendable {
         /// The final path is a symlink.
         case symlink
         /// A file is there and the request neither replaces nor continues it.
@@ -30,22 +30,22 @@ public enum OpenDecision: Equatable, Sendable {
     }
 
     /// The record an earlier run left, as far as opening cares.
-    public struct Loaded: Equatable, Sendable {
+    package struct Loaded: Equatable, Sendable {
         /// Same method and range as this request (else it is another request's partial).
-        public var matchesRequest: Bool
+        package var matchesRequest: Bool
         /// The partial is a file adopted with `.continueIt`.
-        public var isAdopted: Bool
+        package var isAdopted: Bool
         /// The record says the file was finished and moved into place.
-        public var isFinished: Bool
+        package var isFinished: Bool
         /// An earlier `.continueIt` found the file did not match and began a new download beside it.
-        public var replacesExistingFile: Bool
+        package var replacesExistingFile: Bool
         /// The record says the file was finished, and the partial is still the file it marked
         /// (same inode, size and modification time): the process died between the finished mark
         /// and the rename, with every byte synced.
-        public var partialIsFinishedFile: Bool
+        package var partialIsFinishedFile: Bool
 
         /// The record's facts.
-        public init(matchesRequest: Bool, isAdopted: Bool, isFinished: Bool, replacesExistingFile: Bool, partialIsFinishedFile: Bool = false) {
+        package init(matchesRequest: Bool, isAdopted: Bool, isFinished: Bool, replacesExistingFile: Bool, partialIsFinishedFile: Bool = false) {
             self.matchesRequest = matchesRequest
             self.isAdopted = isAdopted
             self.isFinished = isFinished
@@ -64,7 +64,7 @@ public enum OpenDecision: Equatable, Sendable {
     ///   - finalIsProvenFinished: the file at the final path (in a directory download, at the name
     ///     its URL gives) carries this request's `FinishedMark`, unchanged since (an earlier run's
     ///     finished download, its record long forgotten).
-    public static func decide(
+    package static func decide(
         loaded: Loaded?, partialExists: Bool, finishedFileInPlace: Bool, final: PathKind?, policy: ExistingFilePolicy,
         finalIsProvenFinished: Bool = false
     ) -> (decision: OpenDecision, forgetsRecord: Bool) {

@@ -3,9 +3,9 @@ import HaulCore
 
 /// Why the output of a download cannot be opened, written or put in place. The download turns it
 /// into its own error, category for kind.
-public struct OutputError: Error, Sendable, Equatable {
+package struct OutputError: Error, Sendable, Equatable {
     /// What kind of failure it is.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// The destination cannot be used as given (a directory where a file was named).
         case usage
         /// Something is at the destination that must not be replaced or written through.
@@ -20,16 +20,16 @@ public struct OutputError: Error, Sendable, Equatable {
     }
 
     /// What kind of failure it is.
-    public let kind: Kind
+    package let kind: Kind
     /// What went wrong, naming the settings that bear on it.
-    public let text: SettingText
+    package let text: SettingText
     /// The file the failure is about.
-    public var path: String?
+    package var path: String?
     /// The `errno` of the failed system call.
-    public var systemError: Int32?
+    package var systemError: Int32?
 
     /// A failure of `kind` told by `text`, about `path`, with the `errno` behind it.
-    public init(_ kind: Kind, _ text: SettingText, path: String? = nil, systemError: Int32? = nil) {
+    package init(_ kind: Kind, _ text: SettingText, path: String? = nil, systemError: Int32? = nil) {
         self.kind = kind
         self.text = text
         self.path = path

@@ -3,49 +3,49 @@ import HaulCore
 
 /// Where a download's files live on disk: the final path (when known), the partial file and the
 /// other sidecars beside it (each named by `SidecarName`, the one rule for their names).
-public struct OutputLayout: Sendable, Equatable {
+package struct OutputLayout: Sendable, Equatable {
     /// The name of the directory's lock file (see `lockPath`).
-    public static let lockSuffix = ".haul-lock"
+    package static let lockSuffix = ".haul-lock"
 
     /// The directory everything lives in.
-    public let directory: String
+    package let directory: String
     /// The final path given up front; nil for a download into a directory (the response names
     /// the file: `PartialDownload.finalPath` is the one place that derives it).
-    public let finalPath: String?
+    package let finalPath: String?
     /// For a download into a directory, the name its URL alone gives the file (`nameFromURL`):
     /// where it lands unless the response names it otherwise, and so where an earlier run of the
     /// same request put it. Nil for a path given up front.
-    public let urlName: String?
+    package let urlName: String?
     /// The longest name, in bytes, the directory's file system takes (`nameLimit(of:)`).
-    public let nameMax: Int
+    package let nameMax: Int
     /// The sidecars' path up to their name (through the last "/"), and the name they are named
     /// after: the final name, or a directory download's key.
     private let sidecarPrefix: String
     private let sidecarStem: String
 
     /// The partial file.
-    public var partialPath: String { path(of: .partial) }
+    package var partialPath: String { path(of: .partial) }
     /// The resume record beside it (a single download's; a queue keeps its record in the store).
-    public var recordPath: String { path(of: .record) }
+    package var recordPath: String { path(of: .record) }
     /// A segmented download's progress, mapped into memory (see `SegmentProgressMap`).
-    public var segmentMapPath: String { path(of: .segmentMap) }
+    package var segmentMapPath: String { path(of: .segmentMap) }
     /// Where a partial proven bad (its digest is not the expected one) is set aside: kept for a
     /// look, never continued.
-    public var rejectedPath: String { path(of: .rejected) }
+    package var rejectedPath: String { path(of: .rejected) }
     /// The directory's lock file, in which one byte per destination gives one run at a time the
     /// right to write the partial (see `DestinationLock`).
-    public var lockPath: String {
+    package var lockPath: String {
         directory + "/" + Self.lockSuffix
     }
 
     /// The path of `sidecar`: beside the destination, named by `SidecarName`.
-    public func path(of sidecar: Sidecar) -> String {
+    package func path(of sidecar: Sidecar) -> String {
         sidecarPrefix + SidecarName.of(sidecarStem, sidecar, nameMax: nameMax)
     }
 
     /// The final name given up front when the file system cannot take it (longer than
     /// `nameMax` bytes): such a download is refused before any request. Nil when it fits.
-    public var finalNameTooLong: String? {
+    package var finalNameTooLong: String? {
         guard finalPath != nil, sidecarStem.utf8.count > nameMax else { return nil }
         return sidecarStem
     }
@@ -65,7 +65,7 @@ public struct OutputLayout: Sendable, Equatable {
     /// The one rule for where a download's files live, for the runner and the queue alike; nil for
     /// standard output. Continuing (`existingFile: .continueIt`) into a directory needs the name
     /// before any request, so it takes it from the URL (as wget -c does) and lives beside that file.
-    public static func of(_ destination: Destination, existingFile: ExistingFilePolicy, url: URL) -> OutputLayout? {
+    package static func of(_ destination: Destination, existingFile: ExistingFilePolicy, url: URL) -> OutputLayout? {
         switch destination {
         case .standardOutput:
             return nil
@@ -80,14 +80,14 @@ public struct OutputLayout: Sendable, Equatable {
 
     /// A download to an explicit path: the partial and record sit beside it. `nameMax`: the
     /// directory's name limit, asked of its file system when not given.
-    public static func file(_ path: String, nameMax: Int? = nil) -> OutputLayout {
+    package static func file(_ path: String, nameMax: Int? = nil) -> OutputLayout {
         let directory = AbsolutePath.directory(of: path)
         return OutputLayout(directory: directory, finalPath: path, sidecarBase: path, nameMax: nameMax ?? nameLimit(of: directory))
     }
 
     /// A download into a directory: the name is not known before the response, so the partial is
     /// keyed by the URL, which is what a later run for the same URL knows first.
-    public static func directory(_ directory: String, url: URL, nameMax: Int? = nil) -> OutputLayout {
+    package static func directory(_ directory: String, url: URL, nameMax: Int? = nil) -> OutputLayout {
         let key = "." + "haul-" + stableHash(url.absoluteString)
         let base = (directory as NSString).appendingPathComponent(key)
         return OutputLayout(
@@ -96,12 +96,12 @@ public struct OutputLayout: Sendable, Equatable {
 
     /// The name a URL alone gives a file downloaded into a directory (its last path segment,
     /// sanitized): the one rule for a directory download's name before any response.
-    public static func nameFromURL(_ url: URL) -> String {
+    package static func nameFromURL(_ url: URL) -> String {
         FileNameSanitizer.destinationName(contentDisposition: nil, url: url)
     }
 
     /// The path the URL alone names in a directory download (`urlName`); nil for a path given up front.
-    public var finalPathFromURL: String? {
+    package var finalPathFromURL: String? {
         urlName.map(path(forName:))
     }
 
@@ -109,7 +109,7 @@ public struct OutputLayout: Sendable, Equatable {
     /// of the directory, or of its nearest existing parent while it does not exist yet (it will be
     /// made on that file system); never above 255 (Linux's limit, and
     /// `FileNameSanitizer.maximumByteCount`), and 255 when the file system does not say.
-    public static func nameLimit(of directory: String) -> Int {
+    package static func nameLimit(of directory: String) -> Int {
         let fallback = FileNameSanitizer.maximumByteCount
         var candidate = directory.isEmpty ? "." : directory
         while true {
@@ -126,19 +126,19 @@ public struct OutputLayout: Sendable, Equatable {
 
     /// The final path: the one given up front, else the file a response named (`fileName`, as
     /// the record keeps it); nil while neither is known.
-    public func finalPath(named fileName: String?) -> String? {
+    package func finalPath(named fileName: String?) -> String? {
         finalPath ?? fileName.map(path(forName:))
     }
 
     /// The path for a file name chosen from a response. The name was sanitized; this checks again,
     /// byte by byte, that it is one plain component, so nothing can ever leave `directory`.
-    public func path(forName name: String) -> String {
+    package func path(forName name: String) -> String {
         let plain = !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
         return (directory as NSString).appendingPathComponent(plain ? name : "download")
     }
 
     /// FNV-1a, 64 bits, as 16 hex digits: stable across runs and platforms (unlike `hashValue`).
-    public static func stableHash(_ text: String) -> String {
+    package static func stableHash(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)

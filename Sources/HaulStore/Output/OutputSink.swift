@@ -1,5 +1,5 @@
 /// The place body bytes are written: a partial file that can be resumed, or a direct output.
-public enum OutputSink {
+package enum OutputSink {
     /// A partial file beside the destination, resumable.
     case partial(PartialFile)
     /// Standard output or a device, written straight through and never resumed.
@@ -8,21 +8,21 @@ public enum OutputSink {
     /// The sequential prefix: the bytes written in order from the start, where `append` writes
     /// next (`PartialFile.prefixLength`; segments written beyond it are not counted). A direct
     /// output is only ever appended to, so for it that is every byte written.
-    public var prefixLength: Int64 {
+    package var prefixLength: Int64 {
         switch self {
         case .partial(let file): return file.prefixLength
         case .direct(let output): return output.length
         }
     }
 
-    public var path: String {
+    package var path: String {
         switch self {
         case .partial(let file): return file.path
         case .direct(let output): return output.path
         }
     }
 
-    public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+    package func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
         switch self {
         case .partial(let file): try file.append(bytes)
         case .direct(let output): try output.append(bytes)
@@ -30,13 +30,13 @@ public enum OutputSink {
     }
 
     /// Bytes at `offset`, for the overlap check. A direct output cannot be read back.
-    public func read(at offset: Int64, count: Int) throws(StoreError) -> [UInt8]? {
+    package func read(at offset: Int64, count: Int) throws(StoreError) -> [UInt8]? {
         guard case .partial(let file) = self else { return nil }
         return try file.read(at: offset, count: count)
     }
 
     /// Cuts the written bytes back; a direct output can only "truncate" to where it already is.
-    public func truncate(to length: Int64) throws(StoreError) -> Bool {
+    package func truncate(to length: Int64) throws(StoreError) -> Bool {
         switch self {
         case .partial(let file):
             try file.truncate(to: length)
@@ -46,7 +46,7 @@ public enum OutputSink {
         }
     }
 
-    public func syncData() throws(StoreError) {
+    package func syncData() throws(StoreError) {
         if case .partial(let file) = self { try file.syncData() }
     }
 }

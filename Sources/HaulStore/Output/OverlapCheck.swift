@@ -2,7 +2,7 @@ import Foundation
 
 /// How bytes a server sent compare with the bytes on disk at the same offset: the one check of an
 /// overlap, for a response that resumes a partial and for a mirror's probe alike.
-public enum OverlapCheck: Equatable, Sendable {
+package enum OverlapCheck: Equatable, Sendable {
     /// Every byte is the same.
     case matches
     /// The first byte that differs, as an offset in the file.
@@ -13,7 +13,7 @@ public enum OverlapCheck: Equatable, Sendable {
 
 extension PartialFile {
     /// Compares `bytes` with the file's bytes at `offset`.
-    public func compare(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StoreError) -> OverlapCheck {
+    package func compare(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StoreError) -> OverlapCheck {
         let onDisk = try read(at: offset, count: bytes.count)
         guard onDisk.count == bytes.count else { return .fileEnds }
         let equal = onDisk.withUnsafeBytes { disk in

@@ -8,10 +8,10 @@ extension PartialDownload {
     /// A fresh download whose whole body is at most this big skips the record until its first
     /// checkpoint: without a record its bytes are only ever trusted after the overlap check, and
     /// for many small files the record would cost more than re-fetching one.
-    public static let recordlessBodyLimit: Int64 = 1 << 20
+    package static let recordlessBodyLimit: Int64 = 1 << 20
 
     /// What naming a download from a response found.
-    public enum Naming: Equatable, Sendable {
+    package enum Naming: Equatable, Sendable {
         /// The name is the download's; `note`: what to say about a name changed to stay unique.
         case named(note: String?)
         /// The file the response names is this request's own finished download, proven by its
@@ -25,7 +25,7 @@ extension PartialDownload {
     /// download: `.finishedInPlace`), and, when another download of this process took the same
     /// name, a unique one (`report (1).pdf`). Named once per run: a later attempt keeps the name
     /// it claimed.
-    public func name(contentDisposition: String?, url: URL, overwrite: Bool) throws(OutputError) -> Naming {
+    package func name(contentDisposition: String?, url: URL, overwrite: Bool) throws(OutputError) -> Naming {
         guard let layout, layout.finalPath == nil, claimedPath == nil else { return .named(note: nil) }
         let wanted = record.fileName ?? FileNameSanitizer.destinationName(contentDisposition: contentDisposition, url: url)
         // Only before anything is written (a first response), and only a file its mark proves this
@@ -51,7 +51,7 @@ extension PartialDownload {
     /// Records the version a response begins to write (from `url`): its validators and lengths.
     /// Returns whether the record must be saved before any of its bytes reach the file: always,
     /// except for a small fresh download that has no record yet (see `recordlessBodyLimit`).
-    public func begin(_ body: BodyPlan, from url: URL) -> Bool {
+    package func begin(_ body: BodyPlan, from url: URL) -> Bool {
         record.finalURL = url.absoluteString
         record.finishedLength = nil
         record.validators = body.validators
@@ -65,7 +65,7 @@ extension PartialDownload {
 
     /// The overlap matched: the partial (adopted, or from another URL) is proven a prefix of the
     /// version `url` serves, and continues as this request's own.
-    public func markProven(for url: URL) -> Bool {
+    package func markProven(for url: URL) -> Bool {
         guard record.isAdopted || needsOverlapProof(for: url) else { return false }
         record.isAdopted = false
         record.originalURL = url.absoluteString
@@ -73,20 +73,20 @@ extension PartialDownload {
     }
 
     /// The digest of the whole file the server published, checked once the file is complete.
-    public func noteServerDigest(_ digest: ServerDigest) {
+    package func noteServerDigest(_ digest: ServerDigest) {
         record.serverDigest = digest
     }
 
     /// Saves the record, claiming `syncedLength` bytes as durable: the caller synced at least that
     /// much. A direct output has no record.
-    public func saveRecord(syncedLength: Int64, hash: StreamingHash?) throws(StoreError) {
+    package func saveRecord(syncedLength: Int64, hash: StreamingHash?) throws(StoreError) {
         if let failure = inFlight.settle() { throw failure }
         guard let keeper else { return }
         try keeper.save(&record, syncedLength: syncedLength, hash: hash)
     }
 
     /// Saves the record without claiming more bytes than the last save did.
-    public func saveRecordClaimingNoMore(hash: StreamingHash?) throws(StoreError) {
+    package func saveRecordClaimingNoMore(hash: StreamingHash?) throws(StoreError) {
         try saveRecord(syncedLength: min(record.syncedLength, sink.prefixLength), hash: hash)
     }
 
@@ -94,7 +94,7 @@ extension PartialDownload {
     /// (the event loop's), and the returned job writes it, after any checkpoint still running, on
     /// a thread that may wait for the store. No byte of the response may reach the file before the
     /// job ended. Nil when there is no record to keep (a direct output).
-    public func recordSaveJob(hash: StreamingHash?) -> (@Sendable () throws(StoreError) -> Void)? {
+    package func recordSaveJob(hash: StreamingHash?) -> (@Sendable () throws(StoreError) -> Void)? {
         guard let keeper else { return nil }
         RecordKeeper.stamp(&record, syncedLength: min(record.syncedLength, sink.prefixLength), hash: hash)
         let stamped = record
@@ -106,7 +106,7 @@ extension PartialDownload {
     }
 
     /// Makes the bytes so far durable and records them: data first, then the record that claims it.
-    public func checkpoint(hash: StreamingHash?) throws(StoreError) {
+    package func checkpoint(hash: StreamingHash?) throws(StoreError) {
         guard layout != nil else { return }
         if let failure = inFlight.settle() { throw failure }
         try sink.syncData()
@@ -119,7 +119,7 @@ extension PartialDownload {
     /// makes at least those bytes durable). At most one runs: while one does, this does nothing.
     /// Returns the failure of an earlier one that ended (the download fails on it as on any
     /// checkpoint's). Every later step that saves waits for it first.
-    public func checkpointInBackground(hash: StreamingHash?, on run: (@escaping @Sendable () -> Void) -> Void) -> StoreError? {
+    package func checkpointInBackground(hash: StreamingHash?, on run: (@escaping @Sendable () -> Void) -> Void) -> StoreError? {
         if let failure = inFlight.takeFailure() { return failure }
         guard layout != nil, let file = partialFile, let keeper, inFlight.start() else { return nil }
         var snapshot = record
@@ -141,10 +141,10 @@ extension PartialDownload {
     }
 
     /// Whether a checkpoint runs in the background now (giving the bytes up would wait for it).
-    public var checkpointRunning: Bool { inFlight.isRunning }
+    package var checkpointRunning: Bool { inFlight.isRunning }
 
     /// Waits for a checkpoint running in the background; returns its failure.
-    public func settleCheckpoint() -> StoreError? {
+    package func settleCheckpoint() -> StoreError? {
         inFlight.settle()
     }
 
@@ -153,7 +153,7 @@ extension PartialDownload {
     /// The mapped progress file of a segmented download starting with `segments` past `prefix`;
     /// nil without one (no memory map here: progress is then recorded every 0.1 s instead, so a
     /// failure costs re-fetching, never trust).
-    public func segmentProgressMap(prefix: Int64, segments: [Segment]) -> SegmentProgressMap? {
+    package func segmentProgressMap(prefix: Int64, segments: [Segment]) -> SegmentProgressMap? {
         guard let layout else { return nil }
         do {
             return try SegmentProgressMap(path: layout.segmentMapPath, prefix: prefix, segments: segments)
@@ -165,7 +165,7 @@ extension PartialDownload {
     /// How a segmented download's monitor saves its progress (from any thread): the record as it
     /// is now, with `prefix` sequential bytes and `segments`, durable when `synced`, and the hosts
     /// that refused a connection (`connectionCaps`, none: nil).
-    public func segmentSaver() -> (@Sendable (Int64, [Segment], Bool, [ConnectionCap]) throws(StoreError) -> Void)? {
+    package func segmentSaver() -> (@Sendable (Int64, [Segment], Bool, [ConnectionCap]) throws(StoreError) -> Void)? {
         _ = inFlight.settle()
         guard let keeper else { return nil }
         let snapshot = record
@@ -178,14 +178,14 @@ extension PartialDownload {
 
     /// Hosts that refused a connection of this download while its segments ran: every later
     /// save of the record keeps them, so no run asks them for more.
-    public func rememberConnectionCaps(_ caps: [ConnectionCap]) {
+    package func rememberConnectionCaps(_ caps: [ConnectionCap]) {
         record.connectionCaps = caps.isEmpty ? nil : caps
     }
 
     /// The segments ended: the record holds no segments any more. A complete file's prefix covers
     /// `total` bytes; otherwise the partial is cut back to the `reach` of its contiguous bytes (its
     /// length must never vouch for holes).
-    public func endSegments(total: Int64?, reach: Int64) throws(StoreError) {
+    package func endSegments(total: Int64?, reach: Int64) throws(StoreError) {
         if let failure = inFlight.settle() { throw failure }
         record.segments = nil
         record.segmentPrefix = nil

@@ -9,7 +9,7 @@ extension PartialDownload {
     /// Puts the complete file in place, in the durability order every download goes through (see
     /// `FinishGroup`, of which this is a group of one): the data synced, the record marked
     /// finished, the rename, the directory synced, the record forgotten. Returns the path.
-    public func finish(replacing: Bool, hash: StreamingHash?) throws(OutputError) -> String {
+    package func finish(replacing: Bool, hash: StreamingHash?) throws(OutputError) -> String {
         let results = FinishGroup.finish([FinishGroup.Member(self, replacing: replacing, hash: hash)])
         guard let result = results.first else { throw OutputError(.io, "internal: the download was not finished") }
         return try result.get()
@@ -98,7 +98,7 @@ extension PartialDownload {
     /// Gives up the bytes on disk for a new version (`because`: why, for a message): the partial is
     /// truncated to 0, or an adopted file goes back under its name with a new partial beside it.
     /// The record is reset only after the truncation, so it never vouches for another version.
-    public func discard(because reason: String, restartingFrom url: URL) throws(OutputError) {
+    package func discard(because reason: String, restartingFrom url: URL) throws(OutputError) {
         // A checkpoint of the old version must land before its bytes go, never after.
         if let failure = inFlight.settle() { throw .io(failure) }
         record.segments = nil
@@ -157,7 +157,7 @@ extension PartialDownload {
     /// A partial proven bad is never trusted again: it is moved to `rejectedPath` (replacing an
     /// older one) and its record forgotten, so the next run starts afresh instead of checking the
     /// same bytes again. Nil when it cannot be moved (an adopted file goes back to its own name).
-    public func setAside() -> String? {
+    package func setAside() -> String? {
         _ = inFlight.settle()
         guard let layout, !record.isAdopted, rename(layout.partialPath, layout.rejectedPath) == 0 else { return nil }
         unlink(layout.segmentMapPath)
@@ -170,7 +170,7 @@ extension PartialDownload {
     /// back to its name, untouched, with no record; an empty partial is removed with its record;
     /// a partial set aside as proven bad leaves nothing to keep; anything else is checkpointed by
     /// `checkpoint` (the download's, which knows its segments). Returns the checkpoint's failure.
-    public func keepAfterFailure(checkpoint: () -> StoreError?) -> StoreError? {
+    package func keepAfterFailure(checkpoint: () -> StoreError?) -> StoreError? {
         // Superseded by the checkpoint below, which tries again.
         _ = inFlight.settle()
         if record.isAdopted {
@@ -187,7 +187,7 @@ extension PartialDownload {
     }
 
     /// Cancelled with its data deleted: the partial, the segment map and the record go.
-    public func deleteAll() {
+    package func deleteAll() {
         _ = inFlight.settle()
         guard let layout else { return }
         unlink(layout.partialPath)
@@ -197,7 +197,7 @@ extension PartialDownload {
 
     /// Removes the partial a cancelled queue item left, if it is still the file its record names
     /// (`owned`) and no run holds its lock.
-    public static func deleteOwnedPartial(_ layout: OutputLayout, owned: FileIdentity) {
+    package static func deleteOwnedPartial(_ layout: OutputLayout, owned: FileIdentity) {
         guard let lock = try? DestinationLock(path: layout.lockPath, key: layout.partialPath) else { return }
         defer { lock.release() }
         guard let current = FileIdentity.of(layout.partialPath), current.device == owned.device, current.inode == owned.inode else { return }

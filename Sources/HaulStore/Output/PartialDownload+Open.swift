@@ -6,23 +6,23 @@ import HaulCore
 /// with it). Decides nothing about the network.
 extension PartialDownload {
     /// What to open.
-    public struct Request: Sendable {
+    package struct Request: Sendable {
         /// Where the bytes end up.
-        public var destination: Destination
+        package var destination: Destination
         /// What to do about a file at the destination.
-        public var existingFile: ExistingFilePolicy
+        package var existingFile: ExistingFilePolicy
         /// The download's URL (a directory download's partial is keyed by it).
-        public var url: URL
+        package var url: URL
         /// The record a fresh download starts with (its URL, method and range).
-        public var fresh: ResumeRecord
+        package var fresh: ResumeRecord
         /// Whether its URL, method and range alone name what it fetches, so that its finished
         /// file may carry a `FinishedMark` and be recognised by it: false for a request with a
         /// body, headers of its own or credentials (another body or another user may be another
         /// file under the same URL).
-        public var provable: Bool
+        package var provable: Bool
 
         /// Opening `destination` for `url` with `existingFile`, starting from `fresh`.
-        public init(destination: Destination, existingFile: ExistingFilePolicy, url: URL, fresh: ResumeRecord, provable: Bool = true) {
+        package init(destination: Destination, existingFile: ExistingFilePolicy, url: URL, fresh: ResumeRecord, provable: Bool = true) {
             self.destination = destination
             self.existingFile = existingFile
             self.url = url
@@ -33,7 +33,7 @@ extension PartialDownload {
 
     /// Opens the output of `request`: a direct output, or the partial file with its lock and its
     /// record from `records`.
-    public static func open(_ request: Request, records: (OutputLayout) -> any ResumeRecordStore) throws(OutputError) -> PartialDownload {
+    package static func open(_ request: Request, records: (OutputLayout) -> any ResumeRecordStore) throws(OutputError) -> PartialDownload {
         LoopThread.mustNotBlock("opening the output of \(request.destination)")
         switch request.destination {
         case .standardOutput:
@@ -171,7 +171,7 @@ extension PartialDownload {
     /// any record of it go, and the returned keeper holds that file, already in place, with this
     /// one's lock and claimed name. Refused as a file in the way when the file at the name is no
     /// longer the one proven, or cannot be opened as Haul opens its own.
-    public func takingNamedFinishedFile() throws(OutputError) -> PartialDownload {
+    package func takingNamedFinishedFile() throws(OutputError) -> PartialDownload {
         guard let layout, let proven = namedFinishedFile, let finalPath, sink.prefixLength == 0 else {
             throw OutputError(.io, "internal: no finished file was named")
         }

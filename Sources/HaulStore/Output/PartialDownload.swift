@@ -12,19 +12,19 @@ import HaulCore
 /// The download that runs it makes no file-system call of its own. Confined to that download's
 /// thread; a segmented download's extra connections write through `PartialFile` and save through
 /// `saveSegments`, which the `RecordKeeper`'s lock serialises.
-public final class PartialDownload {
+package final class PartialDownload {
     /// Where the files live; nil for a direct output (standard output, a device).
-    public let layout: OutputLayout?
+    package let layout: OutputLayout?
     /// Where body bytes go.
-    public let sink: OutputSink
+    package let sink: OutputSink
     /// The record as this run knows it; saved whenever data depends on it.
-    public internal(set) var record: ResumeRecord
+    package internal(set) var record: ResumeRecord
     /// The complete file is already in place: an earlier run moved it there and died before
     /// forgetting the record, or finished it and its `FinishedMark` proves it this request's.
-    public let alreadyInPlace: Bool
+    package let alreadyInPlace: Bool
     /// The URL the partial's bytes came from, when it is not this request's: they are continued
     /// only once this server's answer proves the file the same (validators and an overlap).
-    public let partialFromAnotherURL: String?
+    package let partialFromAnotherURL: String?
     let keeper: RecordKeeper?
     var lock: DestinationLock?
     /// What names this download's request in the `FinishedMark` its finished file gets.
@@ -33,7 +33,7 @@ public final class PartialDownload {
     var claimedPath: String?
     /// The file a response named, proven this request's finished download by its mark (see
     /// `Naming.finishedInPlace`): the download goes on as it (`takingNamedFinishedFile`).
-    public internal(set) var namedFinishedFile: FileIdentity?
+    package internal(set) var namedFinishedFile: FileIdentity?
     /// A checkpoint syncing and saving on another thread; every step that saves, removes,
     /// truncates or renames waits for it first, so no save lands out of order.
     let inFlight = CheckpointInFlight()
@@ -53,40 +53,40 @@ public final class PartialDownload {
 
     /// The final path: given up front, else named by the response (once `name(from:)` chose it);
     /// nil for a direct output and before the name is known. The one place it is derived.
-    public var finalPath: String? {
+    package var finalPath: String? {
         guard let layout else { return nil }
         return layout.finalPath(named: record.fileName)
     }
 
     /// The file the user will find: the final path when known, the partial before that, or the
     /// direct output's path.
-    public var destinationPath: String {
+    package var destinationPath: String {
         guard let layout else { return sink.path }
         return finalPath ?? layout.partialPath
     }
 
     /// The partial file, for a resumable output.
-    public var partialFile: PartialFile? {
+    package var partialFile: PartialFile? {
         if case .partial(let file) = sink { return file }
         return nil
     }
 
     /// Bytes on disk: the sequential prefix plus, for a segmented partial, the segments past it.
-    public var bytesOnDisk: Int64 {
+    package var bytesOnDisk: Int64 {
         sink.prefixLength + (record.segments.map { SegmentTable(segments: $0).bytesDone } ?? 0)
     }
 
     /// Whether a record for this download exists in its store (loaded or saved by this run).
-    public var recordStored: Bool { keeper?.isStored ?? false }
+    package var recordStored: Bool { keeper?.isStored ?? false }
 
     /// The partial's bytes came from another URL and no overlap has matched yet: validators alone
     /// do not prove them (another server may reuse an entity tag for another file).
-    public func needsOverlapProof(for url: URL) -> Bool {
+    package func needsOverlapProof(for url: URL) -> Bool {
         record.originalURL != url.absoluteString
     }
 
     /// What the machine is told of the bytes on disk before an attempt; nil when there are none.
-    public func localPartial(for url: URL) -> LocalPartial? {
+    package func localPartial(for url: URL) -> LocalPartial? {
         guard sink.prefixLength > 0 else { return nil }
         var partial = record.partial(bytesOnDisk: sink.prefixLength)
         partial.needsOverlapProof = needsOverlapProof(for: url)
@@ -95,7 +95,7 @@ public final class PartialDownload {
 
     /// Gives up the destination's lock (removing the lock file) and the claimed name; `keepingName`
     /// when the file is complete and in place under it. Safe to call again.
-    public func release(keepingName: Bool = false) {
+    package func release(keepingName: Bool = false) {
         // A checkpoint still saving must not land after another run took the destination.
         _ = inFlight.settle()
         lock?.release()
@@ -109,7 +109,7 @@ public final class PartialDownload {
     /// What of the download is on disk after a failure: the partial, an adopted file back under
     /// its name, or a partial set aside as proven bad. Nil for a direct output (never resumed) and
     /// when nothing is left.
-    public func keptData() -> (path: String, bytes: Int64)? {
+    package func keptData() -> (path: String, bytes: Int64)? {
         guard let layout else { return nil }
         if FileIO.exists(layout.partialPath) {
             let bytes = bytesOnDisk

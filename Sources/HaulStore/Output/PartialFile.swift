@@ -7,13 +7,13 @@ import Foundation
 /// `prefixLength` alone. `@unchecked Sendable`: those connections only call `write(_:at:)` and `syncData()`,
 /// which touch no stored state (pwrite and the data sync on one descriptor are thread-safe); the
 /// descriptor is replaced (`startOverAsNewFile`) only after those connections have ended.
-public final class PartialFile: @unchecked Sendable {
-    public let path: String
+package final class PartialFile: @unchecked Sendable {
+    package let path: String
     private var fd: Int32
     /// The sequential prefix: how many leading bytes are written in order, where `append` writes
     /// next. Opened, it is the file's size (all of it counts as the prefix until `setPrefixLength`
     /// or `truncate` says otherwise); segments written with `write(_:at:)` beyond it are not counted.
-    public private(set) var prefixLength: Int64
+    package private(set) var prefixLength: Int64
     /// Where writeback was last started: every `writebackStride` bytes the kernel is asked to
     /// start writing (without waiting), so the sync that makes the file durable at the end finds
     /// little left to do.
@@ -23,7 +23,7 @@ public final class PartialFile: @unchecked Sendable {
     /// Opens the partial file, or creates it (`createNew`: it must not exist; nothing that was at
     /// the path before is ever written through). A symlink, anything but a regular file, and a
     /// file with other hard links (writing would change the linked file too) are refused.
-    public init(path: String, createNew: Bool = false) throws(StoreError) {
+    package init(path: String, createNew: Bool = false) throws(StoreError) {
         let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (createNew ? O_CREAT | O_EXCL : 0)
         let fd = open(path, flags, 0o600)
         guard fd >= 0 else { throw StoreError.system("cannot open the partial file", path: path) }
@@ -53,7 +53,7 @@ public final class PartialFile: @unchecked Sendable {
 
     /// Continues with a new, empty file at the same path, which must be free (the old file was
     /// moved away, e.g. an adopted file put back under its own name).
-    public func startOverAsNewFile() throws(StoreError) {
+    package func startOverAsNewFile() throws(StoreError) {
         let fresh = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_CREAT | O_EXCL, 0o600)
         guard fresh >= 0 else { throw StoreError.system("cannot create the partial file", path: path) }
         close(fd)
@@ -63,7 +63,7 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     /// Cuts the file to `newLength` bytes (bytes past what can be trusted, or everything for a restart).
-    public func truncate(to newLength: Int64) throws(StoreError) {
+    package func truncate(to newLength: Int64) throws(StoreError) {
         guard ftruncate(fd, off_t(newLength)) == 0 else {
             throw StoreError.system("cannot truncate", path: path)
         }
@@ -72,7 +72,7 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     /// Appends bytes at the end of the sequential prefix (`prefixLength`).
-    public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+    package func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
         do {
             try FileIO.pwriteAll(fd, bytes, at: prefixLength, path: path)
         } catch {
@@ -95,7 +95,7 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     /// Writes a segment's bytes at their offset; `prefixLength` is not changed.
-    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StoreError) {
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(StoreError) {
         try FileIO.pwriteAll(fd, bytes, at: offset, path: path)
         CrashPoint.reach(.afterBodyWrite)
     }
@@ -103,7 +103,7 @@ public final class PartialFile: @unchecked Sendable {
     /// Reserves the file's full size where the file system supports it, so segments written out
     /// of order do not fragment it or hit ENOSPC late. Elsewhere nothing happens (no zeros are
     /// written): sparse writes work as well.
-    public func preallocate(_ size: Int64) {
+    package func preallocate(_ size: Int64) {
         do {
             try PlatformSeams.preallocate(fd, length: size, path: path)
         } catch {
@@ -114,13 +114,13 @@ public final class PartialFile: @unchecked Sendable {
 
     /// Declares how many leading bytes form the sequential prefix, without truncating: a segmented
     /// download's file holds segments beyond it, and once all are in, the prefix is the whole file.
-    public func setPrefixLength(_ newLength: Int64) {
+    package func setPrefixLength(_ newLength: Int64) {
         prefixLength = newLength
         writebackStart = min(writebackStart, newLength)
     }
 
     /// Reads up to `count` bytes at `offset`; fewer at the end of the file.
-    public func read(at offset: Int64, count: Int) throws(StoreError) -> [UInt8] {
+    package func read(at offset: Int64, count: Int) throws(StoreError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
@@ -140,7 +140,7 @@ public final class PartialFile: @unchecked Sendable {
 
     /// Makes every byte written so far durable (`PlatformSeams.syncData`: fdatasync on Linux,
     /// `F_FULLFSYNC` on Apple platforms).
-    public func syncData() throws(StoreError) {
+    package func syncData() throws(StoreError) {
         try syncDataAlone()
         CrashPoint.reach(.afterDataSync)
     }
@@ -175,7 +175,7 @@ public final class PartialFile: @unchecked Sendable {
     /// The device (file system) the file is on; nil when it cannot be read.
     /// Bytes of disk the file holds now (its blocks: what a preallocation or segments reserved,
     /// holes excepted); 0 when it cannot be told.
-    public var allocatedBytes: Int64 {
+    package var allocatedBytes: Int64 {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return 0 }
         return Int64(info.st_blocks) * 512
@@ -187,7 +187,7 @@ public final class PartialFile: @unchecked Sendable {
     }
 
     /// Which file this is (inode, size, modification time), for the record of a finished download.
-    public func identity() throws(StoreError) -> FileIdentity {
+    package func identity() throws(StoreError) -> FileIdentity {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StoreError.system("cannot inspect", path: path) }
         return FileIdentity(info)
@@ -195,32 +195,32 @@ public final class PartialFile: @unchecked Sendable {
 
     /// The mode a new file gets from this process: 0666 less the umask (read once, see
     /// `PlatformSeams.processUmask`; 022 when it cannot be read).
-    public static let defaultFileMode: mode_t = 0o666 & ~(PlatformSeams.processUmask() ?? 0o022)
+    package static let defaultFileMode: mode_t = 0o666 & ~(PlatformSeams.processUmask() ?? 0o022)
 
     /// Sets the permission bits (those of a file this one replaces). Best effort: a file system
     /// without permissions keeps its own.
-    public func setPermissions(_ mode: mode_t) {
+    package func setPermissions(_ mode: mode_t) {
         _ = fchmod(fd, mode)
     }
 }
 
 /// An output that is not a regular file (a terminal, a pipe, `/dev/null`): written to directly,
 /// never replaced, never resumed across runs.
-public final class DirectOutput {
-    public let path: String
+package final class DirectOutput {
+    package let path: String
     private let fd: Int32
     private let ownsDescriptor: Bool
-    public private(set) var length: Int64 = 0
+    package private(set) var length: Int64 = 0
 
     /// Standard output.
-    public init(standardOutput: Void = ()) {
+    package init(standardOutput: Void = ()) {
         path = "-"
         fd = STDOUT_FILENO
         ownsDescriptor = false
     }
 
     /// An existing non-regular file such as `/dev/null`, opened for writing without creating or truncating it.
-    public init(existing path: String) throws(StoreError) {
+    package init(existing path: String) throws(StoreError) {
         let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw StoreError.system("cannot open", path: path) }
         self.path = path
@@ -232,7 +232,7 @@ public final class DirectOutput {
         if ownsDescriptor { close(fd) }
     }
 
-    public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+    package func append(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
         try FileIO.writeAll(fd, bytes, path: path)
         length += Int64(bytes.count)
     }

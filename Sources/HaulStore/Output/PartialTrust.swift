@@ -2,7 +2,7 @@ import HaulCore
 
 /// How much of a partial file to trust: the one rule for a plain partial and a segmented one.
 /// Pure; `PartialTrustTests` is its table.
-public enum PartialTrust: Equatable, Sendable {
+package enum PartialTrust: Equatable, Sendable {
     /// The first bytes of the file, up to this length (the rest is cut away).
     case prefix(Int64)
     /// A segmented partial: a sequential prefix and segments past it (its length says nothing).
@@ -13,7 +13,7 @@ public enum PartialTrust: Equatable, Sendable {
     /// plain partial, and a segmented one's `mapped` progress (updated after every write), else
     /// its last volatile save. After a reboot only what was synced: the record's `syncedLength`,
     /// its durable segments.
-    public static func of(
+    package static func of(
         _ record: ResumeRecord, fileLength: Int64, mapped: (prefix: Int64, segments: [Segment])?, currentBoot: String?
     ) -> PartialTrust {
         let sameBoot = record.bootID != nil && record.bootID == currentBoot

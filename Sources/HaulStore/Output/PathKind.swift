@@ -1,7 +1,7 @@
 import Foundation
 
 /// What is at a destination path, looked at without following a symlink at the path itself.
-public enum PathKind: Equatable, Sendable {
+package enum PathKind: Equatable, Sendable {
     /// Nothing is there.
     case missing
     /// A regular file.
@@ -14,7 +14,7 @@ public enum PathKind: Equatable, Sendable {
     case symlink
 
     /// What is at `path` now.
-    public static func of(_ path: String) -> PathKind {
+    package static func of(_ path: String) -> PathKind {
         var info = stat()
         guard lstat(path, &info) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {

@@ -5,20 +5,20 @@ import HaulCore
 ///
 /// Replacement is write-to-temporary, fsync, rename, fsync the directory: a crash leaves either
 /// the old record or the new one, never a torn mix.
-public struct RecordFile: Sendable {
+package struct RecordFile: Sendable {
     /// Added to the record's path to name the temporary it is written to before the rename.
-    public static let temporarySuffix = ".tmp"
+    package static let temporarySuffix = ".tmp"
 
     /// Where the record lives.
-    public let path: String
+    package let path: String
 
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
     /// The record, nil when there is none. A record that cannot be decoded or has an unknown
     /// version throws `.corruptRecord`.
-    public func load() throws(StoreError) -> ResumeRecord? {
+    package func load() throws(StoreError) -> ResumeRecord? {
         LoopThread.mustNotBlock("reading the resume record \(path)")
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let data: Data
@@ -31,13 +31,13 @@ public struct RecordFile: Sendable {
     }
 
     /// Replaces the record atomically and durably.
-    public func save(_ record: ResumeRecord) throws(StoreError) {
+    package func save(_ record: ResumeRecord) throws(StoreError) {
         LoopThread.mustNotBlock("saving the resume record \(path)")
         try write(record, durably: true)
     }
 
     /// Replaces the record atomically; the disk catches up later.
-    public func saveVolatile(_ record: ResumeRecord) throws(StoreError) {
+    package func saveVolatile(_ record: ResumeRecord) throws(StoreError) {
         try write(record, durably: false)
     }
 
@@ -47,7 +47,7 @@ public struct RecordFile: Sendable {
     }
 
     /// Removes the record (and a leftover temporary). Missing files are fine.
-    public func remove() {
+    package func remove() {
         unlink(path)
         unlink(path + Self.temporarySuffix)
     }

@@ -9,7 +9,7 @@ import HaulCore
 /// claims `syncedLength` bytes (or segments) is saved only after the data it claims was synced.
 /// `@unchecked Sendable`: the runner's thread and a segmented download's monitor both save through
 /// it; `lock` serialises them and guards the stored state.
-public final class RecordKeeper: @unchecked Sendable {
+package final class RecordKeeper: @unchecked Sendable {
     private let store: any ResumeRecordStore
     private let lock = NSLock()
     private var stored = false
@@ -20,15 +20,15 @@ public final class RecordKeeper: @unchecked Sendable {
     /// The last segment progress saved durably; a volatile save keeps it beside the fresher one.
     private var durableSegments: (prefix: Int64, segments: [Segment])?
 
-    public init(store: any ResumeRecordStore) {
+    package init(store: any ResumeRecordStore) {
         self.store = store
     }
 
     /// Whether a record exists in the store (loaded or saved by this run).
-    public var isStored: Bool { lock.withLock { stored } }
+    package var isStored: Bool { lock.withLock { stored } }
 
     /// The stored record, nil when there is none; `.corruptRecord` when it cannot be understood.
-    public func load() throws(StoreError) -> ResumeRecord? {
+    package func load() throws(StoreError) -> ResumeRecord? {
         let record = try store.load()
         lock.withLock {
             stored = record != nil
@@ -42,13 +42,13 @@ public final class RecordKeeper: @unchecked Sendable {
 
     /// Stamps `record` (this boot, the time, `syncedLength`, the digest state) and saves it
     /// durably. The caller has synced at least `syncedLength` bytes of the partial file.
-    public func save(_ record: inout ResumeRecord, syncedLength: Int64, hash: StreamingHash? = nil) throws(StoreError) {
+    package func save(_ record: inout ResumeRecord, syncedLength: Int64, hash: StreamingHash? = nil) throws(StoreError) {
         Self.stamp(&record, syncedLength: syncedLength, hash: hash)
         try saveStamped(record)
     }
 
     /// Saves `record`, stamped by the caller with `stamp`, durably.
-    public func saveStamped(_ record: ResumeRecord) throws(StoreError) {
+    package func saveStamped(_ record: ResumeRecord) throws(StoreError) {
         try locked { () throws(StoreError) in
             try store.save(record)
             noteSaved(record)
@@ -110,7 +110,7 @@ public final class RecordKeeper: @unchecked Sendable {
     /// Saves a segmented download's progress: `prefix` sequential bytes and `segments`. Durable
     /// (`synced`: the caller synced the file first) or trusted only within this boot. The durable
     /// part is what the last synced save claimed, so a reboot never trusts unsynced bytes.
-    public func saveSegments(_ base: ResumeRecord, prefix: Int64, segments: [Segment], synced: Bool) throws(StoreError) {
+    package func saveSegments(_ base: ResumeRecord, prefix: Int64, segments: [Segment], synced: Bool) throws(StoreError) {
         try locked { () throws(StoreError) in
             if synced { durableSegments = (prefix, segments) }
             let durable = durableSegments ?? (prefix: base.segmentPrefix ?? 0, segments: base.segments ?? [])
@@ -144,7 +144,7 @@ public final class RecordKeeper: @unchecked Sendable {
     }
 
     /// Forgets the record (after the finished file is in place, or when its bytes are given up).
-    public func remove() {
+    package func remove() {
         lock.withLock {
             guard stored else { return }
             CrashPoint.reach(.beforeRecordRemove)
@@ -158,7 +158,7 @@ public final class RecordKeeper: @unchecked Sendable {
     }
 
     /// Forgets a record this run never loaded (one from another download of the same layout).
-    public func discardStale() {
+    package func discardStale() {
         lock.withLock {
             // A store read empty by this run has nothing to forget (a fresh download costs no write).
             if stored || !known { store.remove() }

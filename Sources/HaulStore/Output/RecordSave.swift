@@ -4,7 +4,7 @@ import Synchronization
 /// A resume record being saved on the blocking pool for a response whose body must not reach the
 /// file before it is saved: the event loop's thread looks (`isDone`) and parks the transfer
 /// meanwhile; a thread of the transfer's own, or a task, waits for it.
-public final class RecordSave: Sendable {
+package final class RecordSave: Sendable {
     private struct State {
         var ended = false
         var failure: StoreError?
@@ -16,7 +16,7 @@ public final class RecordSave: Sendable {
 
     /// Runs `save` through `run` (a pool thread); `whenDone` is called after it ended (to wake
     /// the loop that parked the transfer).
-    public init(
+    package init(
         on run: (@escaping @Sendable () -> Void) -> Void, whenDone: @escaping @Sendable () -> Void, _ save: @escaping @Sendable () throws(StoreError) -> Void
     ) {
         run { [self] in
@@ -39,13 +39,13 @@ public final class RecordSave: Sendable {
     }
 
     /// Whether the save ended (saved or failed); never blocks.
-    public var isDone: Bool { state.withLock { $0.ended } }
+    package var isDone: Bool { state.withLock { $0.ended } }
 
     /// The save's failure once it ended; nil while it runs or when it saved.
-    public var failure: StoreError? { state.withLock { $0.failure } }
+    package var failure: StoreError? { state.withLock { $0.failure } }
 
     /// Waits on this thread for the save to end; its failure.
-    public func wait() -> StoreError? {
+    package func wait() -> StoreError? {
         if !isDone {
             ended.wait()
             ended.signal()
@@ -54,7 +54,7 @@ public final class RecordSave: Sendable {
     }
 
     /// Waits, without holding a thread, for the save to end; its failure.
-    public func done() async -> StoreError? {
+    package func done() async -> StoreError? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waiting = state.withLock { state -> Bool in
                 guard !state.ended else { return false }

@@ -1,7 +1,7 @@
 /// Where one download's resume record lives: a JSON file beside the partial (`RecordFile`), or a
 /// row of the queue's SQLite store. Either way the rule is the same: data is synced before a
 /// record that claims it is saved, and `save` replaces the record atomically.
-public protocol ResumeRecordStore: Sendable {
+package protocol ResumeRecordStore: Sendable {
     /// The record, nil when there is none; `.corruptRecord` when it cannot be understood.
     func load() throws(StoreError) -> ResumeRecord?
     /// Replaces the record atomically and durably.
@@ -17,9 +17,9 @@ public protocol ResumeRecordStore: Sendable {
 }
 
 extension ResumeRecordStore {
-    public var settlesFinishedRecord: Bool { false }
+    package var settlesFinishedRecord: Bool { false }
 
-    public func saveVolatile(_ record: ResumeRecord) throws(StoreError) {
+    package func saveVolatile(_ record: ResumeRecord) throws(StoreError) {
         try save(record)
     }
 }

@@ -12,16 +12,16 @@ import HaulCore
 /// prefix is one aligned word, so a crash leaves the old value or the new one; a table rewrite
 /// (a split or a steal) is bracketed by the generation and a torn one is ignored.
 /// `@unchecked Sendable`: every update comes from the segment coordinator under its lock.
-public final class SegmentProgressMap: @unchecked Sendable {
+package final class SegmentProgressMap: @unchecked Sendable {
     static let magic: Int64 = 0x4841_554C_5345_4731  // "HAULSEG1"
     static let headerWords = 4
-    public let path: String
+    package let path: String
     private let fd: Int32
     private var base: UnsafeMutablePointer<Int64>
     private var capacity: Int
 
     /// Creates (or reuses) the map at `path` for `segments`, starting from `prefix`.
-    public init(path: String, prefix: Int64, segments: [Segment]) throws(StoreError) {
+    package init(path: String, prefix: Int64, segments: [Segment]) throws(StoreError) {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreError.system("cannot open the segment map", path: path) }
         let capacity = max(256, segments.count * 2)
@@ -66,7 +66,7 @@ public final class SegmentProgressMap: @unchecked Sendable {
     }
 
     /// Rewrites the whole table (after a split or a steal).
-    public func store(prefix: Int64, segments: [Segment]) {
+    package func store(prefix: Int64, segments: [Segment]) {
         if segments.count > capacity {
             // Growing fails only without memory or disk; the table then stays the last one
             // stored, marked torn, and the durable record is what a later run trusts.
@@ -90,24 +90,24 @@ public final class SegmentProgressMap: @unchecked Sendable {
     }
 
     /// Segment `index` has its bytes on disk up to `next`.
-    public func advance(_ index: Int, to next: Int64) {
+    package func advance(_ index: Int, to next: Int64) {
         guard index < capacity else { return }
         base[Self.headerWords + 3 * index + 1] = next
     }
 
     /// The sequential prefix has its bytes on disk up to `prefix`.
-    public func setPrefix(_ prefix: Int64) {
+    package func setPrefix(_ prefix: Int64) {
         base[2] = prefix
     }
 
     /// Unmaps nothing (deinit does) but removes the file: its download no longer has segments.
-    public func remove() {
+    package func remove() {
         unlink(path)
     }
 
     /// The progress a map at `path` holds, nil when there is none or it cannot be trusted
     /// (another format, a torn rewrite, impossible values).
-    public static func read(path: String) -> (prefix: Int64, segments: [Segment])? {
+    package static func read(path: String) -> (prefix: Int64, segments: [Segment])? {
         guard let data = FileManager.default.contents(atPath: path), data.count >= bytes(0) else { return nil }
         let words: [Int64] = data.withUnsafeBytes { raw in
             Array(raw.bindMemory(to: Int64.self).prefix(data.count / MemoryLayout<Int64>.size))

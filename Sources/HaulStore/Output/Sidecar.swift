@@ -1,6 +1,6 @@
 /// A file Haul keeps beside a destination while its download is incomplete, named after the
 /// destination's final name (or, for a download into a directory, after its URL's key).
-public enum Sidecar: Sendable, CaseIterable {
+package enum Sidecar: Sendable, CaseIterable {
     /// The partial file the body is written into.
     case partial
     /// The resume record (a single download's; a queue keeps its record in the store).
@@ -11,7 +11,7 @@ public enum Sidecar: Sendable, CaseIterable {
     case rejected
 
     /// What is added to the name.
-    public var suffix: String {
+    package var suffix: String {
         switch self {
         case .partial: ".haul-partial"
         case .record: ".haul-resume"

@@ -9,13 +9,13 @@ import HaulCore
 /// sidecar fits. Two names that share their start but differ anywhere get different stems, and a
 /// name that itself ends like a stem (`~` + 32 hex digits) is always shortened too, so a stem can
 /// never be some other name kept whole: no two final names share a sidecar.
-public enum SidecarName {
+package enum SidecarName {
     /// Hex digits of the name's SHA-256 in a shortened stem (128 bits).
     static let hashDigits = 32
 
     /// The name of `sidecar` for a file named `name` in a directory whose file system takes names
     /// of up to `nameMax` bytes.
-    public static func of(_ name: String, _ sidecar: Sidecar, nameMax: Int) -> String {
+    package static func of(_ name: String, _ sidecar: Sidecar, nameMax: Int) -> String {
         let whole = name.utf8.count + sidecar.suffix.utf8.count + sidecar.reservedBytes
         guard whole > nameMax || looksShortened(name) else { return name + sidecar.suffix }
         return shortenedStem(of: name, nameMax: nameMax) + sidecar.suffix
@@ -23,7 +23,7 @@ public enum SidecarName {
 
     /// The stem every sidecar of `name` shares once shortened: as much of the name's start as
     /// leaves room for the hash and the longest sidecar addition.
-    public static func shortenedStem(of name: String, nameMax: Int) -> String {
+    package static func shortenedStem(of name: String, nameMax: Int) -> String {
         let hash = StreamingHash(.sha256)
         Array(name.utf8).withUnsafeBytes { hash.update($0) }
         let marker = "~" + hash.finalizeHex().prefix(hashDigits)

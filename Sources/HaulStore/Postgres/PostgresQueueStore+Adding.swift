@@ -6,7 +6,7 @@ extension PostgresQueueStore {
     /// Adds downloads in one transaction: all or none. A destination already used by an unfinished
     /// item (or twice in the batch) is refused with `.conflict`; a download that carries a secret
     /// (see `SharedStoreRule`) with `.secretRefused`.
-    public func add(_ downloads: [NewDownload]) throws(StoreError) -> [Int64] {
+    package func add(_ downloads: [NewDownload]) throws(StoreError) -> [Int64] {
         for new in downloads {
             if let refusal = SharedStoreRule.refusal(of: new) { throw StoreError(.secretRefused, refusal) }
         }
@@ -56,13 +56,13 @@ extension PostgresQueueStore {
         }
     }
 
-    public func activeItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
+    package func activeItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
         try transaction { db in
             try Self.activeItem(db, new).flatMap { try Self.load(db, id: $0) }
         }
     }
 
-    public func completedItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
+    package func completedItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
         try transaction { db in
             let row = try db.query(
                 """
@@ -74,15 +74,15 @@ extension PostgresQueueStore {
         }
     }
 
-    public func item(_ id: Int64) throws(StoreError) -> StoredDownload? {
+    package func item(_ id: Int64) throws(StoreError) -> StoredDownload? {
         try transaction { db in try Self.load(db, id: id) }
     }
 
-    public func all() throws(StoreError) -> [StoredDownload] {
+    package func all() throws(StoreError) -> [StoredDownload] {
         try transaction { db in try db.query("SELECT * FROM downloads ORDER BY id").rows.map(Self.decode) }
     }
 
-    public func updateOptions(_ id: Int64, _ options: StoredOptions) throws(StoreError) {
+    package func updateOptions(_ id: Int64, _ options: StoredOptions) throws(StoreError) {
         let text = try options.encoded()
         try transaction { db in
             let result = try db.query(
@@ -91,7 +91,7 @@ extension PostgresQueueStore {
         }
     }
 
-    public func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError) {
+    package func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError) {
         try transaction { db in
             for (id, priority) in priorities {
                 try db.query("UPDATE downloads SET priority = $1 WHERE id = $2", [String(priority), String(id)])

@@ -7,7 +7,7 @@ extension PostgresQueueStore {
     /// whose lease expired to where they meant to go (at most every second per process, see
     /// `recoveryThrottle`), then claims the best queued item for `owner` in one statement: one
     /// transaction in all.
-    public func claimNext(
+    package func claimNext(
         for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [QueueSettlement] = [], rules: ClaimRules = ClaimRules()
     ) throws(StoreError) -> StoredDownload? {
         let recover = recoveryThrottle.withLock { $0.takeIfDue(now: .now) }
@@ -116,7 +116,7 @@ extension PostgresQueueStore {
     /// Extends the leases `owner` holds on the items of `leases` (id and epoch: those it knows it
     /// holds) and reports the state of each. A row leased to `owner` that it does not know of (a
     /// claim whose reply was lost) is never renewed: it expires and is rescued.
-    public func renewLeases(for owner: LeaseOwner, holding leases: [Int64: Int64]) throws(StoreError) -> [Int64: DownloadState] {
+    package func renewLeases(for owner: LeaseOwner, holding leases: [Int64: Int64]) throws(StoreError) -> [Int64: DownloadState] {
         guard !leases.isEmpty else { return [:] }
         let ids = leases.keys.sorted()
         return try transaction { db in
@@ -141,14 +141,14 @@ extension PostgresQueueStore {
     }
 
     /// Counted by the database: a fleet's queue may hold millions of rows.
-    public func pendingCount() throws(StoreError) -> Int {
+    package func pendingCount() throws(StoreError) -> Int {
         try transaction { db in
             let row = try db.query("SELECT count(*) AS n FROM downloads WHERE state IN ('queued', \(Self.transferStates))").rows.first
             return Int(row?.int64("n") ?? 0)
         }
     }
 
-    public func hasPendingWork(among ids: Set<Int64>? = nil) throws(StoreError) -> Bool {
+    package func hasPendingWork(among ids: Set<Int64>? = nil) throws(StoreError) -> Bool {
         try transaction { db in
             let row = try db.query(
                 """

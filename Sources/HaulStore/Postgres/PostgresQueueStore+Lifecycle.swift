@@ -6,7 +6,7 @@ extension PostgresQueueStore {
     /// Applies a lifecycle input to an item (see `QueueStore.apply`); with `owner`, only while
     /// the item is still leased to it.
     @discardableResult
-    public func apply(
+    package func apply(
         _ input: LifecycleInput, to id: Int64, error: (category: String, message: String)? = nil, finished: (bytes: Int64, path: String)? = nil,
         owner: LeaseOwner? = nil
     ) throws(StoreError) -> (StoredDownload, LifecycleAction) {
@@ -61,7 +61,7 @@ extension PostgresQueueStore {
     }
 
     /// Removes a settled (or queued) item.
-    public func remove(_ id: Int64) throws(StoreError) {
+    package func remove(_ id: Int64) throws(StoreError) {
         // Run again after a lost COMMIT reply, the removal finds the row its first run deleted
         // gone: that is its own success, not "no such download".
         var runs = 0

@@ -3,11 +3,11 @@ import HaulCore
 
 // Progress and the resume record, kept in the item's row and fenced by the lease's epoch.
 extension PostgresQueueStore: QueueStorage {
-    public var isShared: Bool { true }
+    package var isShared: Bool { true }
 
     /// Progress is written only when the connection is up and free (a report is due every
     /// second anyway): a transfer never waits for the database on its account.
-    public func updateProgress(
+    package func updateProgress(
         _ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?, epoch: Int64? = nil
     ) throws(StoreError) {
         do {
@@ -30,11 +30,11 @@ extension PostgresQueueStore: QueueStorage {
         if epoch != nil, result.affected == 0 { throw QueueStore.leaseLost(id) }
     }
 
-    public func resumeRecord(_ id: Int64) -> any ResumeRecordStore {
+    package func resumeRecord(_ id: Int64) -> any ResumeRecordStore {
         PostgresRecordSlot(store: self, id: id, claimed: .none, keepsFinishedRecord: false, epoch: nil)
     }
 
-    public func resumeRecord(for item: StoredDownload) -> any ResumeRecordStore {
+    package func resumeRecord(for item: StoredDownload) -> any ResumeRecordStore {
         PostgresRecordSlot(store: self, id: item.id, claimed: item.recordText, keepsFinishedRecord: true, epoch: item.leaseEpoch)
     }
 
@@ -56,17 +56,17 @@ extension PostgresQueueStore: QueueStorage {
     }
 
     /// Nothing to truncate: the store never receives a secret (see `SharedStoreRule`).
-    public func forgetRemovedSecrets() {}
+    package func forgetRemovedSecrets() {}
 
     /// Nothing to truncate (see `forgetRemovedSecrets`).
-    public func forgetRemovedSecretsSoon() {}
+    package func forgetRemovedSecretsSoon() {}
 
     /// Waits for a `NOTIFY` on `haul_queue` (an item became queued on any machine), `seconds` at most.
-    public func waitForWork(seconds: Double) {
+    package func waitForWork(seconds: Double) {
         listener.wait(seconds: seconds)
     }
 
-    public func wakeWaiters() {
+    package func wakeWaiters() {
         listener.wakeAll()
     }
 }

@@ -11,11 +11,11 @@ import Synchronization
 /// each write it makes for the item names the epoch (`WHERE id = $1 AND lease_epoch = $2`), so a
 /// worker stopped past its lease can never change an item another worker now holds; expired leases
 /// go back to the queue. Lease times are the server's clock (`now()`), never a worker's.
-public final class PostgresQueueStore: Sendable {
+package final class PostgresQueueStore: Sendable {
     /// The connection URI without its password, for messages.
-    public let location: String
+    package let location: String
     /// Seconds a lease lasts without renewal (`HAUL_LEASE_SECONDS`, else 20).
-    public let leaseSeconds: Double
+    package let leaseSeconds: Double
     let database: PGDatabase
     let listener: PostgresListener
     /// This machine's name, the first part of a worker's name.
@@ -25,7 +25,7 @@ public final class PostgresQueueStore: Sendable {
 
     /// Whether `state` names a PostgreSQL database (a `postgresql://` or `postgres://` URI) rather
     /// than a state directory.
-    public static func isConnectionURI(_ state: String) -> Bool {
+    package static func isConnectionURI(_ state: String) -> Bool {
         let lowered = state.lowercased()
         return lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://")
     }
@@ -33,7 +33,7 @@ public final class PostgresQueueStore: Sendable {
     /// Connects to the database at `uri` (a libpq connection URI) and brings its schema up to date.
     /// `reconnectSeconds`: how long an operation keeps reconnecting (with backoff) when the server
     /// is gone before it fails with `.unavailable` (`HAUL_PG_RECONNECT_SECONDS`, else 60).
-    public init(uri: String, leaseSeconds: Double = LeaseDuration.fromEnvironment, reconnectSeconds: Double? = nil) throws(StoreError) {
+    package init(uri: String, leaseSeconds: Double = LeaseDuration.fromEnvironment, reconnectSeconds: Double? = nil) throws(StoreError) {
         location = Redaction.withoutPassword(uri)
         self.leaseSeconds = leaseSeconds
         let environment = ProcessInfo.processInfo.environment

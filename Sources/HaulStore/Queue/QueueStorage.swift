@@ -10,7 +10,7 @@ import HaulCore
 /// owner under a new epoch; every later write for the item (progress, record, settlement) names
 /// that epoch and is refused once the item was leased again; an item whose lease expired goes
 /// back to where it meant to go.
-public protocol QueueStorage: AnyObject, Sendable {
+package protocol QueueStorage: AnyObject, Sendable {
     /// Where the store is, for messages: a database file, or a PostgreSQL URI without password.
     var location: String { get }
     /// Whether machines other than this one use the store. A shared store refuses to keep secrets
@@ -73,34 +73,34 @@ public protocol QueueStorage: AnyObject, Sendable {
 }
 
 /// What a claim may take beyond "the best queued item".
-public struct ClaimRules: Sendable, Equatable {
+package struct ClaimRules: Sendable, Equatable {
     /// At most this many items of one host in a transfer state at once, across every worker of
     /// the store; nil for no limit.
-    public var maxPerHost: Int?
+    package var maxPerHost: Int?
 
     /// Rules with these limits; none by default.
-    public init(maxPerHost: Int? = nil) {
+    package init(maxPerHost: Int? = nil) {
         self.maxPerHost = maxPerHost
     }
 }
 
 /// The end of one transfer, applied by its owner (with the next claim, see `claimNext`).
-public struct QueueSettlement: Sendable {
+package struct QueueSettlement: Sendable {
     /// The item.
-    public let id: Int64
+    package let id: Int64
     /// What happened to its transfer.
-    public let input: LifecycleInput
+    package let input: LifecycleInput
     /// The failure's category and message.
-    public let error: (category: String, message: String)?
+    package let error: (category: String, message: String)?
     /// A completed download's length and path.
-    public let finished: (bytes: Int64, path: String)?
+    package let finished: (bytes: Int64, path: String)?
     /// The lease epoch the transfer ran under: a settlement of an item leased again since is refused.
-    public let epoch: Int64?
+    package let epoch: Int64?
     /// Seconds before the item may be claimed again (it goes back to the queue), nil for at once.
-    public let retryAfter: Double?
+    package let retryAfter: Double?
 
     /// A settlement of `id` with these outcomes.
-    public init(
+    package init(
         id: Int64, input: LifecycleInput, error: (category: String, message: String)? = nil, finished: (bytes: Int64, path: String)? = nil,
         epoch: Int64? = nil, retryAfter: Double? = nil
     ) {
@@ -116,29 +116,29 @@ public struct QueueSettlement: Sendable {
 /// What the store already has for a download about to be added: the unfinished item at its
 /// place (`activeItem`) and, when there is none, the newest completed item of its URL there
 /// (`completedItem`).
-public struct KnownItems: Sendable {
+package struct KnownItems: Sendable {
     /// The unfinished item that writes where the download would.
-    public let active: StoredDownload?
+    package let active: StoredDownload?
     /// With no unfinished one, the newest completed item of the same URL at the same place.
-    public let completed: StoredDownload?
+    package let completed: StoredDownload?
 
-    public init(active: StoredDownload?, completed: StoredDownload?) {
+    package init(active: StoredDownload?, completed: StoredDownload?) {
         self.active = active
         self.completed = completed
     }
 }
 
 /// A host key for the per-host limit: the URL's host, lowercased ("" when it has none).
-public enum HostKey {
+package enum HostKey {
     /// The host of `url`.
-    public static func of(_ url: String) -> String {
+    package static func of(_ url: String) -> String {
         URLComponents(string: url)?.host?.lowercased() ?? ""
     }
 }
 
 extension QueueStorage {
     /// One lookup after another (a store that has no faster way).
-    public func knownItems(for news: [NewDownload]) throws(StoreError) -> [KnownItems] {
+    package func knownItems(for news: [NewDownload]) throws(StoreError) -> [KnownItems] {
         var known: [KnownItems] = []
         for new in news {
             let active = try activeItem(for: new)
@@ -149,12 +149,12 @@ extension QueueStorage {
 
     /// Applies a lifecycle input to an item, with no outcome and no owner to check (a command's request).
     @discardableResult
-    public func apply(_ input: LifecycleInput, to id: Int64) throws(StoreError) -> (StoredDownload, LifecycleAction) {
+    package func apply(_ input: LifecycleInput, to id: Int64) throws(StoreError) -> (StoredDownload, LifecycleAction) {
         try apply(input, to: id, error: nil, finished: nil, owner: nil)
     }
 
     /// Settles and claims with no rules beyond "the best queued item".
-    public func claimNext(for owner: LeaseOwner, among ids: Set<Int64>?, settling: [QueueSettlement]) throws(StoreError) -> StoredDownload? {
+    package func claimNext(for owner: LeaseOwner, among ids: Set<Int64>?, settling: [QueueSettlement]) throws(StoreError) -> StoredDownload? {
         try claimNext(for: owner, among: ids, settling: settling, rules: ClaimRules())
     }
 }

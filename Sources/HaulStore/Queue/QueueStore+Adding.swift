@@ -6,7 +6,7 @@ extension QueueStore {
     /// Adds downloads in one transaction: all or none. A destination already used by an unfinished
     /// item (or twice in the batch) is refused with `.conflict`.
     @discardableResult
-    public func add(_ downloads: [NewDownload]) throws(StoreError) -> [Int64] {
+    package func add(_ downloads: [NewDownload]) throws(StoreError) -> [Int64] {
         try write { db in
             var ids: [Int64] = []
             var claimed: Set<String> = []
@@ -53,18 +53,18 @@ extension QueueStore {
     }
 
     /// The unfinished item that would write where `new` would, if any.
-    public func activeItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
+    package func activeItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
         try read { db in try Self.activeItem(db, new) }
     }
 
     /// The newest completed item of the same URL that wrote where `new` would, if any: a batch run
     /// again finds what it already finished.
-    public func completedItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
+    package func completedItem(for new: NewDownload) throws(StoreError) -> StoredDownload? {
         try read { db in try Self.completedItem(db, new) }
     }
 
     /// Both lookups for every one of `news`, in one read transaction.
-    public func knownItems(for news: [NewDownload]) throws(StoreError) -> [KnownItems] {
+    package func knownItems(for news: [NewDownload]) throws(StoreError) -> [KnownItems] {
         try read { db in
             try news.map { new in
                 let active = try Self.activeItem(db, new)
@@ -86,12 +86,12 @@ extension QueueStore {
         return try rows.first?.int64("id").flatMap { try load(db, id: $0) }
     }
 
-    public func item(_ id: Int64) throws(StoreError) -> StoredDownload? {
+    package func item(_ id: Int64) throws(StoreError) -> StoredDownload? {
         try read { db in try Self.load(db, id: id) }
     }
 
     /// Every item, oldest first.
-    public func all() throws(StoreError) -> [StoredDownload] {
+    package func all() throws(StoreError) -> [StoredDownload] {
         try read { db in try db.query("SELECT * FROM downloads ORDER BY id").map(Self.decode) }
     }
 
@@ -114,7 +114,7 @@ extension QueueStore {
     }
 
     /// Replaces the per-download options of an item (`haul serve`'s changeOption).
-    public func updateOptions(_ id: Int64, _ options: StoredOptions) throws(StoreError) {
+    package func updateOptions(_ id: Int64, _ options: StoredOptions) throws(StoreError) {
         let text = try options.encoded()
         try write { db in
             try db.execute("UPDATE downloads SET options = ?, updated_at = ? WHERE id = ?", [.text(text), .real(Date().timeIntervalSince1970), .integer(id)])
@@ -124,7 +124,7 @@ extension QueueStore {
 
     /// Sets the priorities of several items in one transaction (the queue's order: priority
     /// first, then id).
-    public func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError) {
+    package func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError) {
         try write { db in
             for (id, priority) in priorities {
                 try db.execute("UPDATE downloads SET priority = ? WHERE id = ?", [.integer(Int64(priority)), .integer(id)])

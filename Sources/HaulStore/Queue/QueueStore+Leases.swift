@@ -9,7 +9,7 @@ extension QueueStore {
     /// `owner` — all in one transaction. `among` limits the choice to some items (a batch runs only
     /// its own). A settlement this owner may no longer make (its lease was taken over) is skipped.
     /// `rules`: a claim skips items of a host that already has `maxPerHost` items in a transfer state.
-    public func claimNext(
+    package func claimNext(
         for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [Settlement] = [], rules: ClaimRules = ClaimRules()
     ) throws(StoreError) -> StoredDownload? {
         let recover = recoveryThrottle.withLock { $0.takeIfDue(now: .now) }
@@ -74,7 +74,7 @@ extension QueueStore {
     /// Extends the leases `owner` holds on the items of `leases` (id and epoch: those it knows it
     /// holds) and reports the state of each, so a pause or cancel requested by another process
     /// reaches the running transfer. A row leased to `owner` that it does not know of is not renewed.
-    public func renewLeases(for owner: LeaseOwner, holding leases: [Int64: Int64]) throws(StoreError) -> [Int64: DownloadState] {
+    package func renewLeases(for owner: LeaseOwner, holding leases: [Int64: Int64]) throws(StoreError) -> [Int64: DownloadState] {
         guard !leases.isEmpty else { return [:] }
         return try write { db in
             let expires = Date().timeIntervalSince1970 + Self.leaseSeconds
@@ -91,7 +91,7 @@ extension QueueStore {
 
     /// Whether any item is queued or in a transfer state (running, pausing, cancelling), whatever
     /// became of its owner: abandoned items count until a claim recovers them.
-    public func hasPendingWork(among ids: Set<Int64>? = nil) throws(StoreError) -> Bool {
+    package func hasPendingWork(among ids: Set<Int64>? = nil) throws(StoreError) -> Bool {
         try read { db in
             let rows = try db.query("SELECT id FROM downloads WHERE state IN ('queued', 'running', 'pausing', 'cancelling')")
             return rows.contains { row in row.int64("id").map { ids?.contains($0) ?? true } ?? false }

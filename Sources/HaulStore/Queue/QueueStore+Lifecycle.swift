@@ -10,7 +10,7 @@ extension QueueStore {
     /// `.conflict`, so a stale owner never settles an item another process is downloading.
     /// `.start` is refused: only `claimNext` starts an item, because only it takes a lease.
     @discardableResult
-    public func apply(
+    package func apply(
         _ input: LifecycleInput,
         to id: Int64,
         error: (category: String, message: String)? = nil,
@@ -25,7 +25,7 @@ extension QueueStore {
     }
 
     /// The end of one transfer, applied together with the next claim (see `claimNext`).
-    public typealias Settlement = QueueSettlement
+    package typealias Settlement = QueueSettlement
 
     /// Applies `change` in `db`'s transaction; `removedSecrets`: the item settled for good and
     /// held something its scrub took out.
@@ -87,7 +87,7 @@ extension QueueStore {
     }
 
     /// Removes a settled item (and its record). A running item must be cancelled first.
-    public func remove(_ id: Int64) throws(StoreError) {
+    package func remove(_ id: Int64) throws(StoreError) {
         try write { db in
             guard let item = try Self.load(db, id: id) else {
                 throw StoreError(.notFound, "no download \(id) in the queue")

@@ -4,7 +4,7 @@ import HaulCore
 // Progress figures and the resume record, both kept in the item's row.
 extension QueueStore {
     /// Records progress; with `epoch`, only while the item is still leased under that epoch.
-    public func updateProgress(
+    package func updateProgress(
         _ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?, epoch: Int64? = nil
     ) throws(StoreError) {
         try write { db in
@@ -28,7 +28,7 @@ extension QueueStore {
     }
 
     /// The resume record of an item, kept in its row.
-    public func recordSlot(_ id: Int64) -> QueueRecordSlot {
+    package func recordSlot(_ id: Int64) -> QueueRecordSlot {
         QueueRecordSlot(store: self, id: id)
     }
 
@@ -40,7 +40,7 @@ extension QueueStore {
     /// commit earlier, a process that died between the two would leave an item still `running`
     /// whose file is in place but no longer recognised as its own, and the next run would
     /// download it again only to refuse to replace it.
-    public func recordSlot(for item: StoredDownload) -> QueueRecordSlot {
+    package func recordSlot(for item: StoredDownload) -> QueueRecordSlot {
         QueueRecordSlot(store: self, id: item.id, claimed: item.recordText, keepsFinishedRecord: true, epoch: item.leaseEpoch)
     }
 
@@ -107,7 +107,7 @@ extension QueueStore {
 }
 
 /// An item's resume record in the queue store: the runner's `ResumeRecordStore` for queued downloads.
-public struct QueueRecordSlot: ResumeRecordStore {
+package struct QueueRecordSlot: ResumeRecordStore {
     let store: QueueStore
     let id: Int64
     /// The record column as the claim read it (`.some(nil)`: the row had none).
@@ -125,20 +125,20 @@ public struct QueueRecordSlot: ResumeRecordStore {
         self.epoch = epoch
     }
 
-    public func load() throws(StoreError) -> ResumeRecord? {
+    package func load() throws(StoreError) -> ResumeRecord? {
         if case .some(let text) = claimed {
             return try QueueStore.decodeRecord(text, id: id)
         }
         return try store.loadRecord(id)
     }
 
-    public func save(_ record: ResumeRecord) throws(StoreError) {
+    package func save(_ record: ResumeRecord) throws(StoreError) {
         try store.saveRecord(id, record, epoch: epoch)
     }
 
-    public var settlesFinishedRecord: Bool { keepsFinishedRecord }
+    package var settlesFinishedRecord: Bool { keepsFinishedRecord }
 
-    public func remove() {
+    package func remove() {
         // A record that cannot be read or cleared here stays: harmless, since a finished record
         // vouches only for a file with the identity it saved, and the completing commit clears it.
         do throws(StoreError) {

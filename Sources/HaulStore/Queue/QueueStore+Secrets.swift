@@ -6,7 +6,7 @@ extension QueueStore {
     /// Truncates the write-ahead log now, so no earlier copy of a removed secret stays in it (a
     /// command that just cancelled or removed a download, the end of a run). Best effort: another
     /// process reading the store can keep the log from shrinking; a long run tries again.
-    public func forgetRemovedSecrets() {
+    package func forgetRemovedSecrets() {
         let now = ContinuousClock.now
         let pending = secretsToForget.withLock { $0.take(now: now) }
         if !truncateWriteAheadLog() {
@@ -18,7 +18,7 @@ extension QueueStore {
     /// once every `SecretsToForget.interval` (a run settling many downloads truncates once for
     /// many). A long-running run calls this after each settlement and every few seconds, so a
     /// secret leaves the files within seconds of its download settling, not when the run ends.
-    public func forgetRemovedSecretsSoon() {
+    package func forgetRemovedSecretsSoon() {
         let now = ContinuousClock.now
         guard secretsToForget.withLock({ $0.takeIfDue(now: now) }) else { return }
         if !truncateWriteAheadLog() {

@@ -8,14 +8,14 @@ import Synchronization
 ///
 /// Every change of state goes through `DownloadLifecycle`, inside a transaction, so two processes
 /// sharing the store never disagree about where an item is.
-public final class QueueStore: Sendable {
+package final class QueueStore: Sendable {
     /// The database file inside the state directory.
-    public static let fileName = "haul.sqlite"
+    package static let fileName = "haul.sqlite"
     /// Seconds a lease lasts without renewal; an owner that stops renewing is presumed dead.
     /// `HAUL_LEASE_SECONDS` sets it (tests shorten it; at least 1).
-    public static let leaseSeconds: Double = LeaseDuration.fromEnvironment
+    package static let leaseSeconds: Double = LeaseDuration.fromEnvironment
 
-    public let path: String
+    package let path: String
     private let database: DatabaseQueue
     /// When a claim looks for abandoned items: on the first, then at most every 2 s.
     let recoveryThrottle = Mutex(RecoveryThrottle(interval: .seconds(2)))
@@ -26,7 +26,7 @@ public final class QueueStore: Sendable {
 
     /// Opens (creating if needed) the store in `directory`. A file that is not a Haul store is
     /// reported, never overwritten.
-    public init(directory: String) throws(StoreError) {
+    package init(directory: String) throws(StoreError) {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {

@@ -3,25 +3,25 @@
 ///
 /// A damaged item is still listed and can be removed or cancelled, but never runs: a run fails it
 /// with `reason`, and the rest of the queue goes on.
-public struct RowDamage: Sendable, Equatable {
+package struct RowDamage: Sendable, Equatable {
     /// One column that could not be read.
-    public struct Column: Sendable, Equatable {
+    package struct Column: Sendable, Equatable {
         /// The column's name in the `downloads` table.
-        public let name: String
+        package let name: String
         /// What is wrong with it, for a person: "its stored options are damaged: …".
-        public let account: String
+        package let account: String
     }
 
     /// The columns that could not be read, in the order they were read.
-    public let columns: [Column]
+    package let columns: [Column]
 
     /// What is wrong, for a person: each column's account, joined by "; ".
-    public var reason: String {
+    package var reason: String {
         columns.map(\.account).joined(separator: "; ")
     }
 
     /// Whether the column `name` could not be read.
-    public func covers(_ name: String) -> Bool {
+    package func covers(_ name: String) -> Bool {
         columns.contains { $0.name == name }
     }
 }

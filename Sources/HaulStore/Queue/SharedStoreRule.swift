@@ -12,9 +12,9 @@ import HaulCore
 /// receives a secret: credentials stay on the workers, by reference — a netrc file
 /// (`--netrc-file`), a cookie file (`--cookies`), a proxy from the worker's environment — and are
 /// read when a request is sent. Pure: no I/O.
-public enum SharedStoreRule {
+package enum SharedStoreRule {
     /// Why `new` cannot go into a shared store, nil when it can.
-    public static func refusal(of new: NewDownload) -> String? {
+    package static func refusal(of new: NewDownload) -> String? {
         var found: [String] = []
         if !new.headers.isEmpty {
             found.append("request headers (\(new.headers.map(\.name).joined(separator: ", ")))")

@@ -2,75 +2,75 @@ import Foundation
 import HaulCore
 
 /// One download as the queue stores it: what to fetch, where, and how far it got.
-public struct StoredDownload: Sendable, Equatable {
-    public enum DestinationKind: String, Sendable {
+package struct StoredDownload: Sendable, Equatable {
+    package enum DestinationKind: String, Sendable {
         /// `destination` is the file's path.
         case file
         /// `destination` is a directory; the name comes from the response.
         case directory
     }
 
-    public var id: Int64
-    public var url: String
-    public var method: String
-    public var headers: [HTTPHeaders.Field]
-    public var body: [UInt8]?
-    public var destinationKind: DestinationKind
+    package var id: Int64
+    package var url: String
+    package var method: String
+    package var headers: [HTTPHeaders.Field]
+    package var body: [UInt8]?
+    package var destinationKind: DestinationKind
     /// An absolute path.
-    public var destination: String
+    package var destination: String
     /// The requested range (`bytes=...`), nil for the whole resource.
-    public var range: String?
+    package var range: String?
     /// What to do with an existing file (stored as its raw value: "refuse", "overwrite" or "continue").
-    public var existingPolicy: ExistingFilePolicy
-    public var priority: Int
-    public var state: DownloadState
-    public var bytes: Int64
-    public var totalBytes: Int64?
-    public var bytesPerSecond: Double
+    package var existingPolicy: ExistingFilePolicy
+    package var priority: Int
+    package var state: DownloadState
+    package var bytes: Int64
+    package var totalBytes: Int64?
+    package var bytesPerSecond: Double
     /// Where the finished file is (or will be, once known).
-    public var finalPath: String?
-    public var lastError: String?
-    public var errorCategory: String?
+    package var finalPath: String?
+    package var lastError: String?
+    package var errorCategory: String?
     /// The resume record column as read with the row (JSON), nil when there is none.
-    public var recordText: String?
+    package var recordText: String?
     /// Times the item was claimed to run.
-    public var attempts: Int
+    package var attempts: Int
     /// The rest of the request as it was added; nil for rows added before the options were stored.
-    public var options: StoredOptions?
-    public var createdAt: Date
-    public var updatedAt: Date
+    package var options: StoredOptions?
+    package var createdAt: Date
+    package var updatedAt: Date
     /// What of the row could not be read back, nil for a sound row. A damaged item never runs:
     /// a run fails it with the reason (see `RowDamage`).
-    public var damage: RowDamage? = nil
+    package var damage: RowDamage? = nil
     /// The epoch of the item's latest lease: every claim takes a new one, and each write of the
     /// transfer it started names it (a fencing token), so a transfer whose lease was lost can
     /// change nothing.
-    public var leaseEpoch: Int64 = 0
+    package var leaseEpoch: Int64 = 0
 
     /// Whether the columns that say where the download's files are (URL, destination, existing-file
     /// policy) were read back: what removing its partial needs.
-    public var placementIsReadable: Bool {
+    package var placementIsReadable: Bool {
         guard let damage else { return true }
         return !["url", "destination_kind", "destination", "existing_policy"].contains { damage.covers($0) }
     }
 }
 
 /// What `QueueStore.add` needs to create an item.
-public struct NewDownload: Sendable, Equatable {
-    public var url: String
-    public var method: String
-    public var headers: [HTTPHeaders.Field]
-    public var body: [UInt8]?
-    public var destinationKind: StoredDownload.DestinationKind
-    public var destination: String
-    public var range: String?
-    public var existingPolicy: ExistingFilePolicy
-    public var priority: Int
+package struct NewDownload: Sendable, Equatable {
+    package var url: String
+    package var method: String
+    package var headers: [HTTPHeaders.Field]
+    package var body: [UInt8]?
+    package var destinationKind: StoredDownload.DestinationKind
+    package var destination: String
+    package var range: String?
+    package var existingPolicy: ExistingFilePolicy
+    package var priority: Int
     /// Start paused instead of queued.
-    public var paused: Bool
-    public var options: StoredOptions?
+    package var paused: Bool
+    package var options: StoredOptions?
 
-    public init(
+    package init(
         url: String,
         method: String = "GET",
         headers: [HTTPHeaders.Field] = [],
@@ -97,31 +97,31 @@ public struct NewDownload: Sendable, Equatable {
     }
 
     /// The key under which the queue tells destinations apart: one file, or one URL into one directory.
-    public var destinationKey: String {
+    package var destinationKey: String {
         Self.destinationKey(kind: destinationKind, destination: destination, url: url)
     }
 
     /// The key of a download of `url` to `destination` (an absolute path) of `kind`.
-    public static func destinationKey(kind: StoredDownload.DestinationKind, destination: String, url: String) -> String {
+    package static func destinationKey(kind: StoredDownload.DestinationKind, destination: String, url: String) -> String {
         kind == .file ? "file:" + destination : "dir:" + destination + "|" + url
     }
 }
 
 /// Who runs an item: a process of this boot, identified so others can tell when it died.
-public struct LeaseOwner: Sendable, Equatable {
-    public let bootID: String
-    public let pid: Int32
-    public let token: String
+package struct LeaseOwner: Sendable, Equatable {
+    package let bootID: String
+    package let pid: Int32
+    package let token: String
 
-    public init(bootID: String = BootID.current ?? "unknown-boot", pid: Int32 = getpid(), token: String = UUID().uuidString) {
+    package init(bootID: String = BootID.current ?? "unknown-boot", pid: Int32 = getpid(), token: String = UUID().uuidString) {
         self.bootID = bootID
         self.pid = pid
         self.token = token
     }
 
-    public var encoded: String { "\(bootID)|\(pid)|\(token)" }
+    package var encoded: String { "\(bootID)|\(pid)|\(token)" }
 
-    public init?(encoded: String) {
+    package init?(encoded: String) {
         let parts = encoded.split(separator: "|", omittingEmptySubsequences: false)
         guard parts.count == 3, let pid = Int32(parts[1]) else { return nil }
         self.init(bootID: String(parts[0]), pid: pid, token: String(parts[2]))
@@ -129,7 +129,7 @@ public struct LeaseOwner: Sendable, Equatable {
 
     /// Whether the owner can still be running: same boot and its process exists.
     /// A process of another boot is certainly gone (the machine restarted).
-    public var isAlive: Bool {
+    package var isAlive: Bool {
         guard bootID == BootID.current else { return false }
         if kill(pid, 0) == 0 { return true }
         return errno == EPERM
@@ -142,7 +142,7 @@ extension NewDownload {
     /// method, headers, body, place, range, policy and options. A completed one kept no headers,
     /// body or password (scrubbed when it settled), so it matches by URL, method, place and range,
     /// unless this request asks to replace the file. A damaged row matches nothing.
-    public func isSameRequest(as item: StoredDownload) -> Bool {
+    package func isSameRequest(as item: StoredDownload) -> Bool {
         guard item.damage == nil, item.method == method, item.destinationKind == destinationKind, item.destination == destination,
             item.range == range
         else { return false }

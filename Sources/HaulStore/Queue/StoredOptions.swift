@@ -51,10 +51,10 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     public var mirrorsUnverified: Bool?
 
     /// No option stored: every setting is the default or the run's.
-    public init() {}
+    package init() {}
 
     /// JSON for the `options` column, stored whole (sorted keys, as HaulJSON writes JSON).
-    public func encoded() throws(StoreError) -> String {
+    package func encoded() throws(StoreError) -> String {
         do {
             return try JSONWriter.text(encoding: self)
         } catch {
@@ -64,7 +64,7 @@ public struct StoredOptions: Codable, Sendable, Equatable {
 
     /// These options with nothing secret left: the proxy's and the mirrors' passwords are removed
     /// (`user:password@` becomes `user@`). What a download that can no longer run keeps.
-    public var withoutSecrets: StoredOptions {
+    package var withoutSecrets: StoredOptions {
         var options = self
         options.proxy = proxy.map(Redaction.withoutPassword)
         options.mirrors = mirrors?.map(Redaction.withoutPassword)
@@ -72,7 +72,7 @@ public struct StoredOptions: Codable, Sendable, Equatable {
     }
 
     /// Reads the `options` column; a value that cannot be read is a damaged row, never defaults.
-    public static func decode(_ text: String, id: Int64) throws(StoreError) -> StoredOptions {
+    package static func decode(_ text: String, id: Int64) throws(StoreError) -> StoredOptions {
         switch read(text) {
         case .success(let options):
             return options

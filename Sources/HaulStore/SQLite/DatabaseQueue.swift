@@ -14,9 +14,9 @@ import HaulCore
 /// which keeps ``Statement``s and the connection itself from leaving them. (A `Mutex` holding the
 /// connection would let the compiler check this, but its `inout sending` value cannot be handed to
 /// an ordinary non-`Sendable` closure.)
-public final class DatabaseQueue: @unchecked Sendable {
+package final class DatabaseQueue: @unchecked Sendable {
     /// The path of the database file.
-    public let path: String
+    package let path: String
     /// A plain mutex rather than `Mutex`, whose Linux implementation is a priority-inheriting futex:
     /// with eight workers committing in turn, `haul -i LIST -j 8` of 1,000 small files ran ~5% faster.
     private let lock = NSLock()
@@ -25,7 +25,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     private let synchronous: SQLiteConnection.Synchronous
 
     /// Opens (creating if missing) the database at `path`; see ``SQLiteConnection/init(path:busyTimeoutMilliseconds:)``.
-    public init(
+    package init(
         path: String,
         busyTimeoutMilliseconds: Int = SQLiteConnection.defaultBusyTimeoutMilliseconds,
         synchronous: SQLiteConnection.Synchronous = .full
@@ -39,7 +39,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     ///
     /// Each statement is its own transaction unless `body` opens one; with WAL, each statement reads a
     /// consistent snapshot. Use ``write(_:)`` for changes that must land together.
-    public func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    package func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         LoopThread.mustNotBlock("a read of the SQLite store \(path)")
         return try lock.withLock {
             try body(connection)
@@ -51,7 +51,7 @@ public final class DatabaseQueue: @unchecked Sendable {
     /// it returns, whatever the connection's `synchronous` setting: for a write a later step on
     /// another file depends on (a finished mark before the file's rename), so that a power cut
     /// never keeps the later step and loses the write.
-    public func write<T: Sendable>(durable: Bool = false, _ body: (SQLiteConnection) throws -> T) throws -> T {
+    package func write<T: Sendable>(durable: Bool = false, _ body: (SQLiteConnection) throws -> T) throws -> T {
         LoopThread.mustNotBlock("a write to the SQLite store \(path)")
         return try lock.withLock {
             guard durable, synchronous != .full else {
@@ -65,7 +65,7 @@ public final class DatabaseQueue: @unchecked Sendable {
 
     /// Runs `body` with exclusive use of the connection and no transaction around it, for work that
     /// manages its own transactions (such as ``Migrator``).
-    public func writeWithoutTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    package func writeWithoutTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         LoopThread.mustNotBlock("a write to the SQLite store \(path)")
         return try lock.withLock {
             try body(connection)

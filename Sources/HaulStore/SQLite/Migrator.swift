@@ -15,7 +15,7 @@ import Foundation
 /// }
 /// try migrator.migrate(queue)
 /// ```
-public struct Migrator: Sendable {
+package struct Migrator: Sendable {
     private struct Migration: Sendable {
         let name: String
         let migrate: @Sendable (SQLiteConnection) throws -> Void
@@ -24,16 +24,16 @@ public struct Migrator: Sendable {
     private var migrations: [Migration] = []
 
     /// Creates a migrator with no migrations.
-    public init() {}
+    package init() {}
 
     /// The registered migration names, in the order they apply.
-    public var migrationNames: [String] {
+    package var migrationNames: [String] {
         migrations.map(\.name)
     }
 
     /// Adds a migration after those already registered. Names must be unique and must never change
     /// once released: they are how a database remembers what it has.
-    public mutating func registerMigration(
+    package mutating func registerMigration(
         _ name: String, _ migrate: @escaping @Sendable (SQLiteConnection) throws -> Void
     ) {
         precondition(!migrations.contains { $0.name == name }, "migration \(name) is registered twice")
@@ -41,7 +41,7 @@ public struct Migrator: Sendable {
     }
 
     /// Applies the pending migrations through `queue`.
-    public func migrate(_ queue: DatabaseQueue) throws {
+    package func migrate(_ queue: DatabaseQueue) throws {
         try queue.writeWithoutTransaction { db in
             try migrate(db)
         }
@@ -49,7 +49,7 @@ public struct Migrator: Sendable {
 
     /// Applies the pending migrations to `db`, each in its own transaction (a savepoint if `db` is
     /// already in one).
-    public func migrate(_ db: SQLiteConnection) throws {
+    package func migrate(_ db: SQLiteConnection) throws {
         for migration in migrations {
             try db.transaction {
                 // Read inside the write transaction, so another process migrating the same file at the
@@ -72,12 +72,12 @@ public struct Migrator: Sendable {
     }
 
     /// The names of the migrations recorded in `db`, in the order they were applied.
-    public func appliedMigrations(_ db: SQLiteConnection) throws -> [String] {
+    package func appliedMigrations(_ db: SQLiteConnection) throws -> [String] {
         try Self.appliedNames(db, creatingTable: false)
     }
 
     /// Whether `db` has every registered migration applied.
-    public func isUpToDate(_ db: SQLiteConnection) throws -> Bool {
+    package func isUpToDate(_ db: SQLiteConnection) throws -> Bool {
         let applied = Set(try Self.appliedNames(db, creatingTable: false))
         return migrations.allSatisfy { applied.contains($0.name) }
     }
@@ -108,19 +108,19 @@ public struct Migrator: Sendable {
 }
 
 /// A database that cannot be migrated by this build of Haul.
-public struct MigrationError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct MigrationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Migration names recorded in the database that this build does not know.
-    public let unknownMigrations: [String]
+    package let unknownMigrations: [String]
     /// The database file.
-    public let path: String
+    package let path: String
 
     /// Creates the error for a database at `path` that records `unknownMigrations`.
-    public init(unknownMigrations: [String], path: String) {
+    package init(unknownMigrations: [String], path: String) {
         self.unknownMigrations = unknownMigrations
         self.path = path
     }
 
-    public var description: String {
+    package var description: String {
         "the database at \(path) was written by a newer version of Haul (it has migrations this version "
             + "does not know: \(unknownMigrations.joined(separator: ", "))); upgrade Haul, or use a different "
             + "database"

@@ -14,9 +14,9 @@ import Foundation
 ///   transaction survives a power cut, not only a crash of the process. A store whose every write
 ///   only ever claims less than is durable may choose `NORMAL` (see ``Synchronous``).
 /// - `foreign_keys=ON`, and a busy timeout so a writer waits for another connection's transaction.
-public final class SQLiteConnection {
+package final class SQLiteConnection {
     /// How hard a commit works to survive a power cut.
-    public enum Synchronous: Int64, Sendable {
+    package enum Synchronous: Int64, Sendable {
         /// WAL commits are not synced; a power cut may roll back the latest transactions (never
         /// corrupt the database). Safe when losing a recent write only makes the store claim less.
         case normal = 1
@@ -27,10 +27,10 @@ public final class SQLiteConnection {
     }
 
     /// The default time a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
-    public static let defaultBusyTimeoutMilliseconds = 5000
+    package static let defaultBusyTimeoutMilliseconds = 5000
 
     /// The path the connection was opened with.
-    public let path: String
+    package let path: String
     let handle: OpaquePointer
     /// Distinguishes the savepoints of nested ``transaction(_:)`` calls.
     private var savepointDepth = 0
@@ -42,7 +42,7 @@ public final class SQLiteConnection {
     /// The file's header is read before anything is written, so a file that is not an SQLite
     /// database fails with an error whose `isCorrupt` is `true` and is left untouched.
     /// - Parameter busyTimeoutMilliseconds: how long to wait for another connection's lock.
-    public init(
+    package init(
         path: String,
         busyTimeoutMilliseconds: Int = SQLiteConnection.defaultBusyTimeoutMilliseconds,
         synchronous: Synchronous = .full
@@ -135,7 +135,7 @@ public final class SQLiteConnection {
     ///
     /// Statements before a failing one stay applied unless the call is inside ``transaction(_:)``;
     /// the error carries the text of the statement that failed.
-    public func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         try sql.withCString { start in
             var cursor = start
             while cursor.pointee != 0 {
@@ -163,12 +163,12 @@ public final class SQLiteConnection {
     }
 
     /// Runs one statement with positional parameters, discarding any rows.
-    public func execute(_ sql: String, _ parameters: [SQLiteValue]) throws {
+    package func execute(_ sql: String, _ parameters: [SQLiteValue]) throws {
         _ = try runReusable(sql, parameters, collecting: false)
     }
 
     /// Compiles one statement. Text after the first statement is an error, so nothing is silently skipped.
-    public func prepare(_ sql: String) throws -> Statement {
+    package func prepare(_ sql: String) throws -> Statement {
         try prepare(sql, cached: false)
     }
 
@@ -201,22 +201,22 @@ public final class SQLiteConnection {
     }
 
     /// Runs one statement with positional parameters and returns every row.
-    public func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws -> [Row] {
+    package func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws -> [Row] {
         try runReusable(sql, parameters, collecting: true)
     }
 
     /// The rowid of the most recent successful `INSERT` on this connection.
-    public var lastInsertRowID: Int64 {
+    package var lastInsertRowID: Int64 {
         sqlite3_last_insert_rowid(handle)
     }
 
     /// The number of rows changed by the most recent `INSERT`, `UPDATE` or `DELETE` on this connection.
-    public var changes: Int {
+    package var changes: Int {
         Int(sqlite3_changes64(handle))
     }
 
     /// Whether a transaction is open on this connection.
-    public var isInTransaction: Bool {
+    package var isInTransaction: Bool {
         sqlite3_get_autocommit(handle) == 0
     }
 
@@ -228,7 +228,7 @@ public final class SQLiteConnection {
     /// applies (a deferred transaction that upgrades from read to write can fail with `SQLITE_BUSY`
     /// at once). A call inside another transaction becomes a savepoint, so only its own changes are
     /// undone when it throws.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction {
             return try savepoint(body)
         }
@@ -270,7 +270,7 @@ public final class SQLiteConnection {
     /// Runs `PRAGMA quick_check` and throws an error whose `isCorrupt` is `true` if it finds problems.
     ///
     /// Reads the whole database, so it is only run when asked (e.g. after an unclean shutdown).
-    public func checkIntegrity() throws {
+    package func checkIntegrity() throws {
         let sql = "PRAGMA quick_check"
         let problems = try query(sql).compactMap { $0[0].string }.filter { $0 != "ok" }
         guard problems.isEmpty else {

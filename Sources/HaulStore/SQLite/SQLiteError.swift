@@ -5,18 +5,18 @@ import CSQLite
 /// `resultCode` is the primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, ...), `extendedResultCode`
 /// the detailed one (`SQLITE_CONSTRAINT_PRIMARYKEY`, `SQLITE_IOERR_FSYNC`, ...), and `message` the text of
 /// `sqlite3_errmsg` at the time of the failure.
-public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The primary result code (the low 8 bits of `extendedResultCode`).
-    public let resultCode: Int32
+    package let resultCode: Int32
     /// The extended result code, which refines `resultCode`.
-    public let extendedResultCode: Int32
+    package let extendedResultCode: Int32
     /// SQLite's explanation (from `sqlite3_errmsg`), or Haul's for failures Haul detects itself.
-    public let message: String
+    package let message: String
     /// The SQL that failed, when the failure came from a statement.
-    public let sql: String?
+    package let sql: String?
 
     /// Creates an error from raw codes; `resultCode` is derived from `extendedResultCode`.
-    public init(extendedResultCode: Int32, message: String, sql: String? = nil) {
+    package init(extendedResultCode: Int32, message: String, sql: String? = nil) {
         self.resultCode = extendedResultCode & 0xFF
         self.extendedResultCode = extendedResultCode
         self.message = message
@@ -40,27 +40,27 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The database is locked by another connection (`SQLITE_BUSY`) or by a conflicting use of this
     /// one (`SQLITE_LOCKED`): the operation may succeed if retried later.
-    public var isBusy: Bool {
+    package var isBusy: Bool {
         resultCode == SQLITE_BUSY || resultCode == SQLITE_LOCKED
     }
 
     /// The file is not a usable SQLite database (`SQLITE_CORRUPT` or `SQLITE_NOTADB`).
-    public var isCorrupt: Bool {
+    package var isCorrupt: Bool {
         resultCode == SQLITE_CORRUPT || resultCode == SQLITE_NOTADB
     }
 
     /// The disk (or the file system's quota) is full (`SQLITE_FULL`): the write was not made.
-    public var isDiskFull: Bool {
+    package var isDiskFull: Bool {
         resultCode == SQLITE_FULL
     }
 
     /// A value of the wrong storage class (`SQLITE_MISMATCH`): SQLite refused one, or a required column
     /// read back NULL or as another class (see ``Row/requiredInt64(_:)``), which means a damaged row.
-    public var isTypeMismatch: Bool {
+    package var isTypeMismatch: Bool {
         resultCode == SQLITE_MISMATCH
     }
 
-    public var description: String {
+    package var description: String {
         let codeName = String(cString: sqlite3_errstr(resultCode))
         var text = "SQLite error \(extendedResultCode) (\(codeName)): \(message)"
         if let sql {

@@ -4,7 +4,7 @@ import Foundation
 /// A value SQLite can store: one of its five storage classes.
 ///
 /// Literals work where a value is expected: `[42, 1.5, "text", nil, true]`.
-public enum SQLiteValue: Sendable, Hashable {
+package enum SQLiteValue: Sendable, Hashable {
     /// SQL NULL.
     case null
     /// A 64-bit signed integer.
@@ -17,39 +17,39 @@ public enum SQLiteValue: Sendable, Hashable {
     case blob([UInt8])
 
     /// An integer value.
-    public init(_ value: Int) { self = .integer(Int64(value)) }
+    package init(_ value: Int) { self = .integer(Int64(value)) }
     /// An integer value.
-    public init(_ value: Int64) { self = .integer(value) }
+    package init(_ value: Int64) { self = .integer(value) }
     /// A real value.
-    public init(_ value: Double) { self = .real(value) }
+    package init(_ value: Double) { self = .real(value) }
     /// A text value.
-    public init(_ value: String) { self = .text(value) }
+    package init(_ value: String) { self = .text(value) }
     /// A blob value.
-    public init(_ value: [UInt8]) { self = .blob(value) }
+    package init(_ value: [UInt8]) { self = .blob(value) }
     /// A blob value.
-    public init(_ value: Data) { self = .blob([UInt8](value)) }
+    package init(_ value: Data) { self = .blob([UInt8](value)) }
     /// A boolean stored as the integer 1 or 0, as SQLite itself does.
-    public init(_ value: Bool) { self = .integer(value ? 1 : 0) }
+    package init(_ value: Bool) { self = .integer(value ? 1 : 0) }
 
     /// Whether this is SQL NULL.
-    public var isNull: Bool {
+    package var isNull: Bool {
         if case .null = self { return true }
         return false
     }
 
     /// The integer, or `nil` when the value is not an integer.
-    public var int64: Int64? {
+    package var int64: Int64? {
         if case .integer(let value) = self { return value }
         return nil
     }
 
     /// The integer as `Int`, or `nil` when the value is not an integer.
-    public var int: Int? {
+    package var int: Int? {
         int64.map { Int($0) }
     }
 
     /// The number as a `Double` (integers convert), or `nil` for other storage classes.
-    public var double: Double? {
+    package var double: Double? {
         switch self {
         case .real(let value): return value
         case .integer(let value): return Double(value)
@@ -58,116 +58,116 @@ public enum SQLiteValue: Sendable, Hashable {
     }
 
     /// The text, or `nil` when the value is not text.
-    public var string: String? {
+    package var string: String? {
         if case .text(let value) = self { return value }
         return nil
     }
 
     /// The bytes, or `nil` when the value is not a blob.
-    public var blob: [UInt8]? {
+    package var blob: [UInt8]? {
         if case .blob(let value) = self { return value }
         return nil
     }
 
     /// The integer read as a boolean (non-zero is `true`), or `nil` when the value is not an integer.
-    public var bool: Bool? {
+    package var bool: Bool? {
         int64.map { $0 != 0 }
     }
 }
 
 extension SQLiteValue: ExpressibleByNilLiteral {
-    public init(nilLiteral: ()) { self = .null }
+    package init(nilLiteral: ()) { self = .null }
 }
 
 extension SQLiteValue: ExpressibleByIntegerLiteral {
-    public init(integerLiteral value: Int64) { self = .integer(value) }
+    package init(integerLiteral value: Int64) { self = .integer(value) }
 }
 
 extension SQLiteValue: ExpressibleByFloatLiteral {
-    public init(floatLiteral value: Double) { self = .real(value) }
+    package init(floatLiteral value: Double) { self = .real(value) }
 }
 
 extension SQLiteValue: ExpressibleByStringLiteral {
-    public init(stringLiteral value: String) { self = .text(value) }
+    package init(stringLiteral value: String) { self = .text(value) }
 }
 
 extension SQLiteValue: ExpressibleByBooleanLiteral {
-    public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
+    package init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
 }
 
 /// One result row, with its values addressable by column position or name.
-public struct Row: Sendable, Hashable {
+package struct Row: Sendable, Hashable {
     /// The column names, in result order.
-    public let columnNames: [String]
+    package let columnNames: [String]
     /// The values, in the same order as `columnNames`.
-    public let values: [SQLiteValue]
+    package let values: [SQLiteValue]
 
     /// Creates a row; `columnNames` and `values` must have the same count.
-    public init(columnNames: [String], values: [SQLiteValue]) {
+    package init(columnNames: [String], values: [SQLiteValue]) {
         precondition(columnNames.count == values.count, "a row needs one name per value")
         self.columnNames = columnNames
         self.values = values
     }
 
     /// The value at `index` (0-based).
-    public subscript(index: Int) -> SQLiteValue {
+    package subscript(index: Int) -> SQLiteValue {
         values[index]
     }
 
     /// The value of the first column named `name` (compared case-insensitively, as SQL does), or
     /// `nil` when the row has no such column.
-    public subscript(name: String) -> SQLiteValue? {
+    package subscript(name: String) -> SQLiteValue? {
         if let index = columnNames.firstIndex(of: name) { return values[index] }
         let lowered = name.lowercased()
         return columnNames.firstIndex { $0.lowercased() == lowered }.map { values[$0] }
     }
 
     /// The integer in column `name`, or `nil` when it is missing, NULL or not an integer.
-    public func int64(_ name: String) -> Int64? { self[name]?.int64 }
+    package func int64(_ name: String) -> Int64? { self[name]?.int64 }
     /// The integer in column `name` as `Int`, or `nil` when it is missing, NULL or not an integer.
-    public func int(_ name: String) -> Int? { self[name]?.int }
+    package func int(_ name: String) -> Int? { self[name]?.int }
     /// The number in column `name`, or `nil` when it is missing, NULL or not a number.
-    public func double(_ name: String) -> Double? { self[name]?.double }
+    package func double(_ name: String) -> Double? { self[name]?.double }
     /// The text in column `name`, or `nil` when it is missing, NULL or not text.
-    public func string(_ name: String) -> String? { self[name]?.string }
+    package func string(_ name: String) -> String? { self[name]?.string }
     /// The bytes in column `name`, or `nil` when it is missing, NULL or not a blob.
-    public func blob(_ name: String) -> [UInt8]? { self[name]?.blob }
+    package func blob(_ name: String) -> [UInt8]? { self[name]?.blob }
     /// The boolean in column `name`, or `nil` when it is missing, NULL or not an integer.
-    public func bool(_ name: String) -> Bool? { self[name]?.bool }
+    package func bool(_ name: String) -> Bool? { self[name]?.bool }
     /// Whether column `name` is NULL (`false` when there is no such column).
-    public func isNull(_ name: String) -> Bool { self[name]?.isNull ?? false }
+    package func isNull(_ name: String) -> Bool { self[name]?.isNull ?? false }
 
     // Required columns: for values that must be there. A NOT NULL column that reads back NULL or as
     // another storage class is a damaged row, and a made-up 0 or "" in its place would be taken for
     // real data; these throw instead.
 
     /// The integer in column `name`; throws when the column is missing, NULL or not an integer.
-    public func requiredInt64(_ name: String) throws(SQLiteError) -> Int64 {
+    package func requiredInt64(_ name: String) throws(SQLiteError) -> Int64 {
         try required(name, "an integer") { $0.int64 }
     }
 
     /// The integer in column `name` as `Int`; throws when the column is missing, NULL or not an integer.
-    public func requiredInt(_ name: String) throws(SQLiteError) -> Int {
+    package func requiredInt(_ name: String) throws(SQLiteError) -> Int {
         try required(name, "an integer") { $0.int }
     }
 
     /// The number in column `name`; throws when the column is missing, NULL or not a number.
-    public func requiredDouble(_ name: String) throws(SQLiteError) -> Double {
+    package func requiredDouble(_ name: String) throws(SQLiteError) -> Double {
         try required(name, "a number") { $0.double }
     }
 
     /// The text in column `name`; throws when the column is missing, NULL or not text.
-    public func requiredString(_ name: String) throws(SQLiteError) -> String {
+    package func requiredString(_ name: String) throws(SQLiteError) -> String {
         try required(name, "text") { $0.string }
     }
 
     /// The bytes in column `name`; throws when the column is missing, NULL or not a blob.
-    public func requiredBlob(_ name: String) throws(SQLiteError) -> [UInt8] {
+    package func requiredBlob(_ name: String) throws(SQLiteError) -> [UInt8] {
         try required(name, "a blob") { $0.blob }
     }
 
     /// The boolean in column `name`; throws when the column is missing, NULL or not an integer.
-    public func requiredBool(_ name: String) throws(SQLiteError) -> Bool {
+    package func requiredBool(_ name: String) throws(SQLiteError) -> Bool {
         try required(name, "an integer (boolean)") { $0.bool }
     }
 

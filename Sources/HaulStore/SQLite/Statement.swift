@@ -6,9 +6,9 @@ import Foundation
 ///
 /// Belongs to the connection that prepared it and, like it, must stay on one thread at a time.
 /// Parameter indexes are 1-based (as in SQL); column indexes are 0-based (as in SQLite's C API).
-public final class Statement {
+package final class Statement {
     /// The SQL this statement was prepared from.
-    public let sql: String
+    package let sql: String
     /// Kept so the connection outlives its statements: `sqlite3_close_v2` would otherwise leave a
     /// zombie. Nil for a statement of the connection's own cache, which it finalizes itself.
     private let owner: SQLiteConnection?
@@ -38,12 +38,12 @@ public final class Statement {
     // MARK: - Binding
 
     /// The number of parameters (`?`, `?NNN`, `:name`, `@name`, `$name`) in the statement.
-    public var parameterCount: Int {
+    package var parameterCount: Int {
         Int(sqlite3_bind_parameter_count(handle))
     }
 
     /// Binds `value` to the parameter at `index` (1-based).
-    public func bind(_ value: SQLiteValue, at index: Int) throws {
+    package func bind(_ value: SQLiteValue, at index: Int) throws {
         guard let position = Int32(exactly: index) else {
             throw SQLiteError(
                 extendedResultCode: SQLITE_RANGE, message: "parameter index \(index) is out of range", sql: sql)
@@ -79,7 +79,7 @@ public final class Statement {
 
     /// Binds `value` to the named parameter `name`, written as in the SQL including its prefix
     /// (`":id"`, `"@id"`, `"$id"`).
-    public func bind(_ value: SQLiteValue, named name: String) throws {
+    package func bind(_ value: SQLiteValue, named name: String) throws {
         let index = sqlite3_bind_parameter_index(handle, name)
         guard index > 0 else {
             throw SQLiteError(
@@ -89,7 +89,7 @@ public final class Statement {
     }
 
     /// Binds `values` to parameters 1, 2, ... in order; the count must match `parameterCount`.
-    public func bind(_ values: [SQLiteValue]) throws {
+    package func bind(_ values: [SQLiteValue]) throws {
         guard values.count == parameterCount else {
             throw SQLiteError(
                 extendedResultCode: SQLITE_RANGE,
@@ -102,28 +102,28 @@ public final class Statement {
     }
 
     /// Binds `value` to the parameter at `index` (1-based).
-    public func bind(_ value: Int64, at index: Int) throws { try bind(.integer(value), at: index) }
+    package func bind(_ value: Int64, at index: Int) throws { try bind(.integer(value), at: index) }
     /// Binds `value` to the parameter at `index` (1-based).
-    public func bind(_ value: Int, at index: Int) throws { try bind(SQLiteValue(value), at: index) }
+    package func bind(_ value: Int, at index: Int) throws { try bind(SQLiteValue(value), at: index) }
     /// Binds `value` to the parameter at `index` (1-based).
-    public func bind(_ value: Double, at index: Int) throws { try bind(.real(value), at: index) }
+    package func bind(_ value: Double, at index: Int) throws { try bind(.real(value), at: index) }
     /// Binds `value` to the parameter at `index` (1-based).
-    public func bind(_ value: String, at index: Int) throws { try bind(.text(value), at: index) }
+    package func bind(_ value: String, at index: Int) throws { try bind(.text(value), at: index) }
     /// Binds `value` as a blob to the parameter at `index` (1-based).
-    public func bind(_ value: [UInt8], at index: Int) throws { try bind(.blob(value), at: index) }
+    package func bind(_ value: [UInt8], at index: Int) throws { try bind(.blob(value), at: index) }
     /// Binds `value` as a blob to the parameter at `index` (1-based).
-    public func bind(_ value: Data, at index: Int) throws { try bind(SQLiteValue(value), at: index) }
+    package func bind(_ value: Data, at index: Int) throws { try bind(SQLiteValue(value), at: index) }
     /// Binds `value` as 1 or 0 to the parameter at `index` (1-based).
-    public func bind(_ value: Bool, at index: Int) throws { try bind(SQLiteValue(value), at: index) }
+    package func bind(_ value: Bool, at index: Int) throws { try bind(SQLiteValue(value), at: index) }
     /// Binds NULL to the parameter at `index` (1-based).
-    public func bindNull(at index: Int) throws { try bind(.null, at: index) }
+    package func bindNull(at index: Int) throws { try bind(.null, at: index) }
 
     // MARK: - Running
 
     /// Runs the statement to its next row: `true` when a row is available through the column getters,
     /// `false` when the statement has finished.
     @discardableResult
-    public func step() throws -> Bool {
+    package func step() throws -> Bool {
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
@@ -137,7 +137,7 @@ public final class Statement {
     /// Rewinds the statement so it can run again; bindings are kept.
     ///
     /// Does not report the error of a failed earlier `step()` again: that one was already thrown.
-    public func reset() throws {
+    package func reset() throws {
         let code = sqlite3_reset(handle)
         let repeatsStepFailure = lastStepFailed
         lastStepFailed = false
@@ -148,12 +148,12 @@ public final class Statement {
     }
 
     /// Runs the statement until it finishes, discarding any rows.
-    public func run() throws {
+    package func run() throws {
         while try step() {}
     }
 
     /// Runs the statement from the start and collects every row.
-    public func rows() throws -> [Row] {
+    package func rows() throws -> [Row] {
         try reset()
         let names = (0..<columnCount).map(columnName)
         var result: [Row] = []
@@ -166,42 +166,42 @@ public final class Statement {
     // MARK: - Columns
 
     /// The number of columns in a result row.
-    public var columnCount: Int {
+    package var columnCount: Int {
         Int(sqlite3_column_count(handle))
     }
 
     /// The name of the column at `index` (0-based), as given by `AS` or derived by SQLite.
-    public func columnName(_ index: Int) -> String {
+    package func columnName(_ index: Int) -> String {
         sqlite3_column_name(handle, Int32(index)).map { String(cString: $0) } ?? ""
     }
 
     /// Whether the column at `index` (0-based) of the current row is NULL.
-    public func isNull(_ index: Int) -> Bool {
+    package func isNull(_ index: Int) -> Bool {
         sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL
     }
 
     /// The column at `index` (0-based) as an integer, converted as SQLite does (NULL is 0).
-    public func int64(_ index: Int) -> Int64 {
+    package func int64(_ index: Int) -> Int64 {
         sqlite3_column_int64(handle, Int32(index))
     }
 
     /// The column at `index` (0-based) as an `Int`, converted as SQLite does (NULL is 0).
-    public func int(_ index: Int) -> Int {
+    package func int(_ index: Int) -> Int {
         Int(int64(index))
     }
 
     /// The column at `index` (0-based) as a double, converted as SQLite does (NULL is 0.0).
-    public func double(_ index: Int) -> Double {
+    package func double(_ index: Int) -> Double {
         sqlite3_column_double(handle, Int32(index))
     }
 
     /// The column at `index` (0-based) as a boolean (non-zero is `true`, NULL is `false`).
-    public func bool(_ index: Int) -> Bool {
+    package func bool(_ index: Int) -> Bool {
         int64(index) != 0
     }
 
     /// The column at `index` (0-based) as text, or `nil` when it is NULL.
-    public func string(_ index: Int) -> String? {
+    package func string(_ index: Int) -> String? {
         let column = Int32(index)
         guard sqlite3_column_type(handle, column) != SQLITE_NULL else { return nil }
         // Text first, then its length: the order SQLite documents as free of conversions.
@@ -212,7 +212,7 @@ public final class Statement {
     }
 
     /// The column at `index` (0-based) as bytes, or `nil` when it is NULL; a zero-length blob is `[]`.
-    public func blob(_ index: Int) -> [UInt8]? {
+    package func blob(_ index: Int) -> [UInt8]? {
         let column = Int32(index)
         guard sqlite3_column_type(handle, column) != SQLITE_NULL else { return nil }
         guard let bytes = sqlite3_column_blob(handle, column) else { return [] }
@@ -221,7 +221,7 @@ public final class Statement {
     }
 
     /// The column at `index` (0-based) in its own storage class.
-    public func value(_ index: Int) -> SQLiteValue {
+    package func value(_ index: Int) -> SQLiteValue {
         switch sqlite3_column_type(handle, Int32(index)) {
         case SQLITE_INTEGER: return .integer(int64(index))
         case SQLITE_FLOAT: return .real(double(index))
