@@ -301,7 +301,9 @@ struct CLIIssue36Attack2Tests {
             guard Disk.waitUntil(timeout: 10, { Disk.exists(ready) }) else { continue }
             // WHEN haul downloads the file there, and then the same command runs again
             #expect(try HaulBinary.run(["-q", "-o", dir + "/f", server.url("/arrive.bin")]).status == 0)
-            guard Disk.waitUntil(timeout: 5, { !watcher.isRunning }), Disk.bytes(dir + "/f").map { Array($0.prefix(4)) } == Array("ZZZZ".utf8) else { continue }
+            guard Disk.waitUntil(timeout: 5, { !watcher.isRunning }), Disk.bytes(dir + "/f").map({ Array($0.prefix(4)) }) == Array("ZZZZ".utf8) else {
+                continue
+            }
             rounds += 1
             let again = try HaulBinary.run(["-o", dir + "/f", server.url("/arrive.bin")])
             if again.stderr.contains("already complete") { accepted.append(round) }
