@@ -22,7 +22,7 @@ struct ReporterAttackTests {
         let limiter = RateLimiter(bytesPerSecond: 600_000)
         request.rateLimiter = limiter
         request.connections = 1
-        let download = try Downloader().download(request)
+        let download = Downloader().download(request)
         let events = Mutex<[String]>([])
         let bytes = Mutex<[Int64]>([])
         let watching = Task {
@@ -72,7 +72,7 @@ extension ReporterAttackTests {
         var request = try FaultHarness.request(server, to: .file(directory.file("often.bin")))
         request.rateLimiter = RateLimiter(bytesPerSecond: 200_000)
         request.connections = 1
-        let download = try Downloader().download(request)
+        let download = Downloader().download(request)
         let latest = Mutex<Int64>(0)
         let watching = Task {
             try await FaultHarness.watch(download, timeout: 40) { event in
@@ -109,7 +109,7 @@ extension ReporterAttackTests {
         let limiter = RateLimiter(bytesPerSecond: 100_000)
         request.rateLimiter = limiter
         request.connections = 1
-        let download = try Downloader().download(request)
+        let download = Downloader().download(request)
         let latest = Mutex<Int64>(0)
         let watching = Task {
             try await FaultHarness.watch(download, timeout: 40) { event in
@@ -141,7 +141,7 @@ extension ReporterAttackTests {
         let limiter = RateLimiter(bytesPerSecond: 200_000)
         request.rateLimiter = limiter
         request.connections = 1
-        let download = try Downloader().download(request)
+        let download = Downloader().download(request)
         let latest = Mutex<Int64>(0)
         let watching = Task {
             try await FaultHarness.watch(download, timeout: 40) { event in
