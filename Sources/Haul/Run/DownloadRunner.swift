@@ -119,6 +119,7 @@ final class DownloadRunner {
             case .send(let plan):
                 // The connection's figures come at the interval while it fetches, whether or not it writes.
                 let hub = setup.hub
+                figures.connectionStarts()
                 let reporter = Task { [figures] in await figures.reportWhileConnected { hub.publish(.progress($0)) } }
                 let attempt = await send(plan, output)
                 reporter.cancel()

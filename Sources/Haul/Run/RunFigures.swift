@@ -87,13 +87,18 @@ final class RunFigures: Sendable {
         state.withLock { $0.segmentsReport = reporting }
     }
 
+    /// A new attempt of the runner's connection begins: nothing of it is written yet. Called
+    /// before its reporter starts (a task may start late, after the first writes).
+    func connectionStarts() {
+        state.withLock { $0.written = nil }
+    }
+
     /// A task while the runner's connection fetches (ended by cancelling it): publishes the
     /// download's progress at the promised interval, from what the connection last wrote, whether
     /// or not it writes meanwhile: a speed limit may hold it back for seconds, and the figures
     /// (the speed falling, the time left) must not stand still. Silent before the first write and
     /// while the segments' reporter publishes.
     func reportWhileConnected(_ publish: (DownloadProgress) -> Void) async {
-        state.withLock { $0.written = nil }
         defer { state.withLock { $0.written = nil } }
         var wait = 0.0
         while !Task.isCancelled {
