@@ -6,15 +6,7 @@ extension JSONValue {
     /// synthesized one encodes them all, leaving out only an optional that is nil), a `Date` is
     /// its seconds since 2001, an unsigned integer above `Int64.max` is `.uint`.
     package init(encoding value: some Encodable) throws(EncodingError) {
-        let encoder = ValueEncoder(codingPath: [])
-        do {
-            try value.encode(to: encoder)
-        } catch let error as EncodingError {
-            throw error
-        } catch {
-            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: [], debugDescription: "\(error)", underlyingError: error))
-        }
-        self = encoder.root?.value ?? .object([:])
+        self = try ValueEncoder.root(encoding: value)?.value ?? .object([:])
     }
 }
 
@@ -23,16 +15,9 @@ extension JSONWriter {
     /// what the conformance encoded (no `JSONValue` tree in between: the resume record is written
     /// every second per download and once per small file).
     package static func text(encoding value: some Encodable) throws(EncodingError) -> String {
-        let encoder = ValueEncoder(codingPath: [])
-        do {
-            try value.encode(to: encoder)
-        } catch let error as EncodingError {
-            throw error
-        } catch {
-            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: [], debugDescription: "\(error)", underlyingError: error))
-        }
+        let root = try ValueEncoder.root(encoding: value)
         var writer = JSONWriter()
-        writer.write(encoder.root ?? .object(ObjectSlot()))
+        writer.write(root ?? .object(ObjectSlot()))
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
@@ -101,6 +86,19 @@ private final class ArraySlot {
 
 /// The `Encoder` behind `JSONValue(encoding:)`.
 private final class ValueEncoder: Encoder {
+    /// What `value`'s conformance encoded (nil: nothing); any error it threw as an `EncodingError`.
+    static func root(encoding value: some Encodable) throws(EncodingError) -> Slot? {
+        let encoder = ValueEncoder(codingPath: [])
+        do {
+            try value.encode(to: encoder)
+        } catch let error as EncodingError {
+            throw error
+        } catch {
+            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: [], debugDescription: "\(error)", underlyingError: error))
+        }
+        return encoder.root
+    }
+
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     /// What was encoded: set by the first container asked for.
