@@ -65,21 +65,9 @@ extension ReporterAttackTests {
     @Test(.timeLimit(.minutes(1)))
     func pausedAndResumedOftenTheLimitStillHolds() async throws {
         // GIVEN a 20 MB file over one connection at 200,000 B/s
-        let server = try FaultServer()
-        defer { server.stop() }
-        server.setResource(FaultHarness.path, body: TestData.bytes(count: 20_000_000, seed: 3621))
-        let directory = try TemporaryDirectory()
-        var request = try FaultHarness.request(server, to: .file(directory.file("often.bin")))
-        request.rateLimiter = RateLimiter(bytesPerSecond: 200_000)
-        request.connections = 1
-        let download = Downloader().download(request)
-        let latest = Mutex<Int64>(0)
-        let watching = Task {
-            try await FaultHarness.watch(download, timeout: 40) { event in
-                if case .progress(let progress) = event { latest.withLock { $0 = max($0, progress.bytes) } }
-                if case .paused(let progress) = event { latest.withLock { $0 = max($0, progress.bytes) } }
-            }
-        }
+        let run = try LimitedRun(seed: 3621, name: "often.bin", bytesPerSecond: 200_000)
+        defer { run.server.stop() }
+        let download = run.download
         // WHEN it is paused and resumed every 250 ms for 4 s
         let started = ContinuousClock.now
         for _ in 0..<16 {
@@ -89,9 +77,7 @@ extension ReporterAttackTests {
             download.resume()
         }
         let seconds = (ContinuousClock.now - started).inSeconds
-        let bytes = latest.withLock { $0 }
-        download.cancel()
-        _ = try await watching.value
+        let bytes = try await run.cancel()
         // THEN no more came than the limit allows in that time, give or take one quarter second's read
         #expect(Double(bytes) <= 200_000 * seconds + 100_000, "\(bytes) bytes in \(seconds) s at 200,000 B/s")
     }
@@ -101,21 +87,9 @@ extension ReporterAttackTests {
     @Test(.timeLimit(.minutes(1)))
     func aLimitChangedOftenIsStillKept() async throws {
         // GIVEN a 20 MB file over one connection at 100,000 B/s
-        let server = try FaultServer()
-        defer { server.stop() }
-        server.setResource(FaultHarness.path, body: TestData.bytes(count: 20_000_000, seed: 3622))
-        let directory = try TemporaryDirectory()
-        var request = try FaultHarness.request(server, to: .file(directory.file("slider.bin")))
-        let limiter = RateLimiter(bytesPerSecond: 100_000)
-        request.rateLimiter = limiter
-        request.connections = 1
-        let download = Downloader().download(request)
-        let latest = Mutex<Int64>(0)
-        let watching = Task {
-            try await FaultHarness.watch(download, timeout: 40) { event in
-                if case .progress(let progress) = event { latest.withLock { $0 = max($0, progress.bytes) } }
-            }
-        }
+        let run = try LimitedRun(seed: 3622, name: "slider.bin", bytesPerSecond: 100_000)
+        defer { run.server.stop() }
+        let limiter = run.limiter
         // WHEN the limit moves between 100,000 and 200,000 B/s every 250 ms for 4 s (a slider)
         let started = ContinuousClock.now
         for round in 0..<16 {
@@ -123,9 +97,7 @@ extension ReporterAttackTests {
             limiter.setLimit(bytesPerSecond: round % 2 == 0 ? 200_000 : 100_000)
         }
         let seconds = (ContinuousClock.now - started).inSeconds
-        let bytes = latest.withLock { $0 }
-        download.cancel()
-        _ = try await watching.value
+        let bytes = try await run.cancel()
         // THEN no more came than the higher limit allows in that time, give or take one read
         #expect(Double(bytes) <= 200_000 * seconds + 60_000, "\(bytes) bytes in \(seconds) s at 100,000-200,000 B/s")
     }
@@ -133,22 +105,9 @@ extension ReporterAttackTests {
     @Test(.timeLimit(.minutes(1)))
     func pausedAndResumedUnderLimitsChangedBetweenTheLimitStillHolds() async throws {
         // GIVEN a 20 MB file over one connection at 200,000 B/s
-        let server = try FaultServer()
-        defer { server.stop() }
-        server.setResource(FaultHarness.path, body: TestData.bytes(count: 20_000_000, seed: 3623))
-        let directory = try TemporaryDirectory()
-        var request = try FaultHarness.request(server, to: .file(directory.file("changed.bin")))
-        let limiter = RateLimiter(bytesPerSecond: 200_000)
-        request.rateLimiter = limiter
-        request.connections = 1
-        let download = Downloader().download(request)
-        let latest = Mutex<Int64>(0)
-        let watching = Task {
-            try await FaultHarness.watch(download, timeout: 40) { event in
-                if case .progress(let progress) = event { latest.withLock { $0 = max($0, progress.bytes) } }
-                if case .paused(let progress) = event { latest.withLock { $0 = max($0, progress.bytes) } }
-            }
-        }
+        let run = try LimitedRun(seed: 3623, name: "changed.bin", bytesPerSecond: 200_000)
+        defer { run.server.stop() }
+        let (download, limiter) = (run.download, run.limiter)
         // WHEN it is paused every 250 ms, its limit set to 1 B/s and back to 200,000 while paused, and resumed
         let started = ContinuousClock.now
         for _ in 0..<16 {
@@ -160,10 +119,60 @@ extension ReporterAttackTests {
             download.resume()
         }
         let seconds = (ContinuousClock.now - started).inSeconds
-        let bytes = latest.withLock { $0 }
-        download.cancel()
-        _ = try await watching.value
+        let bytes = try await run.cancel()
         // THEN no more came than the limit allows in that time, give or take one quarter second's read
         #expect(Double(bytes) <= 200_000 * seconds + 100_000, "\(bytes) bytes in \(seconds) s at 200,000 B/s")
     }
+}
+
+/// A 20 MB download over one connection under a limit of its own, watched to its end for the most
+/// bytes its progress and pause reports showed.
+private final class LimitedRun: Sendable {
+    let server: FaultServer
+    let directory: TemporaryDirectory
+    let limiter: RateLimiter
+    let download: Download
+    private let latest: MostBytes
+    private let watching: Task<WatchedDownload, any Error>
+
+    init(seed: UInt64, name: String, bytesPerSecond: Int64) throws {
+        server = try FaultServer()
+        server.setResource(FaultHarness.path, body: TestData.bytes(count: 20_000_000, seed: seed))
+        directory = try TemporaryDirectory()
+        var request = try FaultHarness.request(server, to: .file(directory.file(name)))
+        limiter = RateLimiter(bytesPerSecond: bytesPerSecond)
+        request.rateLimiter = limiter
+        request.connections = 1
+        let download = Downloader().download(request)
+        let latest = MostBytes()
+        self.download = download
+        self.latest = latest
+        watching = Task {
+            try await FaultHarness.watch(download, timeout: 40) { event in
+                switch event {
+                case .progress(let progress), .paused(let progress): latest.saw(progress.bytes)
+                default: break
+                }
+            }
+        }
+    }
+
+    /// Cancels the download and waits for its end; returns the most bytes reported before.
+    func cancel() async throws -> Int64 {
+        let bytes = latest.most
+        download.cancel()
+        _ = try await watching.value
+        return bytes
+    }
+}
+
+/// The largest byte count seen.
+private final class MostBytes: Sendable {
+    private let value = Mutex<Int64>(0)
+
+    func saw(_ bytes: Int64) {
+        value.withLock { $0 = max($0, bytes) }
+    }
+
+    var most: Int64 { value.withLock { $0 } }
 }
