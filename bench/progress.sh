@@ -43,20 +43,7 @@ install_missing nginx-light coreutils python3
 bench_workdir progress
 helper_pid=""
 serve_pid=""
-# stop_pid PID: SIGTERM, up to 5 s to exit, then SIGKILL; only a PID this script started.
-stop_pid() {
-    local pid=$1
-    [[ -n "$pid" ]] || return 0
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-}
+# stop_pid (scripts/nginx.sh) ends only PIDs this script started.
 bench_cleanup_more() {
     # The helper stops the haul it started when it is told to stop (see measure.py).
     stop_pid "$helper_pid"

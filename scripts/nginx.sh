@@ -39,17 +39,23 @@ nginx_free_port() {
     fi
 }
 
-nginx_stop() {
-    [[ -n "$nginx_pid" ]] || return 0
-    if kill -0 "$nginx_pid" 2>/dev/null; then
-        kill -TERM "$nginx_pid" 2>/dev/null || true
+# stop_pid PID: SIGTERM, up to 5 s to exit, then SIGKILL; only ever a PID the caller started.
+stop_pid() {
+    local pid=$1
+    [[ -n "$pid" ]] || return 0
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
         for _ in $(seq 50); do
-            kill -0 "$nginx_pid" 2>/dev/null || break
+            kill -0 "$pid" 2>/dev/null || break
             sleep 0.1
         done
-        kill -KILL "$nginx_pid" 2>/dev/null || true
+        kill -KILL "$pid" 2>/dev/null || true
     fi
-    wait "$nginx_pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+nginx_stop() {
+    stop_pid "$nginx_pid"
     nginx_pid=""
 }
 
