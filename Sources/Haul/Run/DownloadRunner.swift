@@ -344,8 +344,7 @@ extension DownloadRunner: BodyWriterHost {
         // thread, would hold up every connection (their socket buffers fill, and what they hold
         // is lost to a kill). Alone, this connection's reporter publishes what it wrote.
         guard let output, segments.coordinator == nil else { return nil }
-        figures.wrote(bytes: output.sink.prefixLength, total: output.record.finalLength)
-        guard figures.checkpointDue() else { return nil }
+        guard figures.wrote(bytes: output.sink.prefixLength, total: output.record.finalLength) else { return nil }
         // Standard output keeps no record: nothing to checkpoint.
         guard output.layout != nil else { return nil }
         // Called on the transport's event loop: the sync and the save run on the pool, so no

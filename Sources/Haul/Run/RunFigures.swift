@@ -70,16 +70,16 @@ final class RunFigures: Sendable {
         }
     }
 
-    /// Whether a checkpoint is due now (at most every checkpoint interval).
-    func checkpointDue() -> Bool {
-        let now = elapsedSeconds
-        return state.withLock { $0.pacer.checkpointDue(now: now) }
-    }
-
     /// The runner's connection wrote: `bytes` on disk now, of `total` when known. Its reporter
     /// (`reportWhileConnected`) publishes them at the interval, whether or not it writes again.
-    func wrote(bytes: Int64, total: Int64?) {
-        state.withLock { $0.written = (bytes, total) }
+    /// Returns whether a checkpoint is due (at most every checkpoint interval): one look per
+    /// chunk, on the event loop.
+    func wrote(bytes: Int64, total: Int64?) -> Bool {
+        let now = elapsedSeconds
+        return state.withLock { state in
+            state.written = (bytes, total)
+            return state.pacer.checkpointDue(now: now)
+        }
     }
 
     /// The segments' reporter publishes the download's progress (`true`) or no longer does.
