@@ -1017,14 +1017,21 @@ extension QueueStoreTests {
             var rowsSoFar = 0
             var kills = 0
 
-            // (The first pause covers the first `haul queue add`, which creates the store: 0.6 s once
-            // ended before any add committed, in a full run on a busy machine.)
-            for pause in [0.9, 1.2, 1.5] {
+            // Each round waits until the loop's first add of the round has printed its id, then lets it run
+            // a little longer, so the kill lands mid-add on a busy machine too (fixed pauses of 0.9 and 1.2 s
+            // once both ended before any add committed, in CI).
+            func printedCount() -> Int {
+                ((try? String(contentsOfFile: printed, encoding: .utf8)) ?? "").split(separator: "\n").count
+            }
+            for pause in [0.2, 0.35, 0.5] {
                 let shell = Process()
                 shell.executableURL = URL(fileURLWithPath: "/bin/bash")
                 shell.arguments = ["-c", script, "haul-loop", haul, state, outputs, String(rowsSoFar + 1), printed, errors]
                 shell.standardInput = FileHandle.nullDevice
+                let printedBefore = printedCount()
                 try shell.run()
+                let deadline = Date().addingTimeInterval(60)
+                while printedCount() <= printedBefore, Date() < deadline { usleep(20_000) }
                 usleep(useconds_t(pause * 1_000_000))
                 // Freeze the loop so it cannot start another child, kill the child it is waiting for, then the loop.
                 kill(shell.processIdentifier, SIGSTOP)
@@ -1046,7 +1053,7 @@ extension QueueStoreTests {
                     #expect(item.state == .queued)
                 }
                 #expect(
-                    items.count > rowsSoFar, "the loop added nothing in \(pause) s; stderr: \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
+                    items.count > rowsSoFar, "the loop added nothing in a minute; stderr: \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
                 // Every id a child printed is stored; at most each killed child's commit went unprinted
                 // (one per round so far: the printed file and the store accumulate over the rounds).
                 kills += 1
