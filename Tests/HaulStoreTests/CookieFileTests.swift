@@ -100,7 +100,7 @@ struct StoredProxySecretTests {
         let kept = try #require(try store.item(id)?.options)
         #expect(kept.proxy == "socks5h://alice@127.0.0.1:1080")
         #expect(kept.noProxy == "localhost" && kept.netrcFile == "/home/u/.netrc" && kept.cookieJar == "/tmp/jar.txt")
-        let files = [store.path, store.path + "-wal"].compactMap { FileManager.default.contents(atPath: $0) }
+        let files = [store.location, store.location + "-wal"].compactMap { FileManager.default.contents(atPath: $0) }
         for data in files { #expect(data.range(of: Data("PROXYSECRET".utf8)) == nil) }
     }
 }

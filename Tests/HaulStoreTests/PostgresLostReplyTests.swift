@@ -10,11 +10,11 @@ import Testing
 @Suite("PostgreSQL store: a COMMIT whose reply was lost", .serialized)
 struct PostgresLostReplyTests {
     /// A private cluster, a relay to it, and a store that reaches the cluster through the relay.
-    static func relayedStore() throws -> (PostgresCluster, TCPRelay, PostgresQueueStore) {
+    static func relayedStore() throws -> (PostgresCluster, TCPRelay, QueueStore) {
         let cluster = try PostgresCluster()
         do {
             let relay = try TCPRelay(to: cluster.port)
-            let store = try PostgresQueueStore(uri: "postgresql://haul@127.0.0.1:\(relay.port)/postgres", reconnectSeconds: 10)
+            let store = try QueueStore(postgres: "postgresql://haul@127.0.0.1:\(relay.port)/postgres", reconnectSeconds: 10)
             return (cluster, relay, store)
         } catch {
             cluster.stop()

@@ -14,12 +14,12 @@ struct PostgresQueueStoreTests {
         defer { cluster.stop() }
         let opened = ClaimLog()
         DispatchQueue.concurrentPerform(iterations: 4) { index in
-            if (try? PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)) != nil { opened.append(Int64(index)) }
+            if (try? QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)) != nil { opened.append(Int64(index)) }
         }
         #expect(opened.sorted() == [0, 1, 2, 3])
         let names = try cluster.psql("SELECT string_agg(name, ',' ORDER BY applied_at) FROM schema_migrations")
         #expect(names == "v1-downloads,v2-host-slots,v3-notify-queued,v4-destination-url,v5-claim-token,v6-add-token")
-        _ = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)
+        _ = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)
         #expect(try cluster.psql("SELECT count(*) FROM schema_migrations") == "6")
     }
 
@@ -27,9 +27,9 @@ struct PostgresQueueStoreTests {
     func newerDatabaseRefused() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
-        _ = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)
+        _ = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)
         try cluster.psql("INSERT INTO schema_migrations VALUES ('v9-from-the-future', 0)")
-        #expect(storeErrorKind { _ = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5) } == .corruptStore)
+        #expect(storeErrorKind { _ = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5) } == .corruptStore)
         #expect(try cluster.psql("SELECT count(*) FROM schema_migrations") == "7")
     }
 
@@ -39,7 +39,7 @@ struct PostgresQueueStoreTests {
     func reconnects() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
-        let store = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 4)
+        let store = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 4)
         let id = try #require(try store.add([NewDownload(url: "http://127.0.0.1:1/a", destinationKind: .file, destination: "/tmp/haul-pg-a")]).first)
         cluster.stopServer()
         let restart = Thread {
@@ -51,7 +51,7 @@ struct PostgresQueueStoreTests {
         #expect(try store.item(id)?.state == .queued)
         #expect(Date().timeIntervalSince(started) >= 0.9, "it waited for the server")
         cluster.stopServer()
-        let impatient = try? PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 1)
+        let impatient = try? QueueStore(postgres: cluster.uri(), reconnectSeconds: 1)
         #expect(impatient == nil)
         #expect(storeErrorKind { _ = try store.all() } == .unavailable)
     }
@@ -60,8 +60,8 @@ struct PostgresQueueStoreTests {
     func notifyWakesIdleWorkers() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
-        let waiting = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)
-        let adding = try PostgresQueueStore(uri: cluster.uri(), reconnectSeconds: 5)
+        let waiting = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)
+        let adding = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)
         // The listener connects at the first wait.
         waiting.waitForWork(seconds: 0.3)
         let adder = Thread {

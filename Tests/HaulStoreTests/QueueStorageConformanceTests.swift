@@ -37,7 +37,8 @@ struct QueueStorageConformanceTests {
         defer { harness.stop() }
         let first = try harness.open()
         let id = try #require(try first.add([harness.download("a")]).first)
-        let stale = try #require(try first.claimNext(for: LeaseOwner(), among: nil, settling: []))
+        let staleOwner = LeaseOwner()
+        let stale = try #require(try first.claimNext(for: staleOwner, among: nil, settling: []))
         try harness.expireLeases()
         let second = try harness.open()
         let rescuer = LeaseOwner()
@@ -47,19 +48,20 @@ struct QueueStorageConformanceTests {
         #expect(rescued.attempts == 2)
         // The stale worker: progress, record and settlement all name epoch 1.
         #expect(
-            storeErrorKind { try first.updateProgress(id, bytes: 7, totalBytes: nil, bytesPerSecond: 1, finalPath: nil, epoch: stale.leaseEpoch) } == .conflict)
+            storeErrorKind { try first.updateProgress(stale.lease(for: staleOwner), bytes: 7, totalBytes: nil, bytesPerSecond: 1, finalPath: nil) } == .conflict
+        )
         let record = ResumeRecord(originalURL: "http://127.0.0.1:1/a", finalURL: "http://127.0.0.1:1/a")
-        #expect(storeErrorKind { try first.resumeRecord(for: stale).save(record) } == .conflict)
-        let staleSettlement = QueueSettlement(id: id, input: .transferCompleted, finished: (7, "/nowhere"), epoch: stale.leaseEpoch)
+        #expect(storeErrorKind { try first.resumeRecord(for: stale, owner: staleOwner).save(record) } == .conflict)
+        let staleSettlement = QueueSettlement(id: id, input: .transferCompleted, finished: (7, "/nowhere"), lease: stale.lease(for: staleOwner))
         _ = try first.claimNext(for: LeaseOwner(), among: [], settling: [staleSettlement])
         let after = try #require(try second.item(id))
         #expect(after.state == .running)
         #expect(after.bytes == 0)
         #expect(after.recordText == nil)
         // The rescuer's own writes go through.
-        try second.updateProgress(id, bytes: 9, totalBytes: 9, bytesPerSecond: 1, finalPath: nil, epoch: rescued.leaseEpoch)
-        try second.resumeRecord(for: rescued).save(record)
-        let done = QueueSettlement(id: id, input: .transferCompleted, finished: (9, harness.directory.file("out/a")), epoch: rescued.leaseEpoch)
+        try second.updateProgress(rescued.lease(for: rescuer), bytes: 9, totalBytes: 9, bytesPerSecond: 1, finalPath: nil)
+        try second.resumeRecord(for: rescued, owner: rescuer).save(record)
+        let done = QueueSettlement(id: id, input: .transferCompleted, finished: (9, harness.directory.file("out/a")), lease: rescued.lease(for: rescuer))
         _ = try second.claimNext(for: rescuer, among: [], settling: [done])
         #expect(try second.item(id)?.state == .completed)
         #expect(try second.item(id)?.bytes == 9)
@@ -75,12 +77,12 @@ struct QueueStorageConformanceTests {
         let id = try #require(try store.add([harness.download("a")]).first)
         let owner = LeaseOwner()
         let claimed = try #require(try store.claimNext(for: owner, among: nil, settling: []))
-        let held = [id: claimed.leaseEpoch]
+        let held = [claimed.lease(for: owner)]
         try store.apply(.pauseRequested, to: id)
-        #expect(try store.renewLeases(for: owner, holding: held) == [id: .pausing])
+        #expect(try store.renewLeases(held) == [id: .pausing])
         try harness.expireLeases()
         _ = try harness.open().claimNext(for: LeaseOwner(), among: nil, settling: [])
-        #expect(try store.renewLeases(for: owner, holding: held)[id] == nil)
+        #expect(try store.renewLeases(held)[id] == nil)
         #expect(try store.item(id)?.state == .paused)
     }
 
@@ -97,11 +99,11 @@ struct QueueStorageConformanceTests {
         // A claim whose answer never reached the worker: leased to it, unknown to it.
         _ = try #require(try store.claimNext(for: owner, among: [ids[1]], settling: []))
         try harness.expireLeases()
-        #expect(try store.renewLeases(for: owner, holding: [known.id: known.leaseEpoch]) == [ids[0]: .running])
+        #expect(try store.renewLeases([known.lease(for: owner)]) == [ids[0]: .running])
         let rescuer = LeaseOwner()
         #expect(try harness.open().claimNext(for: rescuer, among: nil, settling: [])?.id == ids[1])
         #expect(try store.item(ids[0])?.state == .running)
-        #expect(try store.renewLeases(for: owner, holding: [known.id: known.leaseEpoch + 1]).isEmpty, "an older epoch's lease is not this one")
+        #expect(try store.renewLeases([Lease(item: known.id, owner: owner, epoch: known.leaseEpoch + 1)]).isEmpty, "an older epoch's lease is not this one")
     }
 
     @Test(
@@ -120,7 +122,7 @@ struct QueueStorageConformanceTests {
         let second = try #require(try harness.open().claimNext(for: LeaseOwner(), among: nil, settling: [], rules: rules))
         #expect([first.id, second.id] == [ids[0], ids[2]])
         #expect(try store.claimNext(for: owner, among: nil, settling: [], rules: rules) == nil)
-        let done = QueueSettlement(id: first.id, input: .transferCompleted, finished: (1, "/x"), epoch: first.leaseEpoch)
+        let done = QueueSettlement(id: first.id, input: .transferCompleted, finished: (1, "/x"), lease: first.lease(for: owner))
         #expect(try store.claimNext(for: owner, among: nil, settling: [done], rules: rules)?.id == ids[1])
         // Without the rule nothing holds a claim back.
         let third = try #require(try store.add([harness.download("a3", host: "a.example")]).first)
@@ -150,7 +152,7 @@ struct QueueStorageConformanceTests {
         let id = try #require(try store.add([harness.download("a")]).first)
         let owner = LeaseOwner()
         let item = try #require(try store.claimNext(for: owner, among: nil, settling: []))
-        let back = QueueSettlement(id: id, input: .ownerLost, epoch: item.leaseEpoch, retryAfter: 1)
+        let back = QueueSettlement(id: id, input: .ownerLost, lease: item.lease(for: owner), retryAfter: 1)
         #expect(try store.claimNext(for: owner, among: nil, settling: [back]) == nil)
         #expect(try store.item(id)?.state == .queued)
         Thread.sleep(forTimeInterval: 1.2)
@@ -169,7 +171,7 @@ struct QueueStorageConformanceTests {
             var pending: [QueueSettlement] = []
             while let item = try? stores[index].claimNext(for: owner, among: nil, settling: pending) {
                 claims.append(item.id)
-                pending = [QueueSettlement(id: item.id, input: .transferCompleted, finished: (0, "/x"), epoch: item.leaseEpoch)]
+                pending = [QueueSettlement(id: item.id, input: .transferCompleted, finished: (0, "/x"), lease: item.lease(for: owner))]
             }
             _ = try? stores[index].claimNext(for: owner, among: [], settling: pending)
         }
@@ -225,7 +227,7 @@ extension QueueStorageConformanceTests {
         let ids = try store.add([harness.download("done"), harness.download("waiting")])
         let owner = LeaseOwner()
         let claimed = try #require(try store.claimNext(for: owner, among: [ids[0]], settling: []))
-        let completed = QueueSettlement(id: ids[0], input: .transferCompleted, finished: (3, "/tmp/done"), epoch: claimed.leaseEpoch)
+        let completed = QueueSettlement(id: ids[0], input: .transferCompleted, finished: (3, "/tmp/done"), lease: claimed.lease(for: owner))
         _ = try store.claimNext(for: owner, among: [], settling: [completed])
 
         let lookups = [harness.download("waiting"), harness.download("done"), harness.download("new")]

@@ -36,7 +36,7 @@ private func fileDownload(_ directory: TemporaryDirectory, _ name: String, prior
 
 /// Opens a second, raw connection on the store's file, for looking under the hood and for damage.
 private func rawConnection(_ store: QueueStore) throws -> SQLiteConnection {
-    try SQLiteConnection(path: store.path)
+    try SQLiteConnection(path: store.location)
 }
 
 private func leaseColumns(_ store: QueueStore, _ id: Int64) throws -> (owner: String?, expires: Double?) {
@@ -56,7 +56,7 @@ private func deadOwner() throws -> LeaseOwner {
 /// The store as another process sees it: a second `QueueStore` on the same directory, whose first
 /// claim looks for abandoned items (a store may look only every few seconds after that).
 private func otherProcessStore(_ store: QueueStore) throws -> QueueStore {
-    try QueueStore(directory: (store.path as NSString).deletingLastPathComponent)
+    try QueueStore(directory: (store.location as NSString).deletingLastPathComponent)
 }
 
 private func fileBytes(_ path: String) -> [UInt8]? {
@@ -79,14 +79,14 @@ extension QueueStoreTests {
 
             let store = try QueueStore(directory: stateDirectory)
 
-            #expect(store.path == stateDirectory + "/" + QueueStore.fileName)
-            #expect(FileManager.default.fileExists(atPath: store.path))
+            #expect(store.location == stateDirectory + "/" + QueueStore.fileName)
+            #expect(FileManager.default.fileExists(atPath: store.location))
             let db = try rawConnection(store)
             #expect(
                 try db.query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
-                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url",
+                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url", "v6-worker-tokens",
                 ])
-            #expect(try db.query("PRAGMA user_version").first?[0] == .integer(5))
+            #expect(try db.query("PRAGMA user_version").first?[0] == .integer(6))
             let tables = Set(try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0.string("name") })
             #expect(tables.isSuperset(of: ["downloads", "schema_migrations"]))
             #expect(try store.all().isEmpty)
@@ -103,7 +103,7 @@ extension QueueStoreTests {
 
             #expect(try second.all().map(\.id) == ids)
             #expect(try rawConnection(second).query("SELECT name, applied_at FROM schema_migrations") == appliedBefore)
-            #expect(try rawConnection(second).query("PRAGMA user_version").first?[0] == .integer(5))
+            #expect(try rawConnection(second).query("PRAGMA user_version").first?[0] == .integer(6))
         }
 
         @Test("GIVEN an older database (schema_migrations only, no rows, no other table) WHEN the store opens THEN every migration is applied and it works")
@@ -118,7 +118,7 @@ extension QueueStoreTests {
 
             #expect(
                 try rawConnection(store).query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
-                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url",
+                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url", "v6-worker-tokens",
                 ])
             let ids = try store.add([fileDownload(directory, "a")])
             #expect(try store.all().map(\.id) == ids)
@@ -165,7 +165,7 @@ extension QueueStoreTests {
             do {
                 let store = try QueueStore(directory: directory.path)
                 try store.add([fileDownload(directory, "a")])
-                path = store.path
+                path = store.location
             }
             do {
                 let db = try SQLiteConnection(path: path)
@@ -184,7 +184,7 @@ extension QueueStoreTests {
             #expect(thrown?.message.contains("v9-from-the-future") == true)
             #expect(fileBytes(path) == before)
             let db = try SQLiteConnection(path: path)
-            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 6)
+            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 7)
             #expect(try db.query("SELECT count(*) AS n FROM downloads").first?.int64("n") == 1)
         }
 
@@ -281,9 +281,11 @@ extension QueueStoreTests {
             let directory = try TemporaryDirectory(prefix: "haul-queue")
             let store = try QueueStore(directory: directory.path)
             let id = try #require(try store.add([fileDownload(directory, "a")]).first)
+            let owner = LeaseOwner()
+            let lease = try #require(try store.claimNext(for: owner)).lease(for: owner)
 
-            try store.updateProgress(id, bytes: 1234, totalBytes: 5000, bytesPerSecond: 2.5, finalPath: "/x/a")
-            try store.updateProgress(id, bytes: 2000, totalBytes: nil, bytesPerSecond: 3, finalPath: nil)
+            try store.updateProgress(lease, bytes: 1234, totalBytes: 5000, bytesPerSecond: 2.5, finalPath: "/x/a")
+            try store.updateProgress(lease, bytes: 2000, totalBytes: nil, bytesPerSecond: 3, finalPath: nil)
 
             let item = try #require(try store.item(id))
             #expect(item.bytes == 2000)
@@ -514,7 +516,7 @@ extension QueueStoreTests {
             #expect(try store.item(ids[5])?.state == .paused)
             let lease = try leaseColumns(store, ids[1])
             #expect(lease.owner == owner.encoded)
-            #expect((lease.expires ?? 0) > Date().timeIntervalSince1970 + QueueStore.leaseSeconds - 5)
+            #expect((lease.expires ?? 0) > Date().timeIntervalSince1970 + LeaseDuration.fromEnvironment - 5)
         }
 
         @Test("GIVEN a claim limited with among: WHEN better items exist outside the set THEN only items in the set are claimed")
@@ -699,22 +701,23 @@ extension QueueStoreTests {
             let first = try #require(try store.claimNext(for: owner))
             let second = try #require(try store.claimNext(for: owner))
             _ = try store.claimNext(for: other)
-            let held = [first.id: first.leaseEpoch, second.id: second.leaseEpoch]
+            let held = [first.lease(for: owner), second.lease(for: owner)]
             try store.apply(.pauseRequested, to: ids[0])
             // Let the owner's leases lapse; renewal must bring them back before anyone recovers them.
             try rawConnection(store).execute(
                 "UPDATE downloads SET lease_expires = ? WHERE lease_owner = ?",
                 [.real(Date().timeIntervalSince1970 - 1), .text(owner.encoded)])
 
-            let states = try store.renewLeases(for: owner, holding: held)
+            let states = try store.renewLeases(held)
 
             #expect(states == [ids[0]: .pausing, ids[1]: .running])
-            #expect((try leaseColumns(store, ids[0]).expires ?? 0) > Date().timeIntervalSince1970 + QueueStore.leaseSeconds - 5)
+            #expect((try leaseColumns(store, ids[0]).expires ?? 0) > Date().timeIntervalSince1970 + LeaseDuration.fromEnvironment - 5)
             #expect(try otherProcessStore(store).claimNext(for: LeaseOwner()) == nil)
             #expect(try store.item(ids[0])?.state == .pausing)
             #expect(try store.item(ids[1])?.state == .running)
             #expect(try leaseColumns(store, ids[1]).owner == owner.encoded)
-            #expect(try store.renewLeases(for: LeaseOwner(), holding: held).isEmpty)
+            let stranger = LeaseOwner()
+            #expect(try store.renewLeases(held.map { Lease(item: $0.item, owner: stranger, epoch: $0.epoch) }).isEmpty)
         }
     }
 }
@@ -750,7 +753,7 @@ extension QueueStoreTests {
             try rawConnection(store).execute("UPDATE downloads SET lease_expires = 0 WHERE id = ?", [.integer(id)])
             let successor = LeaseOwner()
             #expect(try otherProcessStore(store).claimNext(for: successor)?.id == id)
-            #expect(try store.renewLeases(for: stale, holding: [id: claimed.leaseEpoch]).isEmpty)
+            #expect(try store.renewLeases([claimed.lease(for: stale)]).isEmpty)
 
             let staleCompletion = storeErrorKind { _ = try store.apply(.transferCompleted, to: id, owner: stale) }
             // A settlement riding on the stale owner's next claim is skipped, not applied.
@@ -801,14 +804,14 @@ extension QueueStoreTests {
             let directory = try TemporaryDirectory(prefix: "haul-queue")
             let store = try QueueStore(directory: directory.path)
             let ids = try store.add([fileDownload(directory, "a"), fileDownload(directory, "b")])
-            let slot = store.recordSlot(ids[0])
+            let slot = store.resumeRecord(ids[0])
             #expect(try slot.load() == nil)
 
             try slot.save(Self.sampleRecord())
 
             #expect(try slot.load() == Self.sampleRecord())
-            #expect(try QueueStore(directory: directory.path).recordSlot(ids[0]).load() == Self.sampleRecord())
-            #expect(try store.recordSlot(ids[1]).load() == nil)
+            #expect(try QueueStore(directory: directory.path).resumeRecord(ids[0]).load() == Self.sampleRecord())
+            #expect(try store.resumeRecord(ids[1]).load() == nil)
             slot.remove()
             #expect(try slot.load() == nil)
         }
@@ -820,7 +823,7 @@ extension QueueStoreTests {
             let id = try #require(try store.add([fileDownload(directory, "a")]).first)
             let owner = LeaseOwner()
             let claimed = try #require(try store.claimNext(for: owner))
-            let slot = store.recordSlot(for: claimed)
+            let slot = store.resumeRecord(for: claimed, owner: owner)
             var finished = Self.sampleRecord()
             finished.finishedLength = 100
             try slot.save(finished)
@@ -828,9 +831,9 @@ extension QueueStoreTests {
             slot.remove()
 
             // A process dying here leaves a running item whose record still names its finished file.
-            #expect(try store.recordSlot(id).load() == finished)
+            #expect(try store.resumeRecord(id).load() == finished)
             _ = try store.claimNext(for: owner, settling: [.init(id: id, input: .transferCompleted, finished: (100, "/done/a"))])
-            #expect(try store.recordSlot(id).load() == nil)
+            #expect(try store.resumeRecord(id).load() == nil)
             #expect(try store.item(id)?.state == .completed)
         }
 
@@ -839,13 +842,14 @@ extension QueueStoreTests {
             let directory = try TemporaryDirectory(prefix: "haul-queue")
             let store = try QueueStore(directory: directory.path)
             let id = try #require(try store.add([fileDownload(directory, "a")]).first)
-            let claimed = try #require(try store.claimNext(for: LeaseOwner()))
-            let slot = store.recordSlot(for: claimed)
+            let owner = LeaseOwner()
+            let claimed = try #require(try store.claimNext(for: owner))
+            let slot = store.resumeRecord(for: claimed, owner: owner)
             try slot.save(Self.sampleRecord())
 
             slot.remove()
 
-            #expect(try store.recordSlot(id).load() == nil)
+            #expect(try store.resumeRecord(id).load() == nil)
         }
 
         @Test("GIVEN a record whose JSON is damaged WHEN the slot loads it THEN .corruptRecord")
@@ -853,10 +857,10 @@ extension QueueStoreTests {
             let directory = try TemporaryDirectory(prefix: "haul-queue")
             let store = try QueueStore(directory: directory.path)
             let id = try #require(try store.add([fileDownload(directory, "a")]).first)
-            try store.recordSlot(id).save(Self.sampleRecord())
+            try store.resumeRecord(id).save(Self.sampleRecord())
             try rawConnection(store).execute("UPDATE downloads SET record = substr(record, 1, 40) WHERE id = ?", [.integer(id)])
 
-            let kind = storeErrorKind { _ = try store.recordSlot(id).load() }
+            let kind = storeErrorKind { _ = try store.resumeRecord(id).load() }
 
             #expect(kind == .corruptRecord)
             // The damage does not spill over: the item itself still reads.
@@ -896,8 +900,8 @@ extension QueueStoreTests {
 
         @Test(
             "GIVEN a running item of a dead process and one of its items whose state was damaged WHEN another owner claims THEN the first is recovered and claimed, and the damaged one is failed with the reason, its lease released",
-            arguments: [SQLiteValue.text("runn1ng"), .blob(Array("running".utf8)), .integer(3)])
-        func recoveryFailsAnItemWhoseStateCannotBeRead(damagedState: SQLiteValue) throws {
+            arguments: [StoreValue.text("runn1ng"), .blob(Array("running".utf8)), .integer(3)])
+        func recoveryFailsAnItemWhoseStateCannotBeRead(damagedState: StoreValue) throws {
             let directory = try TemporaryDirectory(prefix: "haul-queue")
             let store = try QueueStore(directory: directory.path)
             let ids = try store.add([fileDownload(directory, "a"), fileDownload(directory, "b")])
@@ -943,7 +947,7 @@ extension QueueStoreTests {
     @Suite("Forgetting removed secrets")
     struct ForgettingSecrets {
         private static func walSize(_ store: QueueStore) -> Int {
-            (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? Int) ?? 0
+            (try? FileManager.default.attributesOfItem(atPath: store.location + "-wal")[.size] as? Int) ?? 0
         }
 
         @Test("GIVEN a download with a header that completes WHEN forgetRemovedSecretsSoon runs THEN the write-ahead log is truncated and holds no copy of it")
@@ -956,12 +960,12 @@ extension QueueStoreTests {
             let owner = LeaseOwner()
             _ = try store.claimNext(for: owner)
             _ = try store.claimNext(for: owner, settling: [.init(id: id, input: .transferCompleted, finished: (1, "/done/a"))])
-            #expect(fileBytes(store.path + "-wal").map { Data($0).range(of: Data("KEY-3b7".utf8)) != nil } == true)
+            #expect(fileBytes(store.location + "-wal").map { Data($0).range(of: Data("KEY-3b7".utf8)) != nil } == true)
 
             store.forgetRemovedSecretsSoon()
 
             #expect(Self.walSize(store) == 0)
-            #expect(fileBytes(store.path).map { Data($0).range(of: Data("KEY-3b7".utf8)) == nil } == true)
+            #expect(fileBytes(store.location).map { Data($0).range(of: Data("KEY-3b7".utf8)) == nil } == true)
         }
 
         @Test(

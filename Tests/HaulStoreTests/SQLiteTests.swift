@@ -158,12 +158,12 @@ extension SQLiteTests {
             let db = try SQLiteConnection(path: path)
             try db.execute("CREATE TABLE v(id INTEGER PRIMARY KEY, value)")
 
-            let samples: [SQLiteValue] = [
-                .integer(0), .integer(Int64.max), .integer(Int64.min), SQLiteValue(Int(-42)),
+            let samples: [StoreValue] = [
+                .integer(0), .integer(Int64.max), .integer(Int64.min), StoreValue(Int(-42)),
                 .real(3.5), .real(-0.0), .real(1e308), .real(Double.leastNonzeroMagnitude),
                 .text(""), .text("héllo wörld ✓ 🚀"), .text("nul\u{0}inside"),
-                .blob([]), .blob([0]), .blob([0, 255, 0, 1]), SQLiteValue(Data([9, 8, 7])),
-                SQLiteValue(true), SQLiteValue(false), .null,
+                .blob([]), .blob([0]), .blob([0, 255, 0, 1]), StoreValue(Data([9, 8, 7])),
+                StoreValue(true), StoreValue(false), .null,
             ]
             let insert = try db.prepare("INSERT INTO v(id, value) VALUES (?, ?)")
             for (index, sample) in samples.enumerated() {

@@ -26,7 +26,7 @@ final class StoreHarness: Sendable {
 
     /// A store on the same data, as another process (or machine) opens it.
     func open(leaseSeconds: Double = 20) throws -> any QueueStorage {
-        if let cluster { return try PostgresQueueStore(uri: cluster.uri(), leaseSeconds: leaseSeconds, reconnectSeconds: 5) }
+        if let cluster { return try QueueStore(postgres: cluster.uri(), leaseSeconds: leaseSeconds, reconnectSeconds: 5) }
         return try QueueStore(directory: directory.path)
     }
 

@@ -5,8 +5,8 @@ import Testing
 @testable import HaulStore
 
 /// A row of `downloads` as the store writes it, with some columns replaced.
-func downloadRow(_ changes: [String: SQLiteValue] = [:]) -> Row {
-    var columns: [(String, SQLiteValue)] = [
+func downloadRow(_ changes: [String: StoreValue] = [:]) -> Row {
+    var columns: [(String, StoreValue)] = [
         ("id", 7), ("url", "http://alice:pw@example.com/a.bin"), ("method", "GET"), ("headers", #"[["X-Api-Key","k1"]]"#),
         ("body", .null), ("destination_kind", "file"), ("destination", "/tmp/a.bin"), ("range_spec", .null),
         ("existing_policy", "refuse"), ("priority", 3), ("state", "queued"), ("bytes", 10), ("total_bytes", 100), ("speed", 0.0),

@@ -1,5 +1,6 @@
 import Foundation
 import HaulCore
+import HaulStore
 import Testing
 
 @testable import Haul
@@ -69,39 +70,45 @@ struct QueueOwnersTests {
 
     // MARK: HeldLeases
 
+    private static let owner = LeaseOwner()
+
+    private func lease(_ item: Int64, _ epoch: Int64) -> Lease {
+        Lease(item: item, owner: Self.owner, epoch: epoch)
+    }
+
     @Test func aLeaseIsWritableFromItsClaimUntilItIsLostOrLetGo() {
         // GIVEN two items claimed
         let leases = HeldLeases()
-        leases.claimed(1, epoch: 5)
-        leases.claimed(2, epoch: 9)
-        #expect(leases.held == [1: 5, 2: 9])
-        #expect(leases.writableEpoch(1) == 5)
+        leases.claimed(lease(1, 5))
+        leases.claimed(lease(2, 9))
+        #expect(leases.held == [1: lease(1, 5), 2: lease(2, 9)])
+        #expect(leases.writable(1) == lease(1, 5))
         // WHEN one is lost
-        #expect(leases.lose(1, epoch: 5))
+        #expect(leases.lose(lease(1, 5)))
         // THEN nothing more is written for it, though it stays held until its settlement
-        #expect(leases.writableEpoch(1) == nil && leases.isLost(1))
-        #expect(leases.held[1] == 5)
+        #expect(leases.writable(1) == nil && leases.isLost(1))
+        #expect(leases.held[1] == lease(1, 5))
         // AND its loss is taken once
         #expect(leases.takeLost(1) && !leases.takeLost(1))
         // WHEN the other's settlement is committed, it is let go
-        leases.letGo([(id: 2, epoch: 9)])
-        #expect(leases.writableEpoch(2) == nil && leases.held[2] == nil)
+        leases.letGo([lease(2, 9)])
+        #expect(leases.writable(2) == nil && leases.held[2] == nil)
     }
 
     @Test func aLeaseOfAnotherEpochIsNeitherLostNorLetGoForAnOldOne() {
         // GIVEN an item claimed again under a new epoch
         let leases = HeldLeases()
-        leases.claimed(1, epoch: 5)
-        leases.claimed(1, epoch: 6)
+        leases.claimed(lease(1, 5))
+        leases.claimed(lease(1, 6))
         // WHEN the old epoch's loss or settlement arrives
-        #expect(!leases.lose(1, epoch: 5))
-        leases.letGo([(id: 1, epoch: 5)])
+        #expect(!leases.lose(lease(1, 5)))
+        leases.letGo([lease(1, 5)])
         // THEN the new lease is untouched
-        #expect(leases.writableEpoch(1) == 6)
+        #expect(leases.writable(1) == lease(1, 6))
         // AND a claim clears a loss of an earlier lease
         leases.lose(1)
-        leases.claimed(1, epoch: 7)
-        #expect(leases.writableEpoch(1) == 7)
+        leases.claimed(lease(1, 7))
+        #expect(leases.writable(1) == lease(1, 7))
     }
 
     // MARK: RunningItems

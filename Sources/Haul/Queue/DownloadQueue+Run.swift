@@ -63,17 +63,17 @@ extension DownloadQueue {
             // store shows while the download is paused, and they must not move until it runs again.
             var isPause = false
             if case .paused = event { isPause = true }
-            // The board says whether the figures are due, the lease under which epoch they may be
+            // The board says whether the figures are due, the lease under which they may be
             // written: a download let go (its settlement committed, as a group's completions are
             // before their last report) or whose lease was lost writes no more figures. A lease
-            // lost after this look is caught by the store, which checks the epoch.
-            if let due = board.record(progress, of: id, isPause: isPause), let epoch = leases.writableEpoch(id) {
+            // lost after this look is caught by the store, which checks it.
+            if let due = board.record(progress, of: id, isPause: isPause), let lease = leases.writable(id) {
                 // Handed to the writer: this is the transfer's thread (often the event loop's).
                 progressWrites.post(
                     id,
                     .init(
                         bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: isPause ? 0 : progress.bytesPerSecond,
-                        finalPath: due.destination, epoch: epoch))
+                        finalPath: due.destination, lease: lease))
             }
             publishAggregate(force: false)
         case .started(let info):

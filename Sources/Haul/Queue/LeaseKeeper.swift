@@ -36,7 +36,7 @@ final class LeaseKeeper: Sendable {
         // Only the leases this process knows it holds: a row a lost claim reply leased to it
         // expires and is rescued, never kept alive by a worker that does not know of it.
         let held = queue.leases.held
-        guard let states = try? queue.store.renewLeases(for: queue.owner, holding: held) else { return }
+        guard let states = try? queue.store.renewLeases(Array(held.values)) else { return }
         for (id, state) in states {
             switch state {
             case .pausing: queue.control(id)?.request(.pause)
@@ -46,11 +46,11 @@ final class LeaseKeeper: Sendable {
         }
         // A transfer whose lease another process took over (this one hung past the lease) must
         // stop at once: the item is someone else's now, and each write it would still make
-        // (progress, record, settlement) names an epoch the store no longer has.
+        // (progress, record, settlement) names a lease the store no longer has.
         // (An item let go meanwhile, its settlement committed while this renewal waited, is not
         // lost: it is done. Hence the look at what is held now, not at the snapshot.)
         for (id, control) in running where states[id] == nil {
-            guard let epoch = held[id], queue.leases.lose(id, epoch: epoch) else { continue }
+            guard let lease = held[id], queue.leases.lose(lease) else { continue }
             control.request(.pause)
         }
         // Secrets a settlement removed within a second of the previous truncation.

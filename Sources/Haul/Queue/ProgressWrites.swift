@@ -19,8 +19,8 @@ final class ProgressWrites: Sendable {
         let bytesPerSecond: Double
         let finalPath: String?
         /// The lease the figures are written under: always one (a download whose lease was lost
-        /// or let go posts none, see `HeldLeases.writableEpoch`), so the store fences every write.
-        let epoch: Int64
+        /// or let go posts none, see `HeldLeases.writable`), so the store fences every write.
+        let lease: Lease
     }
 
     private let store: any QueueStorage
@@ -79,8 +79,7 @@ final class ProgressWrites: Sendable {
             // A lost lease or an unreachable store: the next report tries again, and the store's
             // figures are only what `queue list` shows meanwhile.
             try? store.updateProgress(
-                id, bytes: figures.bytes, totalBytes: figures.totalBytes, bytesPerSecond: figures.bytesPerSecond, finalPath: figures.finalPath,
-                epoch: figures.epoch)
+                figures.lease, bytes: figures.bytes, totalBytes: figures.totalBytes, bytesPerSecond: figures.bytesPerSecond, finalPath: figures.finalPath)
         }
     }
 }

@@ -19,7 +19,7 @@ final class QueueSettler: Sendable {
     }
 
     /// Settles `settling` and claims the next item (among `ids`; none with `[]`) in one commit.
-    func claimNext(among ids: Set<Int64>?, settling: [QueueSettlement], rules: ClaimRules) throws(StoreError) -> StoredDownload? {
+    func settleAndClaim(among ids: Set<Int64>?, settling: [QueueSettlement], rules: ClaimRules) throws(StoreError) -> StoredDownload? {
         progressWrites.flush(settling.map(\.id))
         let next = try store.claimNext(for: owner, among: ids, settling: settling, rules: rules)
         letGo(settling)
@@ -50,8 +50,8 @@ final class QueueSettler: Sendable {
     /// out: its settlement is not this process's to make.)
     func settleCompleted(_ placed: [FinishGroups.Placed]) {
         let settlements = placed.compactMap { item -> QueueSettlement? in
-            guard let epoch = leases.writableEpoch(item.item) else { return nil }
-            return QueueSettlement(id: item.item, input: .transferCompleted, finished: (item.bytes, item.path), epoch: epoch)
+            guard let lease = leases.writable(item.item) else { return nil }
+            return QueueSettlement(id: item.item, input: .transferCompleted, finished: (item.bytes, item.path), lease: lease)
         }
         guard !settlements.isEmpty else { return }
         _ = settleOnly(settlements)
@@ -59,6 +59,6 @@ final class QueueSettler: Sendable {
 
     /// `settled` reached the store: their leases are no longer this process's to renew.
     private func letGo(_ settled: [QueueSettlement]) {
-        leases.letGo(settled.map { (id: $0.id, epoch: $0.epoch) })
+        leases.letGo(settled.compactMap(\.lease))
     }
 }

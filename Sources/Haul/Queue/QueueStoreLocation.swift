@@ -32,7 +32,7 @@ public struct QueueStoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// A `--state` value: a `postgresql://` or `postgres://` URI names a database, anything else
     /// a directory.
     public init(_ state: String) {
-        kind = PostgresQueueStore.isConnectionURI(state) ? .postgres(state) : .directory(state)
+        kind = QueueStore.isConnectionURI(state) ? .postgres(state) : .directory(state)
     }
 
     /// Whether machines other than this one may share the store.
@@ -53,7 +53,7 @@ public struct QueueStoreLocation: Sendable, Equatable, CustomStringConvertible {
         do throws(StoreError) {
             switch kind {
             case .directory(let path): return try QueueStore(directory: path)
-            case .postgres(let uri): return try PostgresQueueStore(uri: uri)
+            case .postgres(let uri): return try QueueStore(postgres: uri)
             }
         } catch {
             throw DownloadError(.io, error)

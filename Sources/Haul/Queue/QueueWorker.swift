@@ -58,7 +58,7 @@ struct QueueWorker: Sendable {
                     let settling = pending
                     let settler = queue.settler
                     claimed = try await BlockingWork.storeCall { () throws(StoreError) -> StoredDownload? in
-                        try settler.claimNext(among: draining ? [] : ids, settling: settling, rules: run.rules)
+                        try settler.settleAndClaim(among: draining ? [] : ids, settling: settling, rules: run.rules)
                     }
                     pending = []
                 } catch {
@@ -94,7 +94,7 @@ struct QueueWorker: Sendable {
                     await concurrency.idle(seconds: 2, since: wakeUps)
                     continue
                 }
-                queue.leases.claimed(item.id, epoch: item.leaseEpoch)
+                queue.leases.claimed(item.lease(for: queue.owner))
                 let handoff = ItemHandoff()
                 running += 1
                 items.addTask {
@@ -133,7 +133,7 @@ struct QueueWorker: Sendable {
         let store = queue.store
         let runner = DownloadRunner(
             request: request, transport: queue.transport, hub: hub, control: control,
-            records: { _ in store.resumeRecord(for: item) },
+            records: { _ in store.resumeRecord(for: item, owner: queue.owner) },
             finishGroups: run.finishGroups, item: item.id, transfersEnded: { handoff.release() })
         return await runner.run()
     }
@@ -143,19 +143,19 @@ struct QueueWorker: Sendable {
         let id = item.id
         let store = queue.store
         // Two flags of two owners, each read once: a drain or a lost lease after these reads is
-        // the same as one just after the transfer ended (the store's epoch check refuses the rest).
+        // the same as one just after the transfer ended (the store's lease check refuses the rest).
         let draining = queue.running.isDraining
-        let epoch = item.leaseEpoch
+        let lease = item.lease(for: queue.owner)
         let settlement: QueueSettlement
         if queue.leases.takeLost(id) {
             // Someone else's now: nothing of this transfer counts, and its settlement is refused.
             queue.board.ended(id, .lost)
-            return QueueSettlement(id: id, input: .transferPaused, epoch: epoch)
+            return QueueSettlement(id: id, input: .transferPaused, lease: lease)
         }
         let ended: QueueProgressBoard.Ending
         switch ending {
         case .completed(let completion):
-            settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path), epoch: epoch)
+            settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path), lease: lease)
             run.summary.withLock { summary in
                 summary.completed.append(id)
                 if completion.alreadyComplete { summary.alreadyComplete.append(id) }
@@ -164,19 +164,19 @@ struct QueueWorker: Sendable {
         case .failed(let error) where store.isShared && error.heldElsewhere:
             // A worker that lost this item's lease still holds its destination (it was stopped
             // past its lease): back to the queue, to be claimed again once that worker let go.
-            settlement = .init(id: id, input: .ownerLost, epoch: epoch, retryAfter: min(5, store.leaseSeconds))
+            settlement = .init(id: id, input: .ownerLost, lease: lease, retryAfter: min(5, store.leaseSeconds))
             ended = .stopped
         case .failed(let error):
-            settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message(naming: run.options.settingNames)), epoch: epoch)
+            settlement = .init(id: id, input: .transferFailed, error: (error.category.name, error.message(naming: run.options.settingNames)), lease: lease)
             run.summary.withLock { $0.failed.append((id, error)) }
             ended = .failed
         case .cancelled:
-            settlement = .init(id: id, input: .transferCancelled, epoch: epoch)
+            settlement = .init(id: id, input: .transferCancelled, lease: lease)
             run.summary.withLock { $0.cancelled.append(id) }
             ended = .stopped
         case .paused:
             // Stopping the whole run hands the item back to the queue; a pause request parks it.
-            settlement = .init(id: id, input: draining ? .ownerLost : .transferPaused, epoch: epoch)
+            settlement = .init(id: id, input: draining ? .ownerLost : .transferPaused, lease: lease)
             run.summary.withLock { $0.paused.append(id) }
             ended = .stopped
         }
@@ -198,12 +198,12 @@ struct QueueWorker: Sendable {
         case .completed, .paused: return
         }
         let id = item.id
-        // A lease lost after this look is caught by the store: the write names the claimed epoch.
+        // A lease lost after this look is caught by the store: the write names the claim's lease.
         guard !queue.leases.isLost(id), let (progress, destination) = queue.board.last(id) else { return }
         let store = queue.store
         await BlockingWork.run {
             _ = try? store.updateProgress(
-                id, bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: 0, finalPath: destination, epoch: item.leaseEpoch)
+                item.lease(for: queue.owner), bytes: progress.bytes, totalBytes: progress.totalBytes, bytesPerSecond: 0, finalPath: destination)
         }
     }
 }

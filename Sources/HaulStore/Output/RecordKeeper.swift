@@ -66,7 +66,7 @@ package final class RecordKeeper: @unchecked Sendable {
         let slots = saves.compactMap { $0.keeper.store as? QueueRecordSlot }
         let failures: [StoreError?]
         if saves.count > 1, slots.count == saves.count, let queue = slots.first?.store, slots.allSatisfy({ $0.store === queue }) {
-            failures = queue.saveRecords(zip(slots, saves).map { slot, save in (slot.id, save.record, slot.epoch) })
+            failures = queue.saveRecords(zip(slots, saves).map { slot, save in (slot.id, save.record, slot.lease) })
         } else {
             failures = saves.map { save -> StoreError? in
                 do throws(StoreError) {

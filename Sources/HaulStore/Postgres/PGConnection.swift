@@ -1,8 +1,9 @@
 import CPostgres
 import Foundation
+import HaulCore
 
 /// One libpq connection, closed when the object goes away. Not `Sendable`: one thread at a time
-/// uses it, through ``PGDatabase``. Every value goes to the server as a text parameter (`$1`),
+/// uses it, through ``PGDatabase``. Every value goes to the server as a typed parameter (`$1`),
 /// never spliced into SQL.
 ///
 /// Nothing waits for the server without a deadline: connecting gives up after `connect_timeout`
@@ -14,6 +15,8 @@ import Foundation
 /// cancels is retried like a deadlock.
 final class PGConnection {
     let handle: OpaquePointer
+    /// The connection string without its password, for messages.
+    let location: String
     /// Seconds a statement's answer is waited for.
     let statementSeconds: Double
     /// Given up after a statement's deadline passed: never used again.
@@ -29,6 +32,7 @@ final class PGConnection {
     /// Connects with a libpq connection string or URI (`postgresql://user@host:port/db`).
     init(_ conninfo: String, statementSeconds: Double = PGConnection.defaultStatementSeconds) throws(PGError) {
         self.statementSeconds = statementSeconds
+        location = Redaction.withoutPassword(conninfo)
         // Defaults first: the URI's own values, expanded from `dbname`, come later and win.
         let keywords = ["connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "dbname"]
         let values = ["5", "1", "10", "5", "3", conninfo]
@@ -64,10 +68,11 @@ final class PGConnection {
     /// Whether the connection is usable: libpq considers it so, and no deadline passed on it.
     var isOK: Bool { !abandoned && PQstatus(handle) == CONNECTION_OK }
 
-    /// Runs one statement with text parameters (nil is NULL) and returns its rows as text.
+    /// Runs one statement with typed parameters (sent in PostgreSQL's text format, see
+    /// `PGParameter`) and returns its rows as values.
     @discardableResult
-    func query(_ sql: String, _ parameters: [String?] = []) throws(PGError) -> PGResult {
-        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
+    func query(_ sql: String, _ parameters: [StoreValue] = []) throws(PGError) -> PGResult {
+        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { PGParameter.text($0).flatMap { strdup($0) } }
         defer {
             for copy in copies { free(copy) }
         }
@@ -173,3 +178,61 @@ final class PGConnection {
 
 @available(*, unavailable)
 extension PGConnection: Sendable {}
+
+extension PGConnection: MigrationConnection {
+    /// `body` between BEGIN and COMMIT; rolled back when it throws, if the connection still works.
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isOK { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    package func noteMigrationCount(_ count: Int) {}
+
+    package func hasTable(_ name: String) throws -> Bool {
+        try !rows("SELECT 1 FROM information_schema.tables WHERE table_name = $1 AND table_schema = current_schema()", [.text(name)]).isEmpty
+    }
+
+    package func rows(_ sql: String, _ parameters: [StoreValue]) throws -> [Row] {
+        try query(sql, parameters).rows
+    }
+
+    @discardableResult
+    package func run(_ sql: String, _ parameters: [StoreValue]) throws -> Int {
+        try query(sql, parameters).affected
+    }
+}
+
+/// A parameter in PostgreSQL's text format: how each `StoreValue` goes to the server, written
+/// in this one place (a list as an array literal, bytes as `bytea` hex).
+enum PGParameter {
+    /// The text sent for `value`; nil is NULL.
+    static func text(_ value: StoreValue) -> String? {
+        switch value {
+        case .null: return nil
+        case .integer(let integer): return String(integer)
+        case .real(let real): return real.isFinite ? String(real) : (real.isNaN ? "NaN" : real > 0 ? "Infinity" : "-Infinity")
+        case .text(let text): return text
+        case .blob(let bytes): return PGBytes.encode(bytes)
+        case .integers(let integers): return "{" + integers.map(String.init).joined(separator: ",") + "}"
+        case .texts(let texts): return "{" + texts.map(quoted).joined(separator: ",") + "}"
+        }
+    }
+
+    /// An array element, double-quoted with `\` and `"` escaped (so NULL, commas and braces in
+    /// it are text).
+    private static func quoted(_ text: String) -> String {
+        var out = "\""
+        for character in text {
+            if character == "\\" || character == "\"" { out.append("\\") }
+            out.append(character)
+        }
+        return out + "\""
+    }
+}

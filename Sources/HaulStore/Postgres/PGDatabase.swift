@@ -25,24 +25,23 @@ final class PGDatabase: @unchecked Sendable {
         connection = try PGConnection(conninfo)
     }
 
-    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
-    func transaction<T>(_ body: (PGConnection) throws -> T) throws -> T {
+    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws. `rerun`
+    /// is true when the transaction runs again after its connection was lost, when its first run
+    /// may have committed (see the type's comment).
+    func transaction<T>(_ body: (PGConnection, _ rerun: Bool) throws -> T) throws -> T {
         LoopThread.mustNotBlock("a PostgreSQL transaction")
-        return try withRetry { connection in try Self.committed(connection, body) }
+        var runs = 0
+        return try withRetry { connection in
+            runs += 1
+            return try connection.transaction { try body(connection, runs > 1) }
+        }
     }
 
-    /// `body` between BEGIN and COMMIT on `connection`; rolled back when it throws, if the
-    /// connection still works.
-    private static func committed<T>(_ connection: PGConnection, _ body: (PGConnection) throws -> T) throws -> T {
-        try connection.execute("BEGIN")
-        do {
-            let result = try body(connection)
-            try connection.execute("COMMIT")
-            return result
-        } catch {
-            if connection.isOK { try? connection.execute("ROLLBACK") }
-            throw error
-        }
+    /// Runs `body` on the connection, reconnecting as a transaction does (schema migrations,
+    /// which run transactions of their own).
+    func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        LoopThread.mustNotBlock("a PostgreSQL transaction")
+        return try withRetry(body)
     }
 
     /// Runs `body` in a transaction once, only if the connection is up and free right now; nil
@@ -53,7 +52,7 @@ final class PGDatabase: @unchecked Sendable {
         defer { lock.unlock() }
         guard let connection, connection.isOK else { return nil }
         do {
-            return try Self.committed(connection, body)
+            return try connection.transaction { try body(connection) }
         } catch {
             // A broken connection is dropped; the next call through `withRetry` makes a new one.
             if !connection.isOK { self.connection = nil }

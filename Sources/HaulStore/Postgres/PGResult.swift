@@ -2,7 +2,7 @@ import CPostgres
 import Foundation
 
 /// The rows of one statement, read into values at once (the libpq result is freed here), as the
-/// SQLite layer's `Row`s: a column's PostgreSQL type says which `SQLiteValue` it becomes, so one
+/// queue's `Row`s: a column's PostgreSQL type says which `StoreValue` it becomes, so one
 /// decoder (`StoredDownload(row:)`) reads the rows of both stores.
 struct PGResult {
     let rows: [Row]
@@ -18,7 +18,7 @@ struct PGResult {
         var rows: [Row] = []
         rows.reserveCapacity(count)
         for row in 0..<count {
-            let values = (0..<fields).map { field -> SQLiteValue in
+            let values = (0..<fields).map { field -> StoreValue in
                 let r = Int32(row)
                 let f = Int32(field)
                 if PQgetisnull(result, r, f) == 1 { return .null }
@@ -32,16 +32,16 @@ struct PGResult {
     }
 
     /// PostgreSQL's built-in type OIDs (pg_type.dat): integers, floats, bytea.
-    private static func value(_ text: String, type: Oid) -> SQLiteValue {
+    private static func value(_ text: String, type: Oid) -> StoreValue {
         switch type {
         case 20, 21, 23:
-            return Int64(text).map(SQLiteValue.integer) ?? .text(text)
+            return Int64(text).map(StoreValue.integer) ?? .text(text)
         case 700, 701, 1700:
-            return Double(text).map(SQLiteValue.real) ?? .text(text)
+            return Double(text).map(StoreValue.real) ?? .text(text)
         case 16:
             return .integer(text == "t" ? 1 : 0)
         case 17:
-            return PGBytes.decode(text).map(SQLiteValue.blob) ?? .text(text)
+            return PGBytes.decode(text).map(StoreValue.blob) ?? .text(text)
         default:
             return .text(text)
         }

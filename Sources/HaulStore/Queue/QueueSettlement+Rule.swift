@@ -3,7 +3,7 @@ import HaulCore
 extension QueueSettlement {
     /// The rule both stores settle a transfer's end by, on `item` as loaded in the transaction:
     /// a start is never a settlement (it takes a lease), only the lease's owner (`owner`, when
-    /// given) and only with the lease's epoch (`epoch`, when given) may settle, the lifecycle
+    /// given) and only with the lease's epoch (of `lease`, when given) may settle, the lifecycle
     /// decides the next state, and the error fields follow it. `leaseOwner` and `leaseEpoch`
     /// read the row's, only when the check needs them. Returns the action and whether the lease
     /// is released.
@@ -16,7 +16,7 @@ extension QueueSettlement {
         if let owner, try leaseOwner() != owner.encoded {
             throw StoreError(.conflict, "download \(id) is no longer leased to this process")
         }
-        if let epoch, try leaseEpoch() != epoch {
+        if let epoch = lease?.epoch, try leaseEpoch() != epoch {
             throw StoreError(.conflict, "download \(id) was leased again since this transfer claimed it (epoch \(epoch))")
         }
         let (next, action): (DownloadState, LifecycleAction)

@@ -1,9 +1,9 @@
 import Foundation
 import HaulCore
 
-/// The queue's operations, as both stores implement them: ``QueueStore`` (SQLite, one machine)
-/// and ``PostgresQueueStore`` (PostgreSQL, a fleet of machines). `DownloadQueue` runs on either,
-/// and one conformance suite checks both.
+/// The queue's operations: ``QueueStore`` implements them once, over SQLite (one machine) or
+/// PostgreSQL (a fleet of machines); `DownloadQueue` runs on either, and one conformance suite
+/// checks both.
 ///
 /// The rules are the same on both: every change of state goes through `DownloadLifecycle` in one
 /// transaction; a claim takes the best queued item (priority, then order) and leases it to one
@@ -20,7 +20,7 @@ package protocol QueueStorage: AnyObject, Sendable {
     /// Seconds a lease lasts without renewal.
     var leaseSeconds: Double { get }
 
-    /// Adds downloads in one transaction: all or none (see `QueueStore.add`).
+    /// Adds downloads in one transaction: all or none.
     func add(_ downloads: [NewDownload]) throws(StoreError) -> [Int64]
     /// The unfinished item that would write where `new` would, if any.
     func activeItem(for new: NewDownload) throws(StoreError) -> StoredDownload?
@@ -42,25 +42,25 @@ package protocol QueueStorage: AnyObject, Sendable {
     /// item (among `ids`, if given) that `rules` allow, for `owner`: one transaction.
     func claimNext(for owner: LeaseOwner, among ids: Set<Int64>?, settling: [QueueSettlement], rules: ClaimRules) throws(StoreError)
         -> StoredDownload?
-    /// Extends the leases `owner` knows it holds (`leases`: id and epoch) and reports each one's
-    /// state; an item missing from the answer is no longer its own (its lease was lost). A row
-    /// leased to `owner` that is not in `leases` (a claim whose reply was lost) is left to expire.
-    func renewLeases(for owner: LeaseOwner, holding leases: [Int64: Int64]) throws(StoreError) -> [Int64: DownloadState]
+    /// Extends the leases their owner knows it holds and reports each one's state; an item
+    /// missing from the answer is no longer its own (its lease was lost). A row leased to the
+    /// owner that is not in `leases` (a claim whose reply was lost) is left to expire.
+    func renewLeases(_ leases: [Lease]) throws(StoreError) -> [Int64: DownloadState]
     /// How many items a run would take on now: queued or in a transfer state, damaged ones included.
     func pendingCount() throws(StoreError) -> Int
     /// Whether any item (among `ids`) is queued or in a transfer state, whoever holds it.
     func hasPendingWork(among ids: Set<Int64>?) throws(StoreError) -> Bool
-    /// Applies a lifecycle input to an item (see `QueueStore.apply`).
+    /// Applies a lifecycle input to an item; with `owner`, only while the item is leased to it.
     func apply(_ input: LifecycleInput, to id: Int64, error: (category: String, message: String)?, finished: (bytes: Int64, path: String)?, owner: LeaseOwner?)
         throws(StoreError) -> (StoredDownload, LifecycleAction)
     /// Removes a settled item.
     func remove(_ id: Int64) throws(StoreError)
-    /// Records progress of a running item; refused (`.conflict`) when `epoch` is no longer its lease's.
-    func updateProgress(_ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?, epoch: Int64?) throws(StoreError)
+    /// Records progress of a running item; refused (`.conflict`) when `lease` is no longer its lease.
+    func updateProgress(_ lease: Lease, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?) throws(StoreError)
     /// The resume record of an item, outside any lease (removing a partial).
     func resumeRecord(_ id: Int64) -> any ResumeRecordStore
-    /// The resume record of an item just claimed, fenced by its lease's epoch.
-    func resumeRecord(for item: StoredDownload) -> any ResumeRecordStore
+    /// The resume record of an item just claimed by `owner`, fenced by its lease.
+    func resumeRecord(for item: StoredDownload, owner: LeaseOwner) -> any ResumeRecordStore
 
     /// Makes sure no earlier copy of a removed secret stays in the store's files, now.
     func forgetRemovedSecrets()
@@ -94,21 +94,22 @@ package struct QueueSettlement: Sendable {
     package let error: (category: String, message: String)?
     /// A completed download's length and path.
     package let finished: (bytes: Int64, path: String)?
-    /// The lease epoch the transfer ran under: a settlement of an item leased again since is refused.
-    package let epoch: Int64?
+    /// The lease the transfer ran under: a settlement of an item leased again since, or no longer
+    /// its owner's, is refused. Nil for a command's request (pause, cancel), which holds none.
+    package let lease: Lease?
     /// Seconds before the item may be claimed again (it goes back to the queue), nil for at once.
     package let retryAfter: Double?
 
     /// A settlement of `id` with these outcomes.
     package init(
         id: Int64, input: LifecycleInput, error: (category: String, message: String)? = nil, finished: (bytes: Int64, path: String)? = nil,
-        epoch: Int64? = nil, retryAfter: Double? = nil
+        lease: Lease? = nil, retryAfter: Double? = nil
     ) {
         self.id = id
         self.input = input
         self.error = error
         self.finished = finished
-        self.epoch = epoch
+        self.lease = lease
         self.retryAfter = retryAfter
     }
 }

@@ -1,72 +1,52 @@
 import Foundation
 import HaulCore
 
-// Progress figures and the resume record, both kept in the item's row.
+// Progress figures and the resume record, both kept in the item's row and fenced by the lease.
 extension QueueStore {
-    /// Records progress; with `epoch`, only while the item is still leased under that epoch.
-    package func updateProgress(
-        _ id: Int64, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?, epoch: Int64? = nil
-    ) throws(StoreError) {
-        try write { db in
-            try db.execute(
-                """
-                UPDATE downloads SET bytes = ?, total_bytes = ?, speed = ?, final_path = COALESCE(?, final_path), updated_at = ?
-                WHERE id = ? AND (? IS NULL OR lease_epoch = ?)
-                """,
+    /// Records the progress of a running item, only while `lease` is still the item's: refused
+    /// with `.conflict` once it was leased again. Progress is written only when the database is
+    /// free (a report is due every second anyway): a transfer never waits on its account.
+    package func updateProgress(_ lease: Lease, bytes: Int64, totalBytes: Int64?, bytesPerSecond: Double, finalPath: String?) throws(StoreError) {
+        let id = lease.item
+        _ = try database.transactionIfIdle { db in
+            let changed = try db.run(
+                dialect.progress,
                 [
-                    .integer(bytes), totalBytes.map(SQLiteValue.integer) ?? .null, .real(bytesPerSecond),
-                    finalPath.map(SQLiteValue.text) ?? .null, .real(Date().timeIntervalSince1970), .integer(id),
-                    epoch.map(SQLiteValue.integer) ?? .null, epoch.map(SQLiteValue.integer) ?? .null,
+                    .integer(bytes), totalBytes.map(StoreValue.integer) ?? .null, .real(bytesPerSecond), finalPath.map(StoreValue.text) ?? .null,
+                    .integer(id), .integer(lease.epoch),
                 ])
-            if epoch != nil, db.changes == 0 { throw Self.leaseLost(id) }
+            if changed == 0 { throw Self.leaseLost(id) }
         }
     }
 
-    /// A write of a transfer whose lease was lost (the item was leased again, or removed).
-    static func leaseLost(_ id: Int64) -> StoreError {
-        StoreError(.conflict, "download \(id) is no longer leased to this transfer: it writes nothing more")
+    /// The resume record of an item, outside any lease (removing a partial).
+    package func resumeRecord(_ id: Int64) -> any ResumeRecordStore {
+        QueueRecordSlot(store: self, id: id, claimed: .none, keepsFinishedRecord: false, lease: nil)
     }
 
-    /// The resume record of an item, kept in its row.
-    package func recordSlot(_ id: Int64) -> QueueRecordSlot {
-        QueueRecordSlot(store: self, id: id)
-    }
-
-    /// The record slot of an item just claimed: `load` answers from the claimed row, so starting a
-    /// download costs no second trip to the database (a runner loads its record once, at the start).
+    /// The record slot of an item just claimed by `owner`, fenced by its lease: `load` answers
+    /// from the claimed row, so starting a download costs no second trip to the database (a
+    /// runner loads its record once, at the start).
     ///
     /// Its `remove` leaves a finished record (one with `finishedLength`) in place: the settlement
     /// that marks the item completed forgets it in the same commit (see `apply`). Forgotten one
     /// commit earlier, a process that died between the two would leave an item still `running`
     /// whose file is in place but no longer recognised as its own, and the next run would
     /// download it again only to refuse to replace it.
-    package func recordSlot(for item: StoredDownload) -> QueueRecordSlot {
-        QueueRecordSlot(store: self, id: item.id, claimed: item.recordText, keepsFinishedRecord: true, epoch: item.leaseEpoch)
+    package func resumeRecord(for item: StoredDownload, owner: LeaseOwner) -> any ResumeRecordStore {
+        QueueRecordSlot(store: self, id: item.id, claimed: .some(item.recordText), keepsFinishedRecord: true, lease: item.lease(for: owner))
     }
 
     func loadRecord(_ id: Int64) throws(StoreError) -> ResumeRecord? {
-        let text: String? = try read { db in
-            try db.query("SELECT record FROM downloads WHERE id = ?", [.integer(id)]).first?.string("record")
-        }
+        let text: String? = try database.read { db in try db.row(dialect.loadRecord, [.integer(id)])?.string("record") }
         return try Self.decodeRecord(text, id: id)
     }
 
-    static func decodeRecord(_ text: String?, id: Int64) throws(StoreError) -> ResumeRecord? {
-        guard let text else { return nil }
-        return try ResumeRecordCodec.decode(Data(text.utf8), "the resume record of download \(id)")
+    func saveRecord(_ id: Int64, _ record: ResumeRecord?, lease: Lease?) throws(StoreError) {
+        guard let error = saveRecords([(id, record, lease)]).first, let error else { return }
+        throw error
     }
 
-    func saveRecord(_ id: Int64, _ record: ResumeRecord?, epoch: Int64? = nil) throws(StoreError) {
-        let text = try record.map { record throws(StoreError) in SQLiteValue.text(try ResumeRecordCodec.encode(record)) } ?? .null
-        let fence = epoch.map(SQLiteValue.integer) ?? .null
-        try write(durable: record.map(Self.mustBeDurable) ?? false) { db in
-            try db.execute("UPDATE downloads SET record = ? WHERE id = ? AND (? IS NULL OR lease_epoch = ?)", [text, .integer(id), fence, fence])
-            if epoch != nil, db.changes == 0 { throw Self.leaseLost(id) }
-        }
-    }
-}
-
-extension QueueStore {
     /// Whether saving `record` must reach the disk before the save returns, though the store's
     /// commits are not synced one by one: a finished mark (the file's rename follows it, and a
     /// power cut that kept the rename and lost the mark would leave a file the next run refuses as
@@ -76,27 +56,33 @@ extension QueueStore {
         record.finishedLength != nil || record.isAdopted
     }
 
-    /// Saves several items' records in one commit (the finished marks of a group of downloads);
-    /// each `epoch` fences its item as `saveRecord` does. Returns each one's failure (nil: saved),
-    /// in order: a lost lease fails only its own item; a failed commit fails them all.
-    func saveRecords(_ records: [(id: Int64, record: ResumeRecord, epoch: Int64?)]) -> [StoreError?] {
+    /// Saves several items' records (nil: forgets it) in one commit (the finished marks of a group
+    /// of downloads); each `lease` fences its item (nil: outside any lease). Returns each one's
+    /// failure (nil: saved), in order: a lost lease fails only its own item; a failed commit fails
+    /// them all.
+    func saveRecords(_ records: [(id: Int64, record: ResumeRecord?, lease: Lease?)]) -> [StoreError?] {
         // Encoded before the store is taken: the commit holds it only for the updates.
-        let texts = records.map { entry in Result { () throws(StoreError) in SQLiteValue.text(try ResumeRecordCodec.encode(entry.record)) } }
+        let texts = records.map { entry in
+            Result { () throws(StoreError) -> StoreValue in
+                guard let record = entry.record else { return .null }
+                return .text(try ResumeRecordCodec.encode(record))
+            }
+        }
+        let durable = records.contains { $0.record.map(Self.mustBeDurable) ?? false }
         do throws(StoreError) {
-            return try write(durable: records.contains { Self.mustBeDurable($0.record) }) { db -> [StoreError?] in
+            return try database.write(durable: durable) { db -> [StoreError?] in
                 var failures: [StoreError?] = []
                 for (entry, encoded) in zip(records, texts) {
-                    let text: SQLiteValue
+                    let text: StoreValue
                     switch encoded {
                     case .success(let value): text = value
                     case .failure(let error):
                         failures.append(error)
                         continue
                     }
-                    let fence = entry.epoch.map(SQLiteValue.integer) ?? .null
-                    try db.execute(
-                        "UPDATE downloads SET record = ? WHERE id = ? AND (? IS NULL OR lease_epoch = ?)", [text, .integer(entry.id), fence, fence])
-                    failures.append(entry.epoch != nil && db.changes == 0 ? Self.leaseLost(entry.id) : nil)
+                    let fence = entry.lease.map { StoreValue.integer($0.epoch) } ?? .null
+                    let changed = try db.run(dialect.saveRecord, [text, .integer(entry.id), fence])
+                    failures.append(entry.lease != nil && changed == 0 ? Self.leaseLost(entry.id) : nil)
                 }
                 return failures
             }
@@ -111,19 +97,11 @@ package struct QueueRecordSlot: ResumeRecordStore {
     let store: QueueStore
     let id: Int64
     /// The record column as the claim read it (`.some(nil)`: the row had none).
-    var claimed: String??
+    let claimed: String??
     /// A finished record outlives `remove` until the item's completed settlement clears it.
     let keepsFinishedRecord: Bool
-    /// The lease epoch of the claim: a save after the item was leased again is refused.
-    let epoch: Int64?
-
-    init(store: QueueStore, id: Int64, claimed: String?? = .none, keepsFinishedRecord: Bool = false, epoch: Int64? = nil) {
-        self.store = store
-        self.id = id
-        self.claimed = claimed
-        self.keepsFinishedRecord = keepsFinishedRecord
-        self.epoch = epoch
-    }
+    /// The lease of the claim: a save after the item was leased again is refused.
+    let lease: Lease?
 
     package func load() throws(StoreError) -> ResumeRecord? {
         if case .some(let text) = claimed {
@@ -133,7 +111,7 @@ package struct QueueRecordSlot: ResumeRecordStore {
     }
 
     package func save(_ record: ResumeRecord) throws(StoreError) {
-        try store.saveRecord(id, record, epoch: epoch)
+        try store.saveRecord(id, record, lease: lease)
     }
 
     package var settlesFinishedRecord: Bool { keepsFinishedRecord }
@@ -143,7 +121,7 @@ package struct QueueRecordSlot: ResumeRecordStore {
         // vouches only for a file with the identity it saved, and the completing commit clears it.
         do throws(StoreError) {
             if keepsFinishedRecord, try store.loadRecord(id)?.finishedLength != nil { return }
-            try store.saveRecord(id, nil, epoch: epoch)
+            try store.saveRecord(id, nil, lease: lease)
         } catch {
             return
         }

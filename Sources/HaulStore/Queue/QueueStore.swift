@@ -4,135 +4,90 @@ import HaulJSON
 import Synchronization
 
 /// The durable queue: every download Haul manages, its lifecycle state, its lease and its resume
-/// record, in one SQLite database (WAL, one serial owner of the connection).
+/// record, in one database: SQLite for one machine (`init(directory:)`), PostgreSQL for a fleet
+/// (`init(postgres:)`). Its logic is written once here, over the database's `QueueDialect`.
 ///
 /// Every change of state goes through `DownloadLifecycle`, inside a transaction, so two processes
-/// sharing the store never disagree about where an item is.
-package final class QueueStore: Sendable {
-    /// The database file inside the state directory.
+/// (or machines) sharing the store never disagree about where an item is. A claim takes the best
+/// queued item and leases it to one owner under a new epoch (a `Lease`); every later write for
+/// the item names that lease and is refused once the item was leased again; an item whose lease
+/// expired (or, on one machine, whose owner died) goes back to where it meant to go.
+package final class QueueStore: QueueStorage {
+    /// The SQLite database's file name in a state directory.
     package static let fileName = "haul.sqlite"
-    /// Seconds a lease lasts without renewal; an owner that stops renewing is presumed dead.
-    /// `HAUL_LEASE_SECONDS` sets it (tests shorten it; at least 1).
-    package static let leaseSeconds: Double = LeaseDuration.fromEnvironment
 
-    package let path: String
-    private let database: DatabaseQueue
-    /// When a claim looks for abandoned items: on the first, then at most every 2 s.
-    let recoveryThrottle = Mutex(RecoveryThrottle(interval: .seconds(2)))
-    /// Whether removed secrets may still have copies in the write-ahead log (see `forgetRemovedSecretsSoon`).
-    let secretsToForget = Mutex(SecretsToForget())
-    /// Ends the waits of idle workers (see `waitForWork`).
-    let workSignal = WorkSignal()
+    package let leaseSeconds: Double
+    let database: any QueueDatabase
+    let dialect: QueueDialect
+    /// When a claim looks for abandoned items: on the first, then at most every `interval`.
+    let recoveryThrottle: Mutex<RecoveryThrottle>
 
-    /// Opens (creating if needed) the store in `directory`. A file that is not a Haul store is
-    /// reported, never overwritten.
-    package init(directory: String) throws(StoreError) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError(.io, "cannot create the state directory \(directory): \(error.localizedDescription)")
-        }
-        path = (directory as NSString).appendingPathComponent(Self.fileName)
-        do {
-            // NORMAL: a power cut may roll back the latest commits, never corrupt the store. Every
-            // write here only ever claims less than is durable (data is fdatasync'ed before a record
-            // claims it), so a lost commit means re-fetching a little, never trusting torn bytes;
-            // a commit that syncs would cost a disk flush per state change of every download.
-            database = try Self.openPrivately(path, directory: directory)
-            try Self.migrator.migrate(database)
-        } catch {
-            throw Self.storeError(error, path: (directory as NSString).appendingPathComponent(Self.fileName))
-        }
+    /// Opens (creating if needed) the SQLite store in `directory`. A file that is not a Haul store
+    /// is reported, never overwritten. `leaseSeconds`: `HAUL_LEASE_SECONDS` unless given.
+    package convenience init(directory: String, leaseSeconds: Double = LeaseDuration.fromEnvironment) throws(StoreError) {
+        self.init(database: try SQLiteQueueDatabase(directory: directory, fileName: Self.fileName), leaseSeconds: leaseSeconds, recoveryInterval: .seconds(2))
     }
 
-    /// The state directory and the database hold credentials while downloads that need them are
-    /// queued: 0700 and 0600 (SQLite gives its -wal and -shm files the database's mode). Deleted
-    /// rows and columns are overwritten, not left in free pages (`secure_delete`).
-    private static func openPrivately(_ path: String, directory: String) throws -> DatabaseQueue {
-        _ = chmod(directory, 0o700)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if fd >= 0 {
-            _ = fchmod(fd, 0o600)
-            close(fd)
-        }
-        let database = try DatabaseQueue(path: path, synchronous: .normal)
-        try database.writeWithoutTransaction { db in
-            guard try db.query("PRAGMA secure_delete=ON").first?[0].int64 == 1 else {
-                throw StoreError(.io, "SQLite did not accept secure_delete=ON for \(path): removed secrets would stay in its free pages")
-            }
-        }
-        return database
+    /// Connects to the PostgreSQL database at `uri` (a libpq connection URI) and brings its schema
+    /// up to date. `reconnectSeconds`: how long an operation keeps reconnecting (with backoff)
+    /// when the server is gone before it fails with `.unavailable` (`HAUL_PG_RECONNECT_SECONDS`,
+    /// else 60).
+    package convenience init(postgres uri: String, leaseSeconds: Double = LeaseDuration.fromEnvironment, reconnectSeconds: Double? = nil) throws(StoreError) {
+        let patience = reconnectSeconds ?? ProcessInfo.processInfo.environment["HAUL_PG_RECONNECT_SECONDS"].flatMap(Double.init) ?? 60
+        self.init(database: try PostgresQueueDatabase(uri: uri, reconnectSeconds: patience), leaseSeconds: leaseSeconds, recoveryInterval: .seconds(1))
     }
 
-    /// Copies the write-ahead log into the database and truncates it to nothing: no earlier version
-    /// of a row stays in either file (secure_delete overwrote what was freed). Whether it completed:
-    /// another process reading or writing the store can keep it from finishing (SQLite's busy
-    /// column), and then the log keeps its frames until a later try.
-    func truncateWriteAheadLog() -> Bool {
-        do {
-            return try database.writeWithoutTransaction { db in
-                try db.query("PRAGMA wal_checkpoint(TRUNCATE)").first?[0].int64 == 0
-            }
-        } catch {
-            return false
-        }
+    private init(database: any QueueDatabase, leaseSeconds: Double, recoveryInterval: Duration) {
+        self.database = database
+        dialect = database.dialect
+        self.leaseSeconds = leaseSeconds
+        recoveryThrottle = Mutex(RecoveryThrottle(interval: recoveryInterval))
     }
 
-    // MARK: plumbing
-
-    func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
-        do {
-            return try database.read(body)
-        } catch {
-            throw Self.storeError(error, path: path)
-        }
+    /// Whether `state` names a PostgreSQL database (a `postgresql://` or `postgres://` URI) rather
+    /// than a state directory.
+    package static func isConnectionURI(_ state: String) -> Bool {
+        PostgresQueueDatabase.isConnectionURI(state)
     }
 
-    /// Every change of the store passes here, one committed transaction per call; a `durable` one
-    /// is on the disk when this returns (see `DatabaseQueue.write(durable:_:)`).
-    func write<T: Sendable>(durable: Bool = false, _ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
-        let result: T
-        do {
-            result = try database.write(durable: durable, body)
-        } catch {
-            throw Self.storeError(error, path: path)
-        }
-        // Only after a commit: a transaction that threw was rolled back and left nothing to recover.
-        CrashPoint.reach(.betweenQueueCommits)
-        return result
+    package var location: String { database.location }
+    package var isShared: Bool { database.isShared }
+
+    package func forgetRemovedSecrets() {
+        database.forgetRemovedSecrets(soon: false)
     }
 
-    static func storeError(_ error: any Error, path: String) -> StoreError {
-        switch error {
-        case let error as StoreError:
-            return error
-        case let error as SQLiteError where error.isBusy:
-            return StoreError(.locked, "the queue database \(path) is locked by another process; try again")
-        case let error as SQLiteError where error.isCorrupt:
-            return StoreError(
-                .corruptStore, "\(path) is not a usable Haul queue database (\(error.message)); it was left untouched — move it aside to start a new queue")
-        case let error as SQLiteError where error.isDiskFull:
-            return StoreError(.noSpace, "the disk holding \(path) is full")
-        case let error as MigrationError:
-            return StoreError(.corruptStore, "\(error.description)")
-        default:
-            return StoreError(.io, "queue database \(path): \(error)")
-        }
+    package func forgetRemovedSecretsSoon() {
+        database.forgetRemovedSecrets(soon: true)
+    }
+
+    package func waitForWork(seconds: Double) {
+        database.waitForWork(seconds: seconds)
+    }
+
+    package func wakeWaiters() {
+        database.wakeWaiters()
     }
 
     // MARK: rows
 
-    static func load(_ db: SQLiteConnection, id: Int64) throws -> StoredDownload? {
-        try db.query("SELECT * FROM downloads WHERE id = ?", [.integer(id)]).first.map(decode)
+    func load(_ db: any StoreConnection, id: Int64, locking: Bool = false) throws -> StoredDownload? {
+        try db.row(locking ? dialect.loadLocking : dialect.load, [.integer(id)]).map(StoredDownload.init(row:))
     }
 
-    /// A row as a `StoredDownload`; a damaged one too, with what is damaged (see `StoredDownload.init(row:)`).
-    static func decode(_ row: Row) throws -> StoredDownload {
-        try StoredDownload(row: row)
+    /// A write of a transfer whose lease was lost (the item was leased again, or removed).
+    static func leaseLost(_ id: Int64) -> StoreError {
+        StoreError(.conflict, "download \(id) is no longer leased to this transfer: it writes nothing more")
     }
 
+    /// The `headers` column: JSON pairs `[[name, value], ...]`.
     static func encodeHeaders(_ fields: [HTTPHeaders.Field]) -> String {
         if fields.isEmpty { return "[]" }
         return JSONValue.array(fields.map { [.string($0.name), .string($0.value)] }).text
+    }
+
+    static func decodeRecord(_ text: String?, id: Int64) throws(StoreError) -> ResumeRecord? {
+        guard let text else { return nil }
+        return try ResumeRecordCodec.decode(Data(text.utf8), "the resume record of download \(id)")
     }
 }

@@ -67,7 +67,7 @@ private struct ColumnReader {
     }
 
     /// A column every row has: NULL, or a value `read` does not accept, is damage.
-    mutating func required<T>(_ column: String, _ label: String, placeholder: T, _ read: (SQLiteValue) -> T?) -> T {
+    mutating func required<T>(_ column: String, _ label: String, placeholder: T, _ read: (StoreValue) -> T?) -> T {
         let value = row[column] ?? .null
         if let result = read(value) { return result }
         note(column, label, value.isNull ? "it is missing" : Self.unreadable(value))
@@ -75,7 +75,7 @@ private struct ColumnReader {
     }
 
     /// A column that may be NULL: only a value `read` does not accept is damage.
-    mutating func optional<T>(_ column: String, _ label: String, _ read: (SQLiteValue) -> T?) -> T? {
+    mutating func optional<T>(_ column: String, _ label: String, _ read: (StoreValue) -> T?) -> T? {
         let value = row[column] ?? .null
         if value.isNull { return nil }
         if let result = read(value) { return result }
@@ -95,7 +95,7 @@ private struct ColumnReader {
         }
     }
 
-    private static func unreadable(_ value: SQLiteValue) -> String {
+    private static func unreadable(_ value: StoreValue) -> String {
         let article = value.storageClass == "integer" ? "an" : "a"
         return "it holds \(article) \(value.storageClass) value Haul cannot read"
     }

@@ -108,7 +108,7 @@ package struct NewDownload: Sendable, Equatable {
 }
 
 /// Who runs an item: a process of this boot, identified so others can tell when it died.
-package struct LeaseOwner: Sendable, Equatable {
+package struct LeaseOwner: Sendable, Hashable {
     package let bootID: String
     package let pid: Int32
     package let token: String

@@ -124,7 +124,7 @@ package final class SQLiteConnection {
     }
 
     /// The first column of the first row of `sql`, or `.null` when there is no row.
-    private func scalar(_ sql: String) throws -> SQLiteValue {
+    private func scalar(_ sql: String) throws -> StoreValue {
         let statement = try prepare(sql)
         return try statement.step() ? statement.value(0) : .null
     }
@@ -163,7 +163,7 @@ package final class SQLiteConnection {
     }
 
     /// Runs one statement with positional parameters, discarding any rows.
-    package func execute(_ sql: String, _ parameters: [SQLiteValue]) throws {
+    package func execute(_ sql: String, _ parameters: [StoreValue]) throws {
         _ = try runReusable(sql, parameters, collecting: false)
     }
 
@@ -201,7 +201,7 @@ package final class SQLiteConnection {
     }
 
     /// Runs one statement with positional parameters and returns every row.
-    package func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws -> [Row] {
+    package func query(_ sql: String, _ parameters: [StoreValue] = []) throws -> [Row] {
         try runReusable(sql, parameters, collecting: true)
     }
 
@@ -284,3 +284,28 @@ package final class SQLiteConnection {
 
 @available(*, unavailable, message: "a connection has one owner at a time; share it through DatabaseQueue")
 extension SQLiteConnection: Sendable {}
+
+extension SQLiteConnection: StoreConnection {
+    package func rows(_ sql: String, _ parameters: [StoreValue]) throws -> [Row] {
+        try query(sql, parameters)
+    }
+
+    @discardableResult
+    package func run(_ sql: String, _ parameters: [StoreValue]) throws -> Int {
+        try execute(sql, parameters)
+        return changes
+    }
+}
+
+extension SQLiteConnection: MigrationConnection {
+    package var location: String { path }
+
+    /// PRAGMA takes no parameters; the count is an integer the migrator computed.
+    package func noteMigrationCount(_ count: Int) throws {
+        try execute("PRAGMA user_version = \(count)")
+    }
+
+    package func hasTable(_ name: String) throws -> Bool {
+        try !query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]).isEmpty
+    }
+}

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import HaulJSON
 
 /// A prepared SQL statement, finalized when the object goes away (a statement of the
 /// connection's cache goes with its connection).
@@ -37,13 +38,20 @@ package final class Statement {
 
     // MARK: - Binding
 
+    /// Whether the statement's parameters are written `$1`, `$2`, ... (see `bind(_:)`).
+    private var isNumbered: Bool {
+        guard parameterCount > 0, let name = sqlite3_bind_parameter_name(handle, 1) else { return false }
+        let text = String(cString: name)
+        return text.hasPrefix("$") && Int(text.dropFirst()) != nil
+    }
+
     /// The number of parameters (`?`, `?NNN`, `:name`, `@name`, `$name`) in the statement.
     package var parameterCount: Int {
         Int(sqlite3_bind_parameter_count(handle))
     }
 
     /// Binds `value` to the parameter at `index` (1-based).
-    package func bind(_ value: SQLiteValue, at index: Int) throws {
+    package func bind(_ value: StoreValue, at index: Int) throws {
         guard let position = Int32(exactly: index) else {
             throw SQLiteError(
                 extendedResultCode: SQLITE_RANGE, message: "parameter index \(index) is out of range", sql: sql)
@@ -73,13 +81,17 @@ package final class Statement {
                         handle, position, buffer.baseAddress, sqlite3_uint64(buffer.count), haul_sqlite_transient())
                 }
             }
+        case .integers, .texts:
+            // A list goes in as a JSON array, which the statement reads with `json_each(?)`.
+            try bind(.text(Self.jsonArray(value)), at: index)
+            return
         }
         try check(code)
     }
 
     /// Binds `value` to the named parameter `name`, written as in the SQL including its prefix
     /// (`":id"`, `"@id"`, `"$id"`).
-    package func bind(_ value: SQLiteValue, named name: String) throws {
+    package func bind(_ value: StoreValue, named name: String) throws {
         let index = sqlite3_bind_parameter_index(handle, name)
         guard index > 0 else {
             throw SQLiteError(
@@ -89,7 +101,24 @@ package final class Statement {
     }
 
     /// Binds `values` to parameters 1, 2, ... in order; the count must match `parameterCount`.
-    package func bind(_ values: [SQLiteValue]) throws {
+    /// A statement written with PostgreSQL's numbered parameters (`$1`, `$2`, in any order, each
+    /// as often as needed: the queue's statements shared by both databases) takes value `i` at
+    /// `$i`; such a statement need not use every value, and must not name one it is not given.
+    package func bind(_ values: [StoreValue]) throws {
+        if isNumbered {
+            var bound = 0
+            for (offset, value) in values.enumerated() {
+                let index = sqlite3_bind_parameter_index(handle, "$\(offset + 1)")
+                guard index > 0 else { continue }
+                try bind(value, at: Int(index))
+                bound += 1
+            }
+            guard bound == parameterCount else {
+                throw SQLiteError(
+                    extendedResultCode: SQLITE_RANGE, message: "the statement names a parameter beyond the \(values.count) values given", sql: sql)
+            }
+            return
+        }
         guard values.count == parameterCount else {
             throw SQLiteError(
                 extendedResultCode: SQLITE_RANGE,
@@ -104,7 +133,7 @@ package final class Statement {
     /// Binds `value` to the parameter at `index` (1-based).
     package func bind(_ value: Int64, at index: Int) throws { try bind(.integer(value), at: index) }
     /// Binds `value` to the parameter at `index` (1-based).
-    package func bind(_ value: Int, at index: Int) throws { try bind(SQLiteValue(value), at: index) }
+    package func bind(_ value: Int, at index: Int) throws { try bind(StoreValue(value), at: index) }
     /// Binds `value` to the parameter at `index` (1-based).
     package func bind(_ value: Double, at index: Int) throws { try bind(.real(value), at: index) }
     /// Binds `value` to the parameter at `index` (1-based).
@@ -112,9 +141,9 @@ package final class Statement {
     /// Binds `value` as a blob to the parameter at `index` (1-based).
     package func bind(_ value: [UInt8], at index: Int) throws { try bind(.blob(value), at: index) }
     /// Binds `value` as a blob to the parameter at `index` (1-based).
-    package func bind(_ value: Data, at index: Int) throws { try bind(SQLiteValue(value), at: index) }
+    package func bind(_ value: Data, at index: Int) throws { try bind(StoreValue(value), at: index) }
     /// Binds `value` as 1 or 0 to the parameter at `index` (1-based).
-    package func bind(_ value: Bool, at index: Int) throws { try bind(SQLiteValue(value), at: index) }
+    package func bind(_ value: Bool, at index: Int) throws { try bind(StoreValue(value), at: index) }
     /// Binds NULL to the parameter at `index` (1-based).
     package func bindNull(at index: Int) throws { try bind(.null, at: index) }
 
@@ -221,13 +250,22 @@ package final class Statement {
     }
 
     /// The column at `index` (0-based) in its own storage class.
-    package func value(_ index: Int) -> SQLiteValue {
+    package func value(_ index: Int) -> StoreValue {
         switch sqlite3_column_type(handle, Int32(index)) {
         case SQLITE_INTEGER: return .integer(int64(index))
         case SQLITE_FLOAT: return .real(double(index))
-        case SQLITE_TEXT: return string(index).map(SQLiteValue.text) ?? .null
-        case SQLITE_BLOB: return blob(index).map(SQLiteValue.blob) ?? .null
+        case SQLITE_TEXT: return string(index).map(StoreValue.text) ?? .null
+        case SQLITE_BLOB: return blob(index).map(StoreValue.blob) ?? .null
         default: return .null
+        }
+    }
+
+    /// A list parameter as the JSON array `json_each` reads.
+    private static func jsonArray(_ value: StoreValue) -> String {
+        switch value {
+        case .integers(let integers): return JSONValue.array(integers.map(JSONValue.int)).text
+        case .texts(let texts): return JSONValue.array(texts.map(JSONValue.string)).text
+        default: return "[]"
         }
     }
 }

@@ -27,7 +27,7 @@ final class StatementCache {
 
 extension SQLiteConnection {
     /// Runs the cached statement for `sql` with `parameters`: its rows, or none.
-    func runReusable(_ sql: String, _ parameters: [SQLiteValue], collecting: Bool) throws -> [Row] {
+    func runReusable(_ sql: String, _ parameters: [StoreValue], collecting: Bool) throws -> [Row] {
         let statement = try statementCache.statement(sql) { try prepare($0, cached: true) }
         // Rewound after use too: a finished statement holds no read lock, whatever happens next.
         defer { try? statement.reset() }

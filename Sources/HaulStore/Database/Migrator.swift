@@ -1,12 +1,30 @@
-import CSQLite
 import Foundation
 
-/// Ordered, named schema migrations, each applied once, in registration order, inside its own transaction.
+/// A connection a ``Migrator`` applies migrations on: SQLite's or PostgreSQL's.
+package protocol MigrationConnection: StoreConnection {
+    /// Where the database is, for messages.
+    var location: String { get }
+    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T
+    /// Runs several `;`-separated statements without parameters (a migration's DDL).
+    func execute(_ sql: String) throws
+    /// How many migrations are applied, for a database that keeps the count itself too (SQLite's
+    /// `user_version`); nothing elsewhere.
+    func noteMigrationCount(_ count: Int) throws
+    /// Whether the database has a table of this name.
+    func hasTable(_ name: String) throws -> Bool
+}
+
+/// Ordered, named schema migrations, each applied once, in registration order, inside its own
+/// transaction: the one mechanism of both queue databases (see `QueueDialect.migrator`).
 ///
-/// Applied migrations are recorded in `schema_migrations(name, applied_at)`, and `PRAGMA user_version`
-/// is set to how many are applied. Migrating an up-to-date database changes nothing. A database that
-/// records a migration this build does not know was written by a newer Haul and is refused with a
-/// ``MigrationError`` before anything is changed.
+/// Applied migrations are recorded in `schema_migrations(name, applied_at)` (and on SQLite,
+/// `PRAGMA user_version` is set to how many are applied). Migrating an up-to-date database changes
+/// nothing. A database that records a migration this build does not know was written by a newer
+/// Haul and is refused with a ``MigrationError`` before anything is changed; `retired` names are
+/// known without being applied (a migration a build released and a later one gave up). Workers
+/// that migrate one database at once take turns: SQLite's write transaction is exclusive, and on
+/// PostgreSQL each transaction first takes `lock` (an advisory lock).
 ///
 /// ```swift
 /// var migrator = Migrator()
@@ -18,13 +36,20 @@ import Foundation
 package struct Migrator: Sendable {
     private struct Migration: Sendable {
         let name: String
-        let migrate: @Sendable (SQLiteConnection) throws -> Void
+        let migrate: @Sendable (any MigrationConnection) throws -> Void
     }
 
     private var migrations: [Migration] = []
+    /// Run first in each migration's transaction (PostgreSQL's advisory lock), nil for none.
+    private let lock: String?
+    /// Names known without being applied.
+    private let retired: Set<String>
 
     /// Creates a migrator with no migrations.
-    package init() {}
+    package init(lock: String? = nil, retired: Set<String> = []) {
+        self.lock = lock
+        self.retired = retired
+    }
 
     /// The registered migration names, in the order they apply.
     package var migrationNames: [String] {
@@ -34,7 +59,7 @@ package struct Migrator: Sendable {
     /// Adds a migration after those already registered. Names must be unique and must never change
     /// once released: they are how a database remembers what it has.
     package mutating func registerMigration(
-        _ name: String, _ migrate: @escaping @Sendable (SQLiteConnection) throws -> Void
+        _ name: String, _ migrate: @escaping @Sendable (any MigrationConnection) throws -> Void
     ) {
         precondition(!migrations.contains { $0.name == name }, "migration \(name) is registered twice")
         migrations.append(Migration(name: name, migrate: migrate))
@@ -48,60 +73,57 @@ package struct Migrator: Sendable {
     }
 
     /// Applies the pending migrations to `db`, each in its own transaction (a savepoint if `db` is
-    /// already in one).
-    package func migrate(_ db: SQLiteConnection) throws {
+    /// an SQLite connection already in one).
+    package func migrate(_ db: some MigrationConnection) throws {
         for migration in migrations {
             try db.transaction {
-                // Read inside the write transaction, so another process migrating the same file at the
-                // same time cannot make this one apply a migration twice.
+                if let lock { try db.execute(lock) }
+                // Read inside the write transaction, so another process migrating the same database
+                // at the same time cannot make this one apply a migration twice.
                 let applied = try Self.appliedNames(db, creatingTable: true)
-                try checkKnown(applied, path: db.path)
+                try checkKnown(applied, path: db.location)
                 guard !applied.contains(migration.name) else { return }
                 try migration.migrate(db)
-                try db.execute(
-                    "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
+                try db.run(
+                    "INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)",
                     [.text(migration.name), .real(Date().timeIntervalSince1970)])
-                // PRAGMA takes no parameters; the count is an integer this code computed.
-                try db.execute("PRAGMA user_version = \(applied.count + 1)")
+                try db.noteMigrationCount(applied.count + 1)
             }
         }
         // With no migration registered the loop did not look: still refuse a newer database.
         if migrations.isEmpty {
-            try checkKnown(try Self.appliedNames(db, creatingTable: false), path: db.path)
+            try checkKnown(try Self.appliedNames(db, creatingTable: false), path: db.location)
         }
     }
 
     /// The names of the migrations recorded in `db`, in the order they were applied.
-    package func appliedMigrations(_ db: SQLiteConnection) throws -> [String] {
+    package func appliedMigrations(_ db: some MigrationConnection) throws -> [String] {
         try Self.appliedNames(db, creatingTable: false)
     }
 
     /// Whether `db` has every registered migration applied.
-    package func isUpToDate(_ db: SQLiteConnection) throws -> Bool {
+    package func isUpToDate(_ db: some MigrationConnection) throws -> Bool {
         let applied = Set(try Self.appliedNames(db, creatingTable: false))
         return migrations.allSatisfy { applied.contains($0.name) }
     }
 
     private func checkKnown(_ applied: [String], path: String) throws {
-        let known = Set(migrations.map(\.name))
+        let known = Set(migrations.map(\.name)).union(retired)
         let unknown = applied.filter { !known.contains($0) }
         guard unknown.isEmpty else {
             throw MigrationError(unknownMigrations: unknown, path: path)
         }
     }
 
-    private static func appliedNames(_ db: SQLiteConnection, creatingTable: Bool) throws -> [String] {
+    private static func appliedNames(_ db: some MigrationConnection, creatingTable: Bool) throws -> [String] {
         if creatingTable {
-            try db.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations(name TEXT PRIMARY KEY NOT NULL, applied_at REAL NOT NULL)")
-        } else {
-            let exists = try db.query(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-            guard !exists.isEmpty else { return [] }
+            try db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY NOT NULL, applied_at DOUBLE PRECISION NOT NULL)")
+        } else if try !db.hasTable("schema_migrations") {
+            return []
         }
         // A name that reads back NULL or as another class is a damaged row; skipping it could make
         // the migrator run an applied migration again.
-        return try db.query("SELECT name FROM schema_migrations ORDER BY applied_at, rowid").map {
+        return try db.rows("SELECT name FROM schema_migrations ORDER BY applied_at, name", []).map {
             row throws(SQLiteError) in try row.requiredString("name")
         }
     }

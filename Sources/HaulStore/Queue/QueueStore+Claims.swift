@@ -1,0 +1,134 @@
+import Foundation
+import HaulCore
+
+// Claims, lease renewal and the recovery of items whose owner was lost.
+extension QueueStore {
+    /// Settles the transfers `owner` just finished (each only under its own lease), returns items
+    /// whose owner was lost to where they meant to go (on the first claim, then at most every
+    /// `recoveryThrottle` interval), then claims the best queued item for `owner`: one
+    /// transaction in all. `among` limits the choice to some items (a batch runs only its own;
+    /// `[]` settles only). `rules`: a claim skips items of a host that already has `maxPerHost`
+    /// items in a transfer state, across every worker of the store.
+    ///
+    /// The claim leaves a token on the row it leases. A transaction run again after its
+    /// connection was lost may have committed the first time (the COMMIT reached the server, its
+    /// reply did not): the second run then finds the row it leased by this token and returns it,
+    /// rather than leasing another and stranding the first.
+    package func claimNext(
+        for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [QueueSettlement] = [], rules: ClaimRules = ClaimRules()
+    ) throws(StoreError) -> StoredDownload? {
+        let recover = recoveryThrottle.withLock { $0.takeIfDue(now: .now) }
+        let token = UUID().uuidString
+        let (claimed, removedSecrets) = try database.transaction(durable: false) { db, rerun -> (StoredDownload?, Bool) in
+            if rerun, let earlier = try db.row(dialect.claimedEarlier, [.text(owner.encoded), .text(token)]) {
+                return (try StoredDownload(row: earlier), false)
+            }
+            var removedSecrets = false
+            for settlement in settlements {
+                do {
+                    removedSecrets = try apply(db, settlement, owner: settlement.lease?.owner ?? owner).removedSecrets || removedSecrets
+                } catch let error as StoreError where error.kind == .conflict || error.kind == .notFound {
+                    continue
+                }
+            }
+            if recover { removedSecrets = try recoverAbandoned(db) || removedSecrets }
+            if let ids, ids.isEmpty { return (nil, removedSecrets) }
+            return (try claimBest(db, for: owner, among: ids, rules: rules, token: token), removedSecrets)
+        }
+        if removedSecrets { database.noteSecretsRemoved() }
+        return claimed
+    }
+
+    /// Claims the best queued item (among `ids`, if given) for `owner`, looking through the
+    /// queued items best first. A small set of ids (or none) is chosen among by the database, one
+    /// row at a time (on PostgreSQL, each row looked at is locked until the claim commits); a large
+    /// one (a batch of thousands) here, page by page, where a batch usually finds its own in the
+    /// first rows. A host found at its limit is left out for the rest of the claim.
+    private func claimBest(_ db: any StoreConnection, for owner: LeaseOwner, among ids: Set<Int64>?, rules: ClaimRules, token: String) throws
+        -> StoredDownload?
+    {
+        let chosenByDatabase = ids.map { $0.count <= 256 } ?? true
+        let among: StoreValue = ids.flatMap { chosenByDatabase ? .integers($0.sorted()) : nil } ?? .null
+        let page = rules.maxPerHost == nil ? dialect.nextQueued : dialect.nextQueuedLockingHost
+        let limit: StoreValue = rules.maxPerHost.map { .integer(Int64($0)) } ?? .null
+        var fullHosts: [String] = []
+        var offset: Int64 = 0
+        var size: Int64 = chosenByDatabase ? 1 : 8
+        looking: while true {
+            let rows = try db.rows(page, [among, .integer(size), .integer(offset), .texts(fullHosts)])
+            if rows.isEmpty { return nil }
+            offset += Int64(rows.count)
+            if !chosenByDatabase { size = 64 }
+            for row in rows {
+                guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
+                let host = row.string("host") ?? ""
+                let leased = try db.row(
+                    dialect.lease,
+                    [.text(owner.encoded), .text(database.workerName(owner)), .real(leaseSeconds), .text(token), .integer(id), limit, .text(host)])
+                if let leased { return try StoredDownload(row: leased) }
+                // Not leased: its host is at its limit (without one, a row is leased once found).
+                guard rules.maxPerHost != nil else { return nil }
+                fullHosts.append(host)
+                offset = 0
+                continue looking
+            }
+        }
+    }
+
+    /// Extends `leases` (those their owner knows it holds) and reports the state of each one
+    /// still its own, so a pause or cancel requested by another process reaches the running
+    /// transfer; one missing from the answer was lost. A row leased to the owner that it does not
+    /// know of (a claim whose reply was lost) is never renewed: it expires and is rescued.
+    package func renewLeases(_ leases: [Lease]) throws(StoreError) -> [Int64: DownloadState] {
+        guard let owner = leases.first?.owner else { return [:] }
+        let held = leases.filter { $0.owner == owner }.sorted { $0.item < $1.item }
+        return try database.write { db in
+            let rows = try db.rows(
+                dialect.renew, [.text(owner.encoded), .real(leaseSeconds), .integers(held.map(\.item)), .integers(held.map(\.epoch))])
+            var states: [Int64: DownloadState] = [:]
+            for row in rows {
+                if let id = row.int64("id"), let state = row.string("state").flatMap(DownloadState.init(rawValue:)) { states[id] = state }
+            }
+            return states
+        }
+    }
+
+    /// How many items a run would take on now: queued or in a transfer state, damaged ones included.
+    package func pendingCount() throws(StoreError) -> Int {
+        try database.read { db in Int(try db.row(dialect.pendingCount, [])?.int64("n") ?? 0) }
+    }
+
+    /// Whether any item (among `ids`) is queued or in a transfer state, whatever became of its
+    /// owner: abandoned items count until a claim recovers them.
+    package func hasPendingWork(among ids: Set<Int64>? = nil) throws(StoreError) -> Bool {
+        try database.read { db in try db.row(dialect.pendingAmong, [ids.map { .integers($0.sorted()) } ?? .null]) != nil }
+    }
+
+    /// Returns the items whose lease expired (by the database's clock) or, on one machine, whose
+    /// owner died, to where they meant to go, as `DownloadLifecycle` says for `.ownerLost`; a
+    /// cancellation no one lived to finish settles, and its item loses what `SecretScrub` takes
+    /// out. A row whose state cannot be read (not one Haul writes) is failed with the reason once
+    /// it has no live lease, since no owner can settle it. Returns whether secrets were removed.
+    private func recoverAbandoned(_ db: any StoreConnection) throws -> Bool {
+        var removedSecrets = false
+        for row in try db.rows(dialect.recoveryCandidates, []) {
+            guard let id = row.int64("id") else { continue }
+            let owner = row.string("lease_owner").flatMap(LeaseOwner.init(encoded:))
+            let expired = row.bool("expired") ?? true
+            // A worker elsewhere can only be judged by its lease; one of this machine also by its process.
+            guard expired || (!isShared && !(owner?.isAlive ?? false)) else { continue }
+            guard let state = row.string("state").flatMap(DownloadState.init(rawValue:)) else {
+                let reason = try load(db, id: id)?.damage?.reason ?? "its stored state is damaged"
+                try db.run(dialect.failUnreadable, [.text("download \(id): \(reason); remove it and add it again"), .integer(id)])
+                continue
+            }
+            guard case .success(let (next, _)) = DownloadLifecycle.apply(.ownerLost, to: state) else { continue }
+            try db.run(dialect.release, [.text(next.rawValue), .integer(id)])
+            // A cancellation its owner did not live to finish settles here, for good.
+            if next == .cancelled || next == .completed, let item = try load(db, id: id) {
+                removedSecrets = try scrubSecrets(db, item) || removedSecrets
+            }
+        }
+        return removedSecrets
+    }
+}
