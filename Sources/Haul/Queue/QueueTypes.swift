@@ -96,7 +96,7 @@ public struct QueueRunOptions: Sendable {
     public var concurrency: QueueConcurrency?
     /// What the failure messages the store keeps call settings: the library's names by default;
     /// a front end passes its own (`haul` its flags), so `queue list` speaks as the front end does.
-    public var settingNames = SettingNames.library
+    package var settingNames = SettingNames.library
 
     /// Run settings; by default 4 downloads at once, retries as `RetryPolicy()`, no speed limit.
     public init(
