@@ -6,7 +6,8 @@ public enum TransportEngine: String, Sendable, CaseIterable {
     /// libcurl, called directly: the default on Linux (curl's own speed, every option).
     case curl
     /// Foundation's `URLSession`: the default on Apple platforms, where libcurl is not linked; on
-    /// Linux it runs on FoundationNetworking, with the limits ``limitations`` lists.
+    /// Linux it runs on FoundationNetworking, with limits of its own: an option it cannot honour
+    /// is refused before anything is sent, never ignored.
     case urlsession
 
     /// The engine used when none is chosen: libcurl where it is linked, otherwise URLSession.
@@ -57,7 +58,7 @@ public enum TransportEngine: String, Sendable, CaseIterable {
     }
 
     /// What this engine cannot do on this platform, each said plainly; empty for libcurl.
-    public var limitations: [EngineLimitation] {
+    package var limitations: [EngineLimitation] {
         switch self {
         case .curl: return []
         case .urlsession: return URLSessionTransport.limitations
@@ -80,9 +81,9 @@ public enum TransportEngine: String, Sendable, CaseIterable {
 }
 
 /// One thing an engine cannot do on this platform.
-public struct EngineLimitation: Sendable, Equatable {
+package struct EngineLimitation: Sendable, Equatable {
     /// A transfer option an engine may be unable to honour.
-    public enum Need: String, Sendable, CaseIterable {
+    package enum Need: String, Sendable, CaseIterable {
         /// `TransferOptions.caFile`.
         case caFile
         /// `TransferOptions.verifyTLS == false`.
@@ -117,7 +118,7 @@ public struct EngineLimitation: Sendable, Equatable {
 
     /// The option this limitation refuses; nil for a limitation that refuses nothing up front
     /// (a behaviour the transport enforces while it runs, such as refusing a compressed body).
-    public let need: Need?
+    package let need: Need?
     /// What the engine cannot do and what happens instead, in a sentence.
     package let text: SettingText
 

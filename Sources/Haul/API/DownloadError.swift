@@ -114,7 +114,7 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// The message with each setting called by `names` (the `haul` command: its flags).
-    public func message(naming names: SettingNames) -> String {
+    package func message(naming names: SettingNames) -> String {
         text.rendered(names)
     }
 

@@ -97,7 +97,7 @@ public struct DownloadProgress: Sendable, Equatable {
     /// For a segmented download, each range of the file: `[begin, next)` on disk, up to `end`
     /// (the first is the sequential prefix). A range is not a connection: a finished or refused
     /// one stays listed; `connections` counts the connections.
-    public var segments: [Segment]?
+    package var segments: [Segment]?
     /// The connections fetching this download's bytes when the report was made: 1 for a download
     /// over one connection; for a segmented one its first connection (until it reaches the part
     /// the others fetch) and the extra connections running, a refused or finished one no longer

@@ -58,15 +58,15 @@ extension DownloadQueue {
     /// What the queue already has for a request: the unfinished download that writes where it
     /// would, or else the newest completed download of the same URL to the same place whose file
     /// is still there.
-    public struct Known: Sendable {
+    package struct Known: Sendable {
         /// The unfinished download at the request's place.
-        public let existing: QueueItem?
+        package let existing: QueueItem?
         /// With none, the completed one whose file is still in place.
-        public let completed: QueueItem?
+        package let completed: QueueItem?
     }
 
     /// `Known` for each of `requests`, in order, from one read of the store.
-    public func known(_ requests: [DownloadRequest]) throws(DownloadError) -> [Known] {
+    package func known(_ requests: [DownloadRequest]) throws(DownloadError) -> [Known] {
         let news = try requests.map { request throws(DownloadError) in try QueuedRequest.newDownload(request, priority: 0, paused: false) }
         return try storeCall { try $0.knownItems(for: news) }.map { known in
             let done = known.completed.flatMap { item in item.finalPath.map { FileManager.default.fileExists(atPath: $0) } == true ? QueueItem(item) : nil }
@@ -75,13 +75,13 @@ extension DownloadQueue {
     }
 
     /// The unfinished download that writes where `request` would, if there is one.
-    public func existingItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
+    package func existingItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
         let new = try QueuedRequest.newDownload(request, priority: 0, paused: false)
         return try storeCall { try $0.activeItem(for: new) }.map(QueueItem.init)
     }
 
     /// The newest completed download of the same URL to the same place, if its file is still there.
-    public func completedItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
+    package func completedItem(for request: DownloadRequest) throws(DownloadError) -> QueueItem? {
         try known([request]).first?.completed
     }
 

@@ -8,7 +8,7 @@ import HaulStore
 extension DownloadQueue {
     /// The key under which the queue tells destinations apart: one file, or one URL into one
     /// directory (paths made absolute as the queue stores them); "-" for standard output.
-    public static func destinationKey(of request: DownloadRequest) -> String {
+    package static func destinationKey(of request: DownloadRequest) -> String {
         switch request.destination {
         case .file(let file): return NewDownload.destinationKey(kind: .file, destination: absolute(file), url: request.url.absoluteString)
         case .directory(let directory):

@@ -50,7 +50,7 @@ extension DownloadQueue {
     /// How many downloads a run would take on now: the queued ones and those in a transfer state
     /// (a transfer whose process died is taken over), damaged ones included (the run fails them,
     /// though `items()` already shows them failed).
-    public func pendingCount() throws(DownloadError) -> Int {
+    package func pendingCount() throws(DownloadError) -> Int {
         try storeCall { try $0.pendingCount() }
     }
 

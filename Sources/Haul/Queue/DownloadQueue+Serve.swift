@@ -7,7 +7,7 @@ import HaulStore
 extension DownloadQueue {
     /// The options stored with a download (`haul queue add`'s per-download settings). Those of a
     /// damaged item are refused: changed and written back, defaults would replace what it asked.
-    public func storedOptions(_ id: Int64) throws(DownloadError) -> StoredOptions? {
+    package func storedOptions(_ id: Int64) throws(DownloadError) -> StoredOptions? {
         guard let item = try storeCall({ try $0.item(id) }) else {
             throw DownloadError(.usage, "no download \(id) in the queue")
         }

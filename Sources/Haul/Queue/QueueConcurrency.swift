@@ -31,16 +31,16 @@ public final class QueueConcurrency: Sendable {
 
     /// Ends the run it is given to, also one not started yet: its downloads pause at a checkpoint
     /// (with `DownloadQueue.stopAll()`), and a run that starts later ends at once. For good.
-    public func requestStop() {
+    package func requestStop() {
         stopped.store(true, ordering: .sequentiallyConsistent)
         wake()
     }
 
     /// Whether `requestStop()` was called.
-    public var isStopRequested: Bool { stopped.load(ordering: .sequentiallyConsistent) }
+    package var isStopRequested: Bool { stopped.load(ordering: .sequentiallyConsistent) }
 
     /// Wakes every idle worker (an item was added or resumed, the limit changed, the run stops).
-    public func wake() {
+    package func wake() {
         signal.notify()
     }
 

@@ -96,7 +96,7 @@ public struct QueueRunOptions: Sendable {
     public var concurrency: QueueConcurrency?
     /// What the failure messages the store keeps call settings: the library's names by default;
     /// a front end passes its own (`haul` its flags), so `queue list` speaks as the front end does.
-    public var settingNames = SettingNames.library
+    package var settingNames = SettingNames.library
 
     /// Run settings; by default 4 downloads at once, retries as `RetryPolicy()`, no speed limit.
     public init(
@@ -128,7 +128,7 @@ public struct QueueRunSummary: Sendable, Equatable {
     /// Downloads cancelled.
     public var cancelled: [Int64] = []
     /// How the completed files were put in place together.
-    public var finishGroups = FinishGroupFigures()
+    package var finishGroups = FinishGroupFigures()
 
     /// A run that ran nothing (yet).
     public init() {}
@@ -141,16 +141,16 @@ public struct QueueRunSummary: Sendable, Equatable {
 
 /// How a queue run's finished files were grouped: those that finish while a group is being put in
 /// place (synced, marked finished in one commit, renamed, their directories synced) form the next.
-public struct FinishGroupFigures: Equatable, Sendable {
+package struct FinishGroupFigures: Equatable, Sendable {
     /// Groups finished.
-    public var groups = 0
+    package var groups = 0
     /// Downloads put in place in them (failed ones included).
-    public var members = 0
+    package var members = 0
     /// The largest group.
-    public var largest = 0
+    package var largest = 0
 
     /// No group yet.
-    public init() {}
+    package init() {}
 }
 
 /// One event of one queued download.

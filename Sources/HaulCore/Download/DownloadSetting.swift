@@ -51,19 +51,19 @@ public struct DownloadSetting: Sendable, Hashable, CustomStringConvertible {
 
 /// What each setting is called where a message is shown: `.library` (the property names), or a
 /// front end's own (the `haul` command's flags).
-public struct SettingNames: Sendable {
+package struct SettingNames: Sendable {
     private let names: [DownloadSetting: String]
 
     /// These names; a setting not among them keeps its library name.
-    public init(_ names: [DownloadSetting: String]) {
+    package init(_ names: [DownloadSetting: String]) {
         self.names = names
     }
 
     /// The library's names (`DownloadSetting.name`).
-    public static let library = SettingNames([:])
+    package static let library = SettingNames([:])
 
     /// What `setting` is called here.
-    public func name(of setting: DownloadSetting) -> String {
+    package func name(of setting: DownloadSetting) -> String {
         names[setting] ?? setting.name
     }
 }

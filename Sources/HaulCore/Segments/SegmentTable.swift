@@ -1,12 +1,12 @@
 /// One byte range of a file being fetched over its own connection: `[begin, next)` is on disk,
 /// `[next, end)` is still to fetch.
-public struct Segment: Sendable, Equatable, Codable {
+package struct Segment: Sendable, Equatable, Codable {
     /// Offset of the segment's first byte in the file.
-    public var begin: Int64
+    package var begin: Int64
     /// Offset of the first byte not yet on disk; `begin` when nothing was fetched.
-    public var next: Int64
+    package var next: Int64
     /// Offset one past the segment's last byte.
-    public var end: Int64
+    package var end: Int64
 
     /// The segment `[begin, end)` with `[begin, next)` on disk (nothing when `next` is nil).
     package init(begin: Int64, next: Int64? = nil, end: Int64) {
@@ -16,9 +16,9 @@ public struct Segment: Sendable, Equatable, Codable {
     }
 
     /// Bytes still to fetch.
-    public var remaining: Int64 { end - next }
+    package var remaining: Int64 { end - next }
     /// Whether every byte of the segment is on disk.
-    public var isDone: Bool { next >= end }
+    package var isDone: Bool { next >= end }
 }
 
 /// The segments of a download past its sequential prefix, and the rules for sharing them out:

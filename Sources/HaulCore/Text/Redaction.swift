@@ -3,18 +3,18 @@ import Foundation
 /// What of a request may be shown or kept: a URL without its password, headers without their
 /// credentials. Every output (events, `--json`, `queue list`, messages) shows requests through
 /// this, and the queue keeps no credential of a download that can no longer run.
-public enum Redaction {
+package enum Redaction {
     /// Header fields whose values are credentials (compared lowercased): the ones a redirect to
     /// another origin also drops.
     package static let secretHeaderNames = Set(RedirectPolicy.credentialHeaders.map { $0.lowercased() })
 
     /// The URL with `user:password@` shown as `user:***@` (a user alone is kept).
-    public static func url(_ text: String) -> String {
+    package static func url(_ text: String) -> String {
         replacingPassword(in: text, with: "***")
     }
 
     /// The URL as text with `user:password@` shown as `user:***@`.
-    public static func url(_ url: URL) -> String {
+    package static func url(_ url: URL) -> String {
         self.url(url.absoluteString)
     }
 
