@@ -248,6 +248,34 @@ extension QueueStorageConformanceTests {
     }
 
     @Test(
+        "GIVEN a limit of two per host and four workers claiming at once WHEN none settles THEN exactly two items of each host run",
+        arguments: StoreKind.allCases)
+    func perHostLimitHoldsUnderConcurrentClaims(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let ids = try harness.open().add((0..<12).flatMap { [harness.download("a\($0)", host: "a.example"), harness.download("b\($0)", host: "b.example")] })
+        let stores = try (0..<4).map { _ in try harness.open() }
+        let claims = ClaimLog()
+        let failures = ClaimLog()
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            let owner = LeaseOwner()
+            do {
+                while let item = try stores[index].claimOne(for: owner, rules: ClaimRules(maxPerHost: 2)) { claims.append(item.id) }
+            } catch {
+                failures.append(Int64(index))
+            }
+        }
+
+        #expect(failures.all().isEmpty)
+        let items = try harness.open().all()
+        let running = items.filter { $0.state == .running }
+        #expect(claims.sorted() == running.map(\.id))
+        #expect(running.filter { $0.url.contains("a.example") }.count == 2)
+        #expect(running.filter { $0.url.contains("b.example") }.count == 2)
+        #expect(items.count == ids.count)
+    }
+
+    @Test(
         "GIVEN a limit of one per host and the host's item pausing WHEN claiming THEN its next item waits until the transfer stopped",
         arguments: StoreKind.allCases)
     func perHostLimitCountsTransfersBeingStopped(_ kind: StoreKind) throws {
@@ -296,6 +324,29 @@ extension QueueStorageConformanceTests {
         let first = try #require(try store.claimOne(for: LeaseOwner(), rules: rules))
         #expect(first.id == ids[0])
         #expect(try store.claimOne(for: LeaseOwner(), rules: rules)?.id == ids[20])
+    }
+
+    @Test(
+        "GIVEN settlements of an unknown item, of an item never claimed and of an illegal step WHEN they ride on a claim THEN each is skipped and the claim goes on",
+        arguments: StoreKind.allCases)
+    func settlementsThatCannotApplyAreSkipped(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add([harness.download("a"), harness.download("b", priority: -1)])
+        let owner = LeaseOwner()
+        let settlements = [
+            Settle.unfenced(ids[0] + 100, .transferCompleted, finished: (1, "/x")),
+            Settle.unfenced(ids[1], .transferFailed, error: ("io", "never ran")),
+            Settle.unfenced(ids[0], .transferPaused),
+        ]
+
+        let claimed = try store.claimOne(for: owner, settling: settlements)
+
+        #expect(claimed?.id == ids[0])
+        #expect(claimed?.state == .running)
+        #expect(try store.item(ids[1])?.state == .queued)
+        #expect(try store.item(ids[1])?.lastError == nil)
     }
 
     @Test("GIVEN an item put back with retryAfter WHEN claimed at once THEN nothing; after the delay THEN it is claimed", arguments: StoreKind.allCases)

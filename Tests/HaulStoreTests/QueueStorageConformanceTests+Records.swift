@@ -72,6 +72,24 @@ extension QueueStorageConformanceTests {
         #expect(try store.record(of: id).load() == nil)
     }
 
+    @Test(
+        "GIVEN an item rescued from a stale worker, with the rescuer's record saved WHEN the stale worker's slot removes its record THEN the rescuer's record stays",
+        arguments: StoreKind.allCases)
+    func aStaleSlotRemovesNothing(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let id = try #require(try store.add([harness.download("a")]).first)
+        let stale = try #require(try store.claimOne(for: LeaseOwner()))
+        try harness.expireLeases()
+        let rescued = try #require(try harness.open().claimOne(for: LeaseOwner()))
+        try store.claimedRecord(rescued).save(Self.sampleRecord())
+
+        store.claimedRecord(stale).remove()
+
+        #expect(try store.record(of: id).load() == Self.sampleRecord())
+    }
+
     @Test("GIVEN a record whose JSON is damaged WHEN the slot loads it THEN .corruptRecord, and the item itself still reads", arguments: StoreKind.allCases)
     func damagedRecordIsCorrupt(_ kind: StoreKind) throws {
         let harness = try StoreHarness(kind)
@@ -133,6 +151,40 @@ extension QueueStorageConformanceTests {
         scrubbed.originalURL = "http://alice@127.0.0.1:1/a"
         scrubbed.finalURL = "http://bob@cdn.example/a"
         #expect(try store.record(of: id).load() == scrubbed)
+    }
+
+    @Test(
+        "GIVEN a download whose proxy and mirror URLs carry passwords WHEN added THEN a shared store refuses it; once it completes THEN the options keep the URLs without the passwords",
+        arguments: StoreKind.allCases)
+    func completionScrubsTheOptionsPasswords(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        var options = StoredOptions()
+        options.proxy = "http://carol:pw1@proxy.example:3128"
+        options.mirrors = ["http://dave:pw2@mirror.example/a", "http://mirror2.example/a"]
+        options.connections = 2
+        var new = harness.download("a")
+        new.options = options
+        let id: Int64
+        if store.isShared {
+            #expect(storeErrorKind { _ = try store.add([new]) } == .secretRefused)
+            new.options = nil
+            id = try #require(try store.add([new]).first)
+            try harness.sql("UPDATE downloads SET options = '\(try options.encoded())' WHERE id = \(id)")
+        } else {
+            id = try #require(try store.add([new]).first)
+        }
+        #expect(try store.item(id)?.options == options)
+        let owner = LeaseOwner()
+        let claimed = try #require(try store.claimOne(for: owner))
+
+        try store.settleOnly(for: owner, [Settle.completed(claimed)])
+
+        var scrubbed = options
+        scrubbed.proxy = "http://carol@proxy.example:3128"
+        scrubbed.mirrors = ["http://dave@mirror.example/a", "http://mirror2.example/a"]
+        #expect(try store.item(id)?.options == scrubbed)
     }
 
     @Test(
