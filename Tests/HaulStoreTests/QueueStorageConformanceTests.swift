@@ -338,6 +338,28 @@ struct QueueStorageConformanceTests {
     }
 
     @Test(
+        "GIVEN an item WHEN updateOptions gives it a proxy with a password THEN a shared store refuses it (.secretRefused) and keeps the old options; a local one keeps the new",
+        arguments: StoreKind.allCases)
+    func updateOptionsKeepsTheSharedStoreRule(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let id = try #require(try store.add([harness.download("a")]).first)
+        var options = StoredOptions()
+        options.proxy = "http://carol:pw1@proxy.example:3128"
+
+        let refusal = storeErrorKind { try store.updateOptions(id, options) }
+        let stored = try store.item(id)?.options
+
+        withKnownIssue("PostgreSQL: updateOptions does not apply SharedStoreRule, so a shared store keeps a proxy password that add would refuse") {
+            #expect(refusal == (store.isShared ? .secretRefused : nil))
+            #expect(stored == (store.isShared ? nil : options))
+        } when: {
+            kind == .postgres
+        }
+    }
+
+    @Test(
         "GIVEN items queued, running, paused, failed, completed and cancelled WHEN the store counts THEN pendingCount and hasPendingWork see only queued and transfer states",
         arguments: StoreKind.allCases)
     func pendingWorkCountsQueuedAndTransfers(_ kind: StoreKind) throws {
