@@ -8,7 +8,7 @@ import Testing
 /// backoff, wake-ups by LISTEN/NOTIFY. Each test starts a private cluster.
 @Suite("PostgreSQL queue store", .serialized)
 struct PostgresQueueStoreTests {
-    @Test("GIVEN an empty database WHEN four workers open it at once THEN each migration is applied once, in order, and reopening changes nothing")
+    @Test("PostgreSQL: GIVEN an empty database WHEN four workers open it at once THEN each migration is applied once, in order, and reopening changes nothing")
     func migrationsOnceUnderALock() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
@@ -23,7 +23,7 @@ struct PostgresQueueStoreTests {
         #expect(try cluster.psql("SELECT count(*) FROM schema_migrations") == "6")
     }
 
-    @Test("GIVEN a database with a migration this build does not know WHEN opened THEN .corruptStore naming it, and nothing changes")
+    @Test("PostgreSQL: GIVEN a database with a migration this build does not know WHEN opened THEN .corruptStore naming it, and nothing changes")
     func newerDatabaseRefused() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
@@ -34,7 +34,7 @@ struct PostgresQueueStoreTests {
     }
 
     @Test(
-        "GIVEN an open store WHEN the server restarts THEN the next operation reconnects with backoff and succeeds; with the server gone for good THEN .unavailable"
+        "PostgreSQL: GIVEN an open store WHEN the server restarts THEN the next operation reconnects with backoff and succeeds; with the server gone for good THEN .unavailable"
     )
     func reconnects() throws {
         let cluster = try PostgresCluster()
@@ -56,7 +56,7 @@ struct PostgresQueueStoreTests {
         #expect(storeErrorKind { _ = try store.all() } == .unavailable)
     }
 
-    @Test("GIVEN an idle worker waiting for work WHEN another process adds an item THEN it wakes at once by NOTIFY, long before its deadline")
+    @Test("PostgreSQL: GIVEN an idle worker waiting for work WHEN another process adds an item THEN it wakes at once by NOTIFY, long before its deadline")
     func notifyWakesIdleWorkers() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }

@@ -18,6 +18,12 @@ package struct Lease: Sendable, Hashable {
 }
 
 extension StoredDownload {
+    /// The item's lease as the row was read (a claim returns the row it leased): nil when no one
+    /// holds it.
+    package var lease: Lease? {
+        leaseOwner.map { Lease(item: id, owner: $0, epoch: leaseEpoch) }
+    }
+
     /// The lease `owner` took on this item, as its claim returned it.
     package func lease(for owner: LeaseOwner) -> Lease {
         Lease(item: id, owner: owner, epoch: leaseEpoch)

@@ -96,8 +96,10 @@ extension QueueStore {
         try database.read { db in try db.rows(dialect.all, []).map(StoredDownload.init(row:)) }
     }
 
-    /// Replaces the per-download options of an item (`haul serve`'s changeOption).
+    /// Replaces the per-download options of an item (`haul serve`'s changeOption); a shared store
+    /// refuses options that carry a secret, as `add` does.
     package func updateOptions(_ id: Int64, _ options: StoredOptions) throws(StoreError) {
+        if isShared, let refusal = SharedStoreRule.refusal(of: options, for: id) { throw StoreError(.secretRefused, refusal) }
         let text = try options.encoded()
         try database.write { db in
             guard try db.run(dialect.updateOptions, [.text(text), .integer(id)]) == 1 else {

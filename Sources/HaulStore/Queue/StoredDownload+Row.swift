@@ -41,7 +41,8 @@ extension StoredDownload {
             createdAt: Date(timeIntervalSince1970: reader.required("created_at", "creation time", placeholder: 0) { $0.double }),
             updatedAt: Date(timeIntervalSince1970: reader.required("updated_at", "update time", placeholder: 0) { $0.double }),
             damage: reader.damage,
-            leaseEpoch: row.int64("lease_epoch") ?? 0)
+            leaseEpoch: row.int64("lease_epoch") ?? 0,
+            leaseOwner: row.string("lease_owner").flatMap(LeaseOwner.init(encoded:)))
     }
 
     /// The `headers` column: JSON pairs `[[name, value], ...]`, as `QueueStore.encodeHeaders` writes.

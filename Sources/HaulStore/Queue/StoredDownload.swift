@@ -46,6 +46,8 @@ package struct StoredDownload: Sendable, Equatable {
     /// transfer it started names it (a fencing token), so a transfer whose lease was lost can
     /// change nothing.
     package var leaseEpoch: Int64 = 0
+    /// Who holds the item's lease, as the row was read (nil when none does).
+    package var leaseOwner: LeaseOwner? = nil
 
     /// Whether the columns that say where the download's files are (URL, destination, existing-file
     /// policy) were read back: what removing its partial needs.
