@@ -16,7 +16,8 @@ struct StoredJSONCompatibilityTests {
         options.verifyTLS = false
         options.caFile = "/etc/ssl/extra.pem"
         options.proxy = "http://proxy.test:3128/"
-        options.mirrors = ["https://m1.test/a.bin", "https://m2.test/x/a.bin?\u{08}\u{0C}"]
+        options.mirrors = [URL(string: "https://m1.test/a.bin"), URL(string: "https://m2.test/x/a.bin?b=1")].compactMap(\.self)
+        options.cookieJar = "/tmp/jar\u{08}\u{0C}"
         options.bytesPerSecond = 1_000_000
         return options
     }

@@ -38,8 +38,10 @@ final class DownloadRunner {
         var request = request
         // The run draws from its limit through a limiter of its own (with no limit of its own):
         // the event loop shares a limit between downloads by their limiters (`FairTurns`), so
-        // two downloads under one limit get about half each whatever their connections.
-        request.rateLimiter = request.rateLimiter.map { RateLimiter(bytesPerSecond: 0, within: $0) }
+        // two downloads under one limit get about half each whatever their connections. The
+        // download's own limit, if any, is kept within the request's limiter.
+        let own = request.options.bytesPerSecond.flatMap { $0 > 0 ? RateLimiter(bytesPerSecond: $0, within: request.rateLimiter) : nil }
+        request.rateLimiter = (own ?? request.rateLimiter).map { RateLimiter(bytesPerSecond: 0, within: $0) }
         let ledger = MirrorLedger()
         setup = RunSetup(
             request: request, hub: hub, control: control, records: records, finishGroups: finishGroups, item: item,
