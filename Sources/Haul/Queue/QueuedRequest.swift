@@ -37,8 +37,9 @@ enum QueuedRequest {
     }
 
     /// The request a stored item describes: what shapes the request and the file is the item's own
-    /// (stored when it was added; an item from before takes the run's); retries and timeouts are the
-    /// run's. The run's shared speed limit, when given, replaces the item's own. A stored value that cannot be read again fails the item: a damaged range must never
+    /// (its options, stored when it was added; an item from before takes the run's); retries and
+    /// timeouts are the run's, and the item's own speed limit, if any, runs within the run's shared
+    /// one. A stored value that cannot be read again fails the item: a damaged range must never
     /// become a whole-file download.
     static func request(for item: StoredDownload, _ run: QueueRunOptions) throws(DownloadError) -> DownloadRequest {
         try refuseDamaged(item)

@@ -95,7 +95,12 @@ public struct DownloadOptions: Sendable, Equatable {
     package var withoutSecrets: DownloadOptions {
         var options = self
         options.transfer.proxy = transfer.proxy.map(Redaction.withoutPassword)
-        options.mirrors = mirrors.map { URL(string: Redaction.withoutPassword($0.absoluteString)) ?? $0 }
+        options.mirrors = mirrors.compactMap { mirror in
+            // The URL itself when it has no password; one that cannot be written without it goes.
+            let text = mirror.absoluteString
+            let without = Redaction.withoutPassword(text)
+            return without == text ? mirror : URL(string: without)
+        }
         return options
     }
 }
