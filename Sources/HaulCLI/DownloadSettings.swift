@@ -22,6 +22,7 @@ struct DownloadSettings: ParsableOptions {
         OptionSpec(short: nil, long: "insecure", value: nil, help: "do not verify TLS certificates", setting: .insecureTLS),
         OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)", setting: .caFile),
         OptionSpec(short: nil, long: "http2", value: nil, help: "use HTTP/2 where TLS negotiates it (default: HTTP/1.1)", setting: .http2),
+        OptionSpec(short: "R", long: "remote-time", value: nil, help: "give the file the server's Last-Modified time"),
     ]
 
     let checksum: Checksum?
@@ -34,6 +35,7 @@ struct DownloadSettings: ParsableOptions {
     let verifiesTLS: Bool
     let caFile: String?
     let allowsHTTP2: Bool
+    let usesRemoteTime: Bool
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         if let text = parsed.value("checksum") {
@@ -67,6 +69,7 @@ struct DownloadSettings: ParsableOptions {
         }
         caFile = parsed.value("cacert")
         allowsHTTP2 = parsed.flag("http2")
+        usesRemoteTime = parsed.flag("remote-time")
     }
 
     /// A checksum describes one file.
@@ -95,6 +98,7 @@ struct DownloadSettings: ParsableOptions {
         request.transfer.verifyTLS = verifiesTLS
         request.transfer.caFile = caFile
         request.transfer.allowsHTTP2 = allowsHTTP2
+        request.usesRemoteTime = usesRemoteTime
         request.connections = connections.connections
         return request
     }
@@ -108,6 +112,7 @@ struct DownloadSettings: ParsableOptions {
         run.transfer.verifyTLS = verifiesTLS
         run.transfer.caFile = caFile
         run.transfer.allowsHTTP2 = allowsHTTP2
+        run.usesRemoteTime = usesRemoteTime
         return run
     }
 }

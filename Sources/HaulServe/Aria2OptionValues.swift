@@ -27,7 +27,7 @@ struct Aria2DownloadOptions: Sendable, Equatable {
     /// `split` and `max-connection-per-server` (the smaller, clamped to what Haul opens),
     /// `checksum`, `max-download-limit` (1 to `SpeedLimit.maximumBytesPerSecond`), the proxy every
     /// URI goes through with its user and password folded in ("": none at all; nil: the
-    /// environment of `haul serve` decides), `no-proxy` and `check-certificate`.
+    /// environment of `haul serve` decides), `no-proxy`, `check-certificate` and `remote-time`.
     var options = DownloadOptions()
 }
 
@@ -46,7 +46,7 @@ enum Aria2OptionValues {
         "dir", "out", "header", "user-agent", "referer", "split", "max-connection-per-server", "checksum", "max-download-limit", "pause",
         "check-certificate", "continue", "allow-overwrite", "auto-file-renaming", "dry-run", "all-proxy", "all-proxy-user",
         "all-proxy-passwd", "http-proxy", "http-proxy-user", "http-proxy-passwd", "https-proxy", "https-proxy-user", "https-proxy-passwd",
-        "no-proxy",
+        "no-proxy", "remote-time",
     ]
 
     /// aria2's options that mean nothing for a download over HTTP or HTTPS, taken and ignored:
@@ -108,6 +108,7 @@ enum Aria2OptionValues {
         }
         result.paused = try flag(options["pause"], "pause") ?? false
         if let verifies = try flag(options["check-certificate"], "check-certificate") { result.options.verifyTLS = verifies }
+        result.options.usesRemoteTime = try flag(options["remote-time"], "remote-time") ?? false
         if try flag(options["continue"], "continue") == true {
             result.existingFile = .continueIt
         } else if try flag(options["allow-overwrite"], "allow-overwrite") == true {
@@ -143,6 +144,7 @@ enum Aria2OptionValues {
         if let proxy = options.proxy { shown["all-proxy"] = .string(Redaction.withoutPassword(proxy)) }
         if let noProxy = options.noProxy { shown["no-proxy"] = .string(noProxy) }
         if !options.verifyTLS { shown["check-certificate"] = "false" }
+        if options.usesRemoteTime { shown["remote-time"] = "true" }
         return shown
     }
 

@@ -69,7 +69,7 @@ struct Aria2OptionValuesTests {
 
     @Test func everyOptionIsHonouredIgnoredOrRefusedByName() throws {
         // GIVEN options no aria2 client's download can do without Haul doing them
-        for name in ["no-such-option", "max-tries", "gid", "min-split-size", "http-passwd", "remote-time", "file-allocation"] {
+        for name in ["no-such-option", "max-tries", "gid", "min-split-size", "http-passwd", "conditional-get", "file-allocation"] {
             // THEN each is refused, the error naming it
             let message = try #require(Self.refusal([name: "1"]), "\(name) was taken")
             #expect(message.contains(name), "\(message)")

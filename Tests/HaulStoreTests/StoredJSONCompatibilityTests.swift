@@ -82,6 +82,7 @@ struct StoredJSONCompatibilityTests {
         #expect(!options.transfer.verifyTLS && options.transfer.caFile == "/etc/ssl/extra.pem" && options.transfer.allowsHTTP2)
         #expect(options.transfer.proxy == "http://proxy.test:3128" && options.transfer.noProxy == "local.test")
         #expect(options.transfer.netrcFile == "/home/u/.netrc")
+        #expect(!options.usesRemoteTime)
         #expect(try StoredOptions.decode(try options.encoded(), id: 1) == options)
         #expect(try options.encoded() == Self.writtenByTheFieldByFieldBuild)
     }
@@ -92,5 +93,18 @@ struct StoredJSONCompatibilityTests {
 
         #expect(options == StoredOptions())
         #expect(try options.encoded() == "{}")
+    }
+
+    @Test("GIVEN usesRemoteTime WHEN written THEN under its key remoteTime, read back whole; a row without it reads as off")
+    func remoteTimeIsStoredUnderItsKey() throws {
+        var options = StoredOptions()
+        options.usesRemoteTime = true
+        options.connections = 2
+
+        let text = try options.encoded()
+
+        #expect(text == #"{"connections":2,"remoteTime":true}"#)
+        #expect(try StoredOptions.decode(text, id: 1) == options)
+        #expect(try StoredOptions.decode(#"{"connections":2}"#, id: 1).usesRemoteTime == false)
     }
 }

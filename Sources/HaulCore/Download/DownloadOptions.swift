@@ -65,6 +65,10 @@ public struct DownloadOptions: Sendable, Equatable {
     /// by the server): their bytes are then proven only by the 64 KiB window each is probed
     /// with, and the completion says so. Off by default: without a digest, mirrors are not used.
     public var allowsUnverifiedMirrors = false
+    /// Give the finished file the modification time the server states (`Last-Modified`), as
+    /// curl's `-R` and aria2's `remote-time` do. Off by default: the file's time is when it was
+    /// written. A response without the date, or a file system that refuses it, keeps that time.
+    public var usesRemoteTime = false
 
     /// The defaults: every check on, no limit of its own, TLS verified, the environment's proxy.
     public init() {}
@@ -110,7 +114,7 @@ extension DownloadOptions: Codable {
     /// (the transfer's are beside them, flat: `TransferOptions`' own coding).
     private enum CodingKeys: String, CodingKey {
         case checksum, minFreeSpace, maxSize, serverDigest, s3Checksums, connections, bytesPerSecond, allowsHTTPRedirect, maxRedirects,
-            cookieFile, cookieJar, mirrors, mirrorsUnverified
+            cookieFile, cookieJar, mirrors, mirrorsUnverified, remoteTime
     }
 
     /// Reads what `encode(to:)` writes and what earlier builds wrote; an absent key is the default.
@@ -135,6 +139,7 @@ extension DownloadOptions: Codable {
             return url
         }
         allowsUnverifiedMirrors = try container.decodeIfPresent(Bool.self, forKey: .mirrorsUnverified) ?? false
+        usesRemoteTime = try container.decodeIfPresent(Bool.self, forKey: .remoteTime) ?? false
     }
 
     /// Writes every option that differs from its default, and nothing else (sorted keys, as
@@ -155,6 +160,7 @@ extension DownloadOptions: Codable {
         try container.encodeIfPresent(cookieJar, forKey: .cookieJar)
         if !mirrors.isEmpty { try container.encode(mirrors.map(\.absoluteString), forKey: .mirrors) }
         if allowsUnverifiedMirrors { try container.encode(true, forKey: .mirrorsUnverified) }
+        if usesRemoteTime { try container.encode(true, forKey: .remoteTime) }
     }
 }
 
