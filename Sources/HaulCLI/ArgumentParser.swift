@@ -1,3 +1,5 @@
+import HaulCore
+
 /// A small declarative command-line parser: options are described once, and both parsing and
 /// `--help` come from the description.
 struct OptionSpec: Sendable {
@@ -7,6 +9,9 @@ struct OptionSpec: Sendable {
     let value: String?
     let help: String
     var repeatable = false
+    /// The library's setting this option sets, when the library's messages may name it: they
+    /// then name this option (`SettingNames.flags`).
+    var setting: DownloadSetting?
 
     /// How messages name the option: `--checksum`, or `-H (--header)` when it was typed short.
     func named(typed: String) -> String {

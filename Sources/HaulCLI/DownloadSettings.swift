@@ -11,13 +11,18 @@ struct DownloadSettings: ParsableOptions {
             short: nil, long: "checksum", value: "ALGO=HEX", help: "verify the file: sha256=, sha512=, sha1=, md5=, crc32c= or crc64nvme= (one URL only)"),
         OptionSpec(short: nil, long: "no-server-digest", value: nil, help: "do not verify a digest the server publishes (Repr-Digest, x-amz-checksum-...)"),
         OptionSpec(short: nil, long: "s3-checksums", value: nil, help: "ask S3-style hosts for their stored checksum (x-amz-checksum-mode)"),
-        OptionSpec(short: nil, long: "min-free-space", value: "SIZE", help: "keep SIZE free beyond the file, e.g. 0, 500M (default 1% of the disk, <= 16M)"),
-        OptionSpec(short: nil, long: "max-size", value: "SIZE", help: "refuse or stop a download larger than SIZE, e.g. 2G (bytes kept)"),
+        OptionSpec(
+            short: nil, long: "min-free-space", value: "SIZE", help: "keep SIZE free beyond the file, e.g. 0, 500M (default 1% of the disk, <= 16M)",
+            setting: .minFreeSpace),
+        OptionSpec(short: nil, long: "max-size", value: "SIZE", help: "refuse or stop a download larger than SIZE, e.g. 2G (bytes kept)", setting: .maxSize),
         OptionSpec(short: nil, long: "max-redirects", value: "N", help: "redirects to follow (default 10)"),
-        OptionSpec(short: nil, long: "allow-http-redirect", value: nil, help: "follow a redirect from https to http (refused by default)"),
-        OptionSpec(short: nil, long: "insecure", value: nil, help: "do not verify TLS certificates"),
-        OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)"),
-        OptionSpec(short: nil, long: "http2", value: nil, help: "use HTTP/2 where TLS negotiates it (default: HTTP/1.1)"),
+        OptionSpec(
+            short: nil, long: "allow-http-redirect", value: nil, help: "follow a redirect from https to http (refused by default)", setting: .allowsHTTPRedirect
+        ),
+        OptionSpec(short: nil, long: "insecure", value: nil, help: "do not verify TLS certificates", setting: .insecureTLS),
+        OptionSpec(short: nil, long: "cacert", value: "FILE", help: "trust the CA certificates in FILE (PEM)", setting: .caFile),
+        OptionSpec(short: nil, long: "http2", value: nil, help: "use HTTP/2 where TLS negotiates it (default: HTTP/1.1)", setting: .http2),
+        OptionSpec(short: "R", long: "remote-time", value: nil, help: "give the file the server's Last-Modified time"),
     ]
 
     let checksum: Checksum?
@@ -30,6 +35,7 @@ struct DownloadSettings: ParsableOptions {
     let verifiesTLS: Bool
     let caFile: String?
     let allowsHTTP2: Bool
+    let usesRemoteTime: Bool
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         if let text = parsed.value("checksum") {
@@ -63,6 +69,7 @@ struct DownloadSettings: ParsableOptions {
         }
         caFile = parsed.value("cacert")
         allowsHTTP2 = parsed.flag("http2")
+        usesRemoteTime = parsed.flag("remote-time")
     }
 
     /// A checksum describes one file.
@@ -91,6 +98,7 @@ struct DownloadSettings: ParsableOptions {
         request.transfer.verifyTLS = verifiesTLS
         request.transfer.caFile = caFile
         request.transfer.allowsHTTP2 = allowsHTTP2
+        request.usesRemoteTime = usesRemoteTime
         request.connections = connections.connections
         return request
     }
@@ -104,6 +112,7 @@ struct DownloadSettings: ParsableOptions {
         run.transfer.verifyTLS = verifiesTLS
         run.transfer.caFile = caFile
         run.transfer.allowsHTTP2 = allowsHTTP2
+        run.usesRemoteTime = usesRemoteTime
         return run
     }
 }

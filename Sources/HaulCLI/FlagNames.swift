@@ -2,12 +2,12 @@ import Haul
 import HaulCore
 
 extension SettingNames {
-    /// The `haul` command's flags for the settings the library's messages name.
-    static let flags = SettingNames([
-        .overwrite: "--force", .continueExisting: "-c", .curlEngine: "--engine curl", .maxSize: "--max-size",
-        .minFreeSpace: "--min-free-space", .allowsHTTPRedirect: "--allow-http-redirect", .proxy: "--proxy", .noProxy: "--noproxy",
-        .caFile: "--cacert", .insecureTLS: "--insecure", .rateLimit: "--limit-rate", .http2: "--http2", .directoryDestination: "-d",
-    ])
+    /// The `haul` command's flags for the settings the library's messages name: the option whose
+    /// spec sets a setting (`OptionSpec.setting`), and these, which are named otherwise.
+    static let flags = SettingNames(
+        [.continueExisting: "-c", .curlEngine: "--engine curl", .directoryDestination: "-d"].merging(
+            (ItemOptions.specs + RunSettings.specs).compactMap { spec in spec.setting.map { ($0, "--\(spec.long)") } },
+            uniquingKeysWith: { named, _ in named }))
 }
 
 extension DownloadError {

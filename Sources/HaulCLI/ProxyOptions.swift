@@ -10,8 +10,10 @@ import HaulEngine
 struct ProxyOptions: ParsableOptions {
     static let specs: [OptionSpec] = [
         OptionSpec(
-            short: nil, long: "proxy", value: "URL", help: "go through this proxy: http://, https://, socks5:// or socks5h:// ('' for none)"),
-        OptionSpec(short: nil, long: "noproxy", value: "HOSTS", help: "reach these hosts directly: names, domains, addresses (comma-separated; * for all)"),
+            short: nil, long: "proxy", value: "URL", help: "go through this proxy: http://, https://, socks5:// or socks5h:// ('' for none)", setting: .proxy),
+        OptionSpec(
+            short: nil, long: "noproxy", value: "HOSTS", help: "reach these hosts directly: names, domains, addresses (comma-separated; * for all)",
+            setting: .noProxy),
     ]
 
     /// nil: the environment decides.

@@ -7,7 +7,7 @@ import HaulCore
 struct RequestOptions: ParsableOptions {
     static let specs: [OptionSpec] = [
         OptionSpec(short: "c", long: "continue", value: nil, help: "continue a file already at the destination (checked first)"),
-        OptionSpec(short: nil, long: "force", value: nil, help: "replace an existing complete file"),
+        OptionSpec(short: nil, long: "force", value: nil, help: "replace an existing complete file", setting: .overwrite),
         OptionSpec(short: "r", long: "range", value: "RANGE", help: "only bytes x-y, the last z (-z) or from q (q-)"),
         OptionSpec(short: "X", long: "request", value: "METHOD", help: "HTTP method (default GET, POST with --data)"),
         OptionSpec(short: "H", long: "header", value: "LINE", help: "add a header \"Name: value\" (repeatable)", repeatable: true),

@@ -15,7 +15,7 @@ struct RunSettings: ParsableOptions {
         OptionSpec(short: nil, long: "retry-wait", value: "S", help: "first wait between retries, doubled each time (default 1)"),
         OptionSpec(
             short: nil, long: "limit-rate", value: "RATE",
-            help: "cap the speed of everything this run downloads, shared evenly by its downloads, e.g. 500k, 20M"),
+            help: "cap the speed of everything this run downloads, shared evenly by its downloads, e.g. 500k, 20M", setting: .rateLimit),
         OptionSpec(
             short: nil, long: "engine", value: "NAME",
             help: "what moves the bytes: curl (libcurl) or urlsession (Foundation's URLSession); default \(TransportEngine.platformDefault.rawValue)"),

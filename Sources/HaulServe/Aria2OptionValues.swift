@@ -19,23 +19,16 @@ struct Aria2DownloadOptions: Sendable, Equatable {
     var out: String?
     /// `header`, then `user-agent` and `referer`: the fields to send, in order.
     var headers = HTTPHeaders()
-    /// `split` and `max-connection-per-server`: the smaller, clamped to what Haul opens.
-    var connections: Int?
-    /// `checksum`.
-    var checksum: Checksum?
-    /// `max-download-limit` in bytes per second, 1 to `SpeedLimit.maximumBytesPerSecond`; nil: none.
-    var bytesPerSecond: Int64?
     /// `pause`.
     var paused = false
-    /// The proxy every URI of the download goes through, its user and password folded in ("":
-    /// none at all); nil: none asked, the environment of `haul serve` decides.
-    var proxy: String?
-    /// `no-proxy`.
-    var noProxy: String?
-    /// `check-certificate`; nil: verified, as always.
-    var verifiesTLS: Bool?
     /// `continue` or `allow-overwrite`; nil: an existing file is refused.
     var existingFile: ExistingFilePolicy?
+    /// The download's options, the request's as they are (`shown(_:)` reads them back):
+    /// `split` and `max-connection-per-server` (the smaller, clamped to what Haul opens),
+    /// `checksum`, `max-download-limit` (1 to `SpeedLimit.maximumBytesPerSecond`), the proxy every
+    /// URI goes through with its user and password folded in ("": none at all; nil: the
+    /// environment of `haul serve` decides), `no-proxy`, `check-certificate` and `remote-time`.
+    var options = DownloadOptions()
 }
 
 /// The values of aria2's options as clients send them, read where they enter `haul serve`: each
@@ -53,7 +46,7 @@ enum Aria2OptionValues {
         "dir", "out", "header", "user-agent", "referer", "split", "max-connection-per-server", "checksum", "max-download-limit", "pause",
         "check-certificate", "continue", "allow-overwrite", "auto-file-renaming", "dry-run", "all-proxy", "all-proxy-user",
         "all-proxy-passwd", "http-proxy", "http-proxy-user", "http-proxy-passwd", "https-proxy", "https-proxy-user", "https-proxy-passwd",
-        "no-proxy",
+        "no-proxy", "remote-time",
     ]
 
     /// aria2's options that mean nothing for a download over HTTP or HTTPS, taken and ignored:
@@ -102,19 +95,20 @@ enum Aria2OptionValues {
         result.dir = try given(options["dir"], "dir")
         result.out = try given(options["out"], "out")
         result.headers = try headers(options, firstURI: uris.first)
-        result.connections = try connections(options)
+        result.options.connections = try connections(options)
         if let checksum = try given(options["checksum"], "checksum") {
             do throws(ChecksumError) {
-                result.checksum = try Checksum(parsing: checksum)
+                result.options.checksum = try Checksum(parsing: checksum)
             } catch {
                 throw RPCError("checksum: \(error.message) (aria2 form: sha-256=HEX)")
             }
         }
         if let limit = try speed(options["max-download-limit"], "max-download-limit"), limit > 0 {
-            result.bytesPerSecond = limit
+            result.options.bytesPerSecond = limit
         }
         result.paused = try flag(options["pause"], "pause") ?? false
-        result.verifiesTLS = try flag(options["check-certificate"], "check-certificate")
+        if let verifies = try flag(options["check-certificate"], "check-certificate") { result.options.verifyTLS = verifies }
+        result.options.usesRemoteTime = try flag(options["remote-time"], "remote-time") ?? false
         if try flag(options["continue"], "continue") == true {
             result.existingFile = .continueIt
         } else if try flag(options["allow-overwrite"], "allow-overwrite") == true {
@@ -126,14 +120,32 @@ enum Aria2OptionValues {
                 throw RPCError("option \(name)=\(value) cannot be honoured: \(refusalReasons[name] ?? ""); nothing was added")
             }
         }
-        result.proxy = try proxy(options, schemes: uris.map { $0.scheme?.lowercased() ?? "http" })
+        result.options.proxy = try proxy(options, schemes: uris.map { $0.scheme?.lowercased() ?? "http" })
         if let noProxy = try given(options["no-proxy"], "no-proxy") {
             guard !noProxy.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
                 throw RPCError("no-proxy needs host names, domains or addresses separated by commas")
             }
-            result.noProxy = noProxy
+            result.options.noProxy = noProxy
         }
         return result
+    }
+
+    /// A download's options as `aria2.getOption` shows them, beside its `dir` and `out`: what
+    /// `download(_:uris:)` reads, in aria2's names. The proxy without its password: a secret is
+    /// never read back.
+    static func shown(_ options: DownloadOptions?) -> [String: JSONValue] {
+        var shown: [String: JSONValue] = ["max-download-limit": .string(String(options?.bytesPerSecond ?? 0))]
+        guard let options else { return shown }
+        if let connections = options.connections {
+            shown["split"] = .string(String(connections))
+            shown["max-connection-per-server"] = .string(String(connections))
+        }
+        if let checksum = options.checksum { shown["checksum"] = .string(checksum.description) }
+        if let proxy = options.proxy { shown["all-proxy"] = .string(Redaction.withoutPassword(proxy)) }
+        if let noProxy = options.noProxy { shown["no-proxy"] = .string(noProxy) }
+        if !options.verifyTLS { shown["check-certificate"] = "false" }
+        if options.usesRemoteTime { shown["remote-time"] = "true" }
+        return shown
     }
 
     /// `aria2.changeOption` changes a download's `max-download-limit` and nothing else (the rest

@@ -35,14 +35,9 @@ struct Aria2Options {
             destination = .directory(directory)
         }
         var request = DownloadRequest(url: url, destination: destination)
-        request.mirrors = Array(urls.dropFirst())
         request.headers = values.headers
-        request.connections = values.connections
-        request.checksum = values.checksum
-        request.rateLimiter = values.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
-        request.transfer.proxy = values.proxy
-        request.transfer.noProxy = values.noProxy
-        if let verifies = values.verifiesTLS { request.transfer.verifyTLS = verifies }
+        request.options = values.options
+        request.mirrors = Array(urls.dropFirst())
         if let policy = values.existingFile { request.existingFile = policy }
         return (request, values.paused)
     }

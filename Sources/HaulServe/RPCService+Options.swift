@@ -8,21 +8,9 @@ extension RPCService {
     func getOption(_ params: [JSONValue]) throws -> JSONValue {
         let (gid, id) = try RPCParams.gid(params)
         let item = try item(id, gid)
-        let stored = try queue.storedOptions(id)
-        var options: [String: JSONValue] = [
-            "dir": .string(status(of: item).dir),
-            "max-download-limit": .string(String(stored?.bytesPerSecond ?? 0)),
-        ]
+        var options = Aria2OptionValues.shown(try queue.storedOptions(id))
+        options["dir"] = .string(status(of: item).dir)
         if !item.destinationIsDirectory { options["out"] = .string((item.destination as NSString).lastPathComponent) }
-        if let connections = stored?.connections {
-            options["split"] = .string(String(connections))
-            options["max-connection-per-server"] = .string(String(connections))
-        }
-        if let checksum = stored?.checksum { options["checksum"] = .string(checksum.description) }
-        // The proxy without its password: a secret is never read back.
-        if let proxy = stored?.proxy { options["all-proxy"] = .string(Redaction.withoutPassword(proxy)) }
-        if let noProxy = stored?.noProxy { options["no-proxy"] = .string(noProxy) }
-        if stored?.verifyTLS == false { options["check-certificate"] = "false" }
         return .object(options)
     }
 

@@ -212,7 +212,7 @@ struct BodyCursorTests {
 
     @Test func overlapIsComparedBeforeAnythingIsWritten() {
         // GIVEN 100 bytes to compare at offset 900 of a 1000-byte file
-        var cursor = BodyCursor(plan: plan(offset: 900, overlap: 100, expected: 600), fileLength: 1000, maxSize: nil)
+        var cursor = BodyCursor(plan: plan(offset: 900, overlap: 100, expected: 600), fileLength: 1000, sizeLimit: nil)
         // WHEN 60 then 80 bytes arrive THEN 60 compared, then 40 compared and 40 written
         let first = cursor.take(60)
         #expect(first.compare == 0..<60 && first.compareAt == 900 && first.write.isEmpty)
@@ -223,7 +223,7 @@ struct BodyCursorTests {
     }
 
     @Test func bytesBeyondTheAnnouncedLengthAreNeverWritten() {
-        var cursor = BodyCursor(plan: plan(expected: 100), fileLength: 0, maxSize: nil)
+        var cursor = BodyCursor(plan: plan(expected: 100), fileLength: 0, sizeLimit: nil)
         _ = cursor.take(90)
         let step = cursor.take(50)
         #expect(step.write == 0..<10)
@@ -231,16 +231,16 @@ struct BodyCursorTests {
     }
 
     @Test func maxSizeStopsABodyWithoutLengthAtTheLimit() {
-        var cursor = BodyCursor(plan: plan(), fileLength: 0, maxSize: 1000)
+        var cursor = BodyCursor(plan: plan(), fileLength: 0, sizeLimit: 1000)
         #expect(cursor.take(600).stop == nil)
         let step = cursor.take(600)
         #expect(step.write == 0..<400)
-        #expect(step.stop == .maxSize(1000))
+        #expect(step.stop == .sizeLimit(1000))
         #expect(cursor.fileLength == 1000)
     }
 
     @Test func sequentialConnectionStopsWhereSegmentsBegin() {
-        var cursor = BodyCursor(plan: plan(expected: 10_000), fileLength: 0, maxSize: nil)
+        var cursor = BodyCursor(plan: plan(expected: 10_000), fileLength: 0, sizeLimit: nil)
         #expect(cursor.take(300, segmentBoundary: 500).stop == nil)
         let step = cursor.take(300, segmentBoundary: 500)
         #expect(step.write == 0..<200)

@@ -82,7 +82,7 @@ struct ServePureTests {
         #expect(request.headers.contains("Authorization"))
         #expect(request.connections == 2)
         #expect(request.checksum?.expectedHex == String(repeating: "ab", count: 32))
-        #expect(request.rateLimiter?.bytesPerSecond == 1_048_576)
+        #expect(request.bytesPerSecond == 1_048_576)
         #expect(try Aria2OptionValues.speed("500K", "x") == 512_000)
         #expect(try Aria2OptionValues.speed("0", "x") == 0)
         for bad: [String: JSONValue] in [

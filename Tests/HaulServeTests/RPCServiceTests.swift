@@ -206,8 +206,25 @@ struct RPCServiceTests {
         let gid = try #require(
             try fixture.result("aria2.addUri", [["http://127.0.0.1:9/f.bin", "http://127.0.0.2:9/f.bin"], ["pause": "true"]]).string)
         let id = try #require(GID.id(gid))
-        #expect(try fixture.queue.storedOptions(id)?.mirrors == ["http://127.0.0.2:9/f.bin"])
+        #expect(try fixture.queue.storedOptions(id)?.mirrors.map(\.absoluteString) == ["http://127.0.0.2:9/f.bin"])
         #expect(fixture.call("aria2.addUri", [["http://127.0.0.1:9/g.bin", "ftp://127.0.0.2/g.bin"]])["error"] != nil)
+    }
+
+    @Test func remoteTimeOfAddUriIsStoredWithTheDownloadAndShownByGetOption() throws {
+        // GIVEN a download added with aria2's remote-time=true, and one without it
+        let fixture = try Fixture()
+        let gid = try #require(try fixture.result("aria2.addUri", [["http://127.0.0.1:9/t.bin"], ["pause": "true", "remote-time": "true"]]).string)
+        let plain = try #require(try fixture.result("aria2.addUri", [["http://127.0.0.1:9/u.bin"], ["pause": "true"]]).string)
+
+        // WHEN their stored options and getOption are read
+        let stored = try fixture.queue.storedOptions(try #require(GID.id(gid)))
+
+        // THEN the first keeps the option and shows it; the second has neither; a value that is no flag is refused
+        #expect(stored?.usesRemoteTime == true)
+        #expect(try fixture.result("aria2.getOption", [.string(gid)])["remote-time"] == "true")
+        #expect(try fixture.queue.storedOptions(try #require(GID.id(plain)))?.usesRemoteTime == false)
+        #expect(try fixture.result("aria2.getOption", [.string(plain)])["remote-time"] == nil)
+        #expect(fixture.call("aria2.addUri", [["http://127.0.0.1:9/v.bin"], ["remote-time": "yes"]])["error"] != nil)
     }
 
     @Test func addUriCannotWriteOutsideTheDownloadDirectory() throws {

@@ -162,7 +162,7 @@ extension QueueStorageConformanceTests {
         let store = try harness.open()
         var options = StoredOptions()
         options.proxy = "http://carol:pw1@proxy.example:3128"
-        options.mirrors = ["http://dave:pw2@mirror.example/a", "http://mirror2.example/a"]
+        options.mirrors = [URL(string: "http://dave:pw2@mirror.example/a")!, URL(string: "http://mirror2.example/a")!]
         options.connections = 2
         var new = harness.download("a")
         new.options = options
@@ -183,7 +183,7 @@ extension QueueStorageConformanceTests {
 
         var scrubbed = options
         scrubbed.proxy = "http://carol@proxy.example:3128"
-        scrubbed.mirrors = ["http://dave@mirror.example/a", "http://mirror2.example/a"]
+        scrubbed.mirrors = [URL(string: "http://dave@mirror.example/a")!, URL(string: "http://mirror2.example/a")!]
         #expect(try store.item(id)?.options == scrubbed)
     }
 

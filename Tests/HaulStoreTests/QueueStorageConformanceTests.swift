@@ -31,7 +31,7 @@ struct QueueStorageConformanceTests {
         options.maxSize = 1 << 40
         options.connections = 3
         options.netrcFile = "/home/worker/.netrc"
-        options.mirrors = ["http://mirror.example/a%20b"]
+        options.mirrors = [URL(string: "http://mirror.example/a%20b")!]
         var new = NewDownload(
             url: "https://example.com/a%20b?q=1#frag", method: "POST", headers: headers, body: body,
             destinationKind: .directory, destination: harness.directory.file("downloads"), range: "bytes=100-199",

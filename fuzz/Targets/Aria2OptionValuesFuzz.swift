@@ -77,18 +77,18 @@ private func checkDownload(_ options: [String: JSONValue], uris: [URL]) {
     do throws(RPCError) {
         let result = try Aria2OptionValues.download(options, uris: uris)
         require(untaken == nil, "option \(untaken ?? "") was neither honoured nor refused")
-        if let speed = result.bytesPerSecond { checkSpeed(speed, positive: true) }
-        if let connections = result.connections {
+        if let speed = result.options.bytesPerSecond { checkSpeed(speed, positive: true) }
+        if let connections = result.options.connections {
             require((1...SegmentEligibility.maximumConnections).contains(connections), "\(connections) connections")
         }
-        if let proxy = result.proxy, !proxy.isEmpty {
+        if let proxy = result.options.proxy, !proxy.isEmpty {
             do throws(ProxyURLError) {
                 try ProxyRoute.validate(proxy)
             } catch {
                 violated("a proxy --proxy refuses was taken: \(error.message)")
             }
         }
-        if let noProxy = result.noProxy {
+        if let noProxy = result.options.noProxy {
             require(!noProxy.isEmpty && !noProxy.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "no-proxy \(noProxy.debugDescription)")
         }
         for field in result.headers {

@@ -7,7 +7,7 @@ import HaulStore
 extension DownloadQueue {
     /// The options stored with a download (`haul queue add`'s per-download settings). Those of a
     /// damaged item are refused: changed and written back, defaults would replace what it asked.
-    package func storedOptions(_ id: Int64) throws(DownloadError) -> StoredOptions? {
+    package func storedOptions(_ id: Int64) throws(DownloadError) -> DownloadOptions? {
         guard let item = try storeCall({ try $0.item(id) }) else {
             throw DownloadError(.usage, "no download \(id) in the queue")
         }
@@ -18,7 +18,7 @@ extension DownloadQueue {
     /// Sets one download's speed limit (nil or 0: none of its own): stored for its next runs, and
     /// applied at once when it runs in this process under a long-running run.
     public func setSpeedLimit(_ id: Int64, bytesPerSecond: Int64?) throws(DownloadError) {
-        var options = try storedOptions(id) ?? StoredOptions()
+        var options = try storedOptions(id) ?? DownloadOptions()
         let limit = bytesPerSecond.flatMap { $0 > 0 ? $0 : nil }
         options.bytesPerSecond = limit
         try storeCall { try $0.updateOptions(id, options) }
@@ -31,11 +31,12 @@ extension DownloadQueue {
     }
 
     /// In a long-running run every download gets a limiter of its own (within the run's), kept so
-    /// `setSpeedLimit` can change it while it runs.
+    /// `setSpeedLimit` can change it while it runs: the download's own limit moves into it.
     func attachLimiter(_ request: inout DownloadRequest, id: Int64, stored: StoredOptions?, _ options: QueueRunOptions) {
         guard options.concurrency != nil else { return }
         let limiter = RateLimiter(bytesPerSecond: stored?.bytesPerSecond ?? 0, within: options.rateLimiter)
         request.rateLimiter = limiter
+        request.options.bytesPerSecond = nil
         running.attach(limiter, to: id)
     }
 

@@ -72,25 +72,21 @@ public struct QueueProgress: Sendable, Equatable {
     }
 }
 
-/// How the queue runs its downloads: the settings that are not stored per item.
+/// How the queue runs its downloads: the settings that are not stored per item, and the options
+/// of items stored without options of their own. Those options' properties read and write as its
+/// own (`run.maxRedirects`, `run.transfer.connectTimeout`).
+@dynamicMemberLookup
 public struct QueueRunOptions: Sendable {
     /// Downloads at once.
     public var maxConcurrent: Int
     /// Retries of transient failures for each download.
     public var retry: RetryPolicy
-    /// The run's transfer settings: its timeouts apply to every download; its TLS, proxy and netrc
-    /// settings only to downloads added without options of their own (`StoredOptions`).
-    public var transfer: TransferOptions
-    /// Redirects followed at most by a download added without a limit of its own.
-    public var maxRedirects: Int
+    /// The options of downloads added without options of their own (`DownloadOptions`: rows from
+    /// before they were stored). Of the others, the run gives only the timeouts and pacer of its
+    /// `transfer`, and `connections` and `transfer.allowsHTTP2` where the item has none.
+    public var options = DownloadOptions()
     /// One speed limit for the whole run, shared by every download in it.
     public var rateLimiter: RateLimiter?
-    /// Connections per file (nil: adapt); see `DownloadRequest.connections`.
-    public var connections: Int?
-    /// See `DownloadRequest.allowsHTTPRedirect`.
-    public var allowsHTTPRedirect = false
-    /// See `DownloadRequest.maxSize`.
-    public var maxSize: Int64?
     /// Given, the run does not end when the queue is empty: its workers wait for new items until
     /// `stopAll()`, and this (not `maxConcurrent`) says how many run at once (`haul serve`).
     public var concurrency: QueueConcurrency?
@@ -108,9 +104,15 @@ public struct QueueRunOptions: Sendable {
     ) {
         self.maxConcurrent = maxConcurrent
         self.retry = retry
-        self.transfer = transfer
-        self.maxRedirects = maxRedirects
         self.rateLimiter = rateLimiter
+        options.transfer = transfer
+        options.maxRedirects = maxRedirects
+    }
+
+    /// An option of `options`, read and written as the run's own.
+    public subscript<Value>(dynamicMember option: WritableKeyPath<DownloadOptions, Value>) -> Value {
+        get { options[keyPath: option] }
+        set { options[keyPath: option] = newValue }
     }
 }
 

@@ -28,34 +28,18 @@ enum QueuedRequest {
             priority: priority, paused: paused, options: storedOptions(request))
     }
 
-    /// Everything else the request carries, typed.
+    /// Everything else the request carries: its options, whole, as a download run later needs
+    /// them (`DownloadOptions.toKeep`). A live limiter is not kept: its limit is, as the download's own.
     static func storedOptions(_ request: DownloadRequest) -> StoredOptions {
-        var options = StoredOptions()
-        options.checksum = request.checksum
-        options.minFreeSpace = request.minFreeSpace
-        options.maxSize = request.maxSize
-        options.serverDigest = request.verifiesServerDigest ? nil : false
-        options.s3Checksums = request.asksS3Checksum ? true : nil
-        options.http2 = request.transfer.allowsHTTP2 ? true : nil
-        options.connections = request.connections
-        options.bytesPerSecond = request.rateLimiter.map(\.bytesPerSecond).flatMap { $0 > 0 ? $0 : nil }
-        options.verifyTLS = request.transfer.verifyTLS
-        options.caFile = request.transfer.caFile
-        options.allowsHTTPRedirect = request.allowsHTTPRedirect
-        options.maxRedirects = request.maxRedirects
-        options.proxy = request.transfer.proxy
-        options.noProxy = request.transfer.noProxy
-        options.netrcFile = request.transfer.netrcFile.map(AbsolutePath.of)
-        options.cookieFile = request.cookieFile.map(AbsolutePath.of)
-        options.cookieJar = request.cookieJar.map(AbsolutePath.of)
-        options.mirrors = request.mirrors.isEmpty ? nil : request.mirrors.map(\.absoluteString)
-        options.mirrorsUnverified = request.allowsUnverifiedMirrors ? true : nil
+        var options = request.options.toKeep
+        if options.bytesPerSecond == nil, let limit = request.rateLimiter?.bytesPerSecond, limit > 0 { options.bytesPerSecond = limit }
         return options
     }
 
     /// The request a stored item describes: what shapes the request and the file is the item's own
-    /// (stored when it was added; an item from before takes the run's); retries and timeouts are the
-    /// run's. The run's shared speed limit, when given, replaces the item's own. A stored value that cannot be read again fails the item: a damaged range must never
+    /// (its options, stored when it was added; an item from before takes the run's); retries and
+    /// timeouts are the run's, and the item's own speed limit, if any, runs within the run's shared
+    /// one. A stored value that cannot be read again fails the item: a damaged range must never
     /// become a whole-file download.
     static func request(for item: StoredDownload, _ run: QueueRunOptions) throws(DownloadError) -> DownloadRequest {
         try refuseDamaged(item)
@@ -85,44 +69,20 @@ enum QueuedRequest {
         }
         request.existingFile = item.existingPolicy
         request.retry = run.retry
-        request.transfer = run.transfer
-        request.maxRedirects = run.maxRedirects
-        request.connections = run.connections
-        request.allowsHTTPRedirect = run.allowsHTTPRedirect
-        request.maxSize = run.maxSize
-        if let stored = item.options { try apply(stored, to: &request, id: item.id) }
-        if let shared = run.rateLimiter {
-            // The download's own limit, if any, within the run's.
-            let own = request.rateLimiter?.bytesPerSecond ?? 0
-            request.rateLimiter = own > 0 ? RateLimiter(bytesPerSecond: own, within: shared) : shared
-        }
+        request.options = item.options.map { ownOptions($0, in: run) } ?? run.options
+        request.rateLimiter = run.rateLimiter
         return request
     }
 
-    private static func apply(_ stored: StoredOptions, to request: inout DownloadRequest, id: Int64) throws(DownloadError) {
-        if let checksum = stored.checksum { request.checksum = checksum }
-        if let value = stored.minFreeSpace { request.minFreeSpace = value }
-        request.verifiesServerDigest = stored.serverDigest ?? true
-        request.asksS3Checksum = stored.s3Checksums ?? false
-        request.transfer.allowsHTTP2 = stored.http2 ?? request.transfer.allowsHTTP2
-        request.maxSize = stored.maxSize
-        if let value = stored.connections { request.connections = value }
-        request.rateLimiter = stored.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0) }
-        if let value = stored.verifyTLS { request.transfer.verifyTLS = value }
-        request.transfer.caFile = stored.caFile
-        if let value = stored.allowsHTTPRedirect { request.allowsHTTPRedirect = value }
-        if let value = stored.maxRedirects { request.maxRedirects = value }
-        request.transfer.proxy = stored.proxy
-        request.transfer.noProxy = stored.noProxy
-        request.transfer.netrcFile = stored.netrcFile
-        request.cookieFile = stored.cookieFile
-        request.cookieJar = stored.cookieJar
-        request.allowsUnverifiedMirrors = stored.mirrorsUnverified ?? false
-        request.mirrors = try (stored.mirrors ?? []).map { text throws(DownloadError) in
-            guard let url = URL(string: text) else {
-                throw DownloadError(.usage, "download \(id) has a damaged stored mirror \"\(Redaction.url(text))\"; remove it and add it again")
-            }
-            return url
-        }
+    /// An item's own options as `run` runs them: the run's timeouts and pacer, and its
+    /// connection count and HTTP/2 where the item asked for neither. The rest is the item's.
+    private static func ownOptions(_ stored: StoredOptions, in run: QueueRunOptions) -> DownloadOptions {
+        var options = stored
+        options.transfer.connectTimeout = run.transfer.connectTimeout
+        options.transfer.stallTimeout = run.transfer.stallTimeout
+        options.transfer.pacer = run.transfer.pacer
+        options.connections = stored.connections ?? run.connections
+        options.transfer.allowsHTTP2 = stored.transfer.allowsHTTP2 || run.transfer.allowsHTTP2
+        return options
     }
 }

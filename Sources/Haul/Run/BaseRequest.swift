@@ -17,11 +17,11 @@ extension DownloadRequest {
         if !headers.contains("User-Agent") {
             headers.set("User-Agent", "haul/\(HaulVersion.current)")
         }
-        if checksum == nil, verifiesServerDigest, !headers.contains(ServerDigests.wantHeader.name) {
+        if options.checksum == nil, options.verifiesServerDigest, !headers.contains(ServerDigests.wantHeader.name) {
             // Servers that can publish a digest of the file (RFC 9530) are asked for SHA-256.
             headers.set(ServerDigests.wantHeader.name, ServerDigests.wantHeader.value)
         }
-        if asksS3Checksum, !headers.contains("x-amz-checksum-mode") {
+        if options.asksS3Checksum, !headers.contains("x-amz-checksum-mode") {
             headers.set("x-amz-checksum-mode", "ENABLED")
         }
         return TransferRequest(url: url, method: method, headers: headers, body: body)
@@ -40,7 +40,7 @@ extension DownloadRequest {
         // A finished file is recognised by its URL, method and range only where they alone name
         // what was fetched: not with a body, headers of the request's own or credentials.
         let provable =
-            body == nil && headers.fields.isEmpty && cookieFile == nil && transfer.netrcFile == nil && url.user == nil && url.password == nil
+            body == nil && headers.fields.isEmpty && options.cookieFile == nil && options.transfer.netrcFile == nil && url.user == nil && url.password == nil
             && (method == "GET" || method == "HEAD")
         return PartialDownload.Request(destination: destination, existingFile: existingFile, url: url, fresh: fresh, provable: provable)
     }

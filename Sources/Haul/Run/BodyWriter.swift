@@ -143,7 +143,7 @@ final class BodyWriter: RedirectStopping {
             return .stop
         }
         self.body = body
-        cursor = BodyCursor(plan: body, fileLength: output.sink.prefixLength, maxSize: request.maxSize)
+        cursor = BodyCursor(plan: body, fileLength: output.sink.prefixLength, sizeLimit: request.maxSize)
         // Where this response's bytes start: the first report's speed is measured from here.
         host.bodyStarts(from: url)
         if let limiter = request.rateLimiter, Self.continuesByRange(body, head: head), output.partialFile != nil {
@@ -257,11 +257,10 @@ final class BodyWriter: RedirectStopping {
             decided = .failed(
                 DownloadError(.protocolViolation, "the server sent more bytes than the \(expected) it announced; the excess was not written"),
                 retryable: true, retryAfter: nil)
-        case .maxSize(let maxSize):
+        case .sizeLimit(let limit):
             // A body without a length stops at the limit; what came before it is kept.
             decided = .failed(
-                tooLarge(
-                    "the file grew past \(setting: .maxSize) \(Self.size(maxSize)); the \(Self.size(maxSize)) received are kept", needed: nil, limit: maxSize),
+                tooLarge("the file grew past \(setting: .maxSize) \(Self.size(limit)); the \(Self.size(limit)) received are kept", needed: nil, limit: limit),
                 retryable: false, retryAfter: nil)
         case .reachedSegments:
             reachedSegments = true

@@ -38,8 +38,10 @@ final class DownloadRunner {
         var request = request
         // The run draws from its limit through a limiter of its own (with no limit of its own):
         // the event loop shares a limit between downloads by their limiters (`FairTurns`), so
-        // two downloads under one limit get about half each whatever their connections.
-        request.rateLimiter = request.rateLimiter.map { RateLimiter(bytesPerSecond: 0, within: $0) }
+        // two downloads under one limit get about half each whatever their connections. The
+        // download's own limit, if any, is kept within the request's limiter.
+        let own = request.options.bytesPerSecond.flatMap { $0 > 0 ? RateLimiter(bytesPerSecond: $0, within: request.rateLimiter) : nil }
+        request.rateLimiter = (own ?? request.rateLimiter).map { RateLimiter(bytesPerSecond: 0, within: $0) }
         let ledger = MirrorLedger()
         setup = RunSetup(
             request: request, hub: hub, control: control, records: records, finishGroups: finishGroups, item: item,
@@ -234,6 +236,11 @@ final class DownloadRunner {
         }
         let member = FinishGroup.Member(output, replacing: request.existingFile == .overwrite, hash: digest.hash)
         let path = try await FinishGroups.place(member, with: setup.finishGroups, item: setup.item).mapError { DownloadError($0) }.get()
+        if request.options.usesRemoteTime, !output.alreadyInPlace, let stated = output.record.validators.lastModified.flatMap(HTTPDate.parse) {
+            // Only the file's time, after its bytes are durable: a file system that refuses it
+            // keeps the time of writing, as curl's -R does.
+            try? FileManager.default.setAttributes([.modificationDate: stated], ofItemAtPath: path)
+        }
         // The last report's speed covers every byte up to the end.
         figures.sample()
         setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator, connected: false, final: true)))

@@ -7,7 +7,7 @@ public struct DownloadSetting: Sendable, Hashable, CustomStringConvertible {
     /// The setting as the library calls it, e.g. `existingFile: .overwrite`.
     public let name: String
 
-    private init(_ id: String, _ name: String) {
+    package init(_ id: String, _ name: String) {
         self.id = id
         self.name = name
     }
@@ -18,33 +18,14 @@ public struct DownloadSetting: Sendable, Hashable, CustomStringConvertible {
     public static let continueExisting = DownloadSetting("continue", "existingFile: .continueIt")
     /// Running the download on the libcurl engine (`TransportEngine.curl`).
     public static let curlEngine = DownloadSetting("curl-engine", "engine: .curl")
-    /// `DownloadRequest.maxSize`.
-    public static let maxSize = DownloadSetting("max-size", "maxSize")
-    /// `DownloadRequest.minFreeSpace`.
-    public static let minFreeSpace = DownloadSetting("min-free-space", "minFreeSpace")
-    /// `DownloadRequest.allowsHTTPRedirect`.
-    public static let allowsHTTPRedirect = DownloadSetting("allow-http-redirect", "allowsHTTPRedirect")
-    /// `TransferOptions.proxy`.
-    public static let proxy = DownloadSetting("proxy", "transfer.proxy")
-    /// `TransferOptions.noProxy`.
-    public static let noProxy = DownloadSetting("noproxy", "transfer.noProxy")
-    /// `TransferOptions.caFile`.
-    public static let caFile = DownloadSetting("cacert", "transfer.caFile")
-    /// `TransferOptions.verifyTLS = false`.
-    public static let insecureTLS = DownloadSetting("insecure", "transfer.verifyTLS = false")
     /// `DownloadRequest.rateLimiter`.
     public static let rateLimit = DownloadSetting("limit-rate", "rateLimiter")
-    /// `TransferOptions.allowsHTTP2`.
-    public static let http2 = DownloadSetting("http2", "transfer.allowsHTTP2")
 
     /// `DownloadRequest.destination = .directory(...)`: a file inside a directory, named from the response.
     public static let directoryDestination = DownloadSetting("directory", "destination: .directory")
 
     /// Every setting a message can name.
-    public static let all: [DownloadSetting] = [
-        .overwrite, .continueExisting, .curlEngine, .maxSize, .minFreeSpace, .allowsHTTPRedirect, .proxy, .noProxy, .caFile,
-        .insecureTLS, .rateLimit, .http2, .directoryDestination,
-    ]
+    public static let all: [DownloadSetting] = [.overwrite, .continueExisting, .curlEngine, .rateLimit, .directoryDestination] + ofOptions
 
     public var description: String { name }
 }
@@ -68,7 +49,7 @@ package struct SettingNames: Sendable {
     }
 }
 
-/// A message that may name settings: written as a string literal with `\(setting: .maxSize)`
+/// A message that may name settings: written as a string literal with `\(setting: .overwrite)`
 /// where a setting is named, shown with the library's names (`description`) or another front
 /// end's (`rendered(_:)`).
 package struct SettingText: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringInterpolation {

@@ -7,7 +7,7 @@ package struct BodyCursor: Sendable, Equatable {
         /// The server sent more than it announced: the excess is never written.
         case moreThanAnnounced(Int64)
         /// The file reached the download's size limit.
-        case maxSize(Int64)
+        case sizeLimit(Int64)
         /// The sequential connection reached the part other connections fetch.
         case reachedSegments
     }
@@ -28,7 +28,7 @@ package struct BodyCursor: Sendable, Equatable {
     /// Body bytes the response announced; nil when unknown.
     package let expectedBodyLength: Int64?
     /// The largest file allowed; nil for no limit.
-    package let maxSize: Int64?
+    package let sizeLimit: Int64?
     /// Body bytes taken so far (overlap included).
     package private(set) var received: Int64 = 0
     /// Overlap bytes still to compare.
@@ -39,10 +39,10 @@ package struct BodyCursor: Sendable, Equatable {
     package private(set) var fileLength: Int64
 
     /// A cursor for a response accepted with `plan`, over a file of `fileLength` bytes, refusing to
-    /// grow the file past `maxSize` (nil for no limit).
-    package init(plan: BodyPlan, fileLength: Int64, maxSize: Int64?) {
+    /// grow the file past `sizeLimit` (nil for no limit).
+    package init(plan: BodyPlan, fileLength: Int64, sizeLimit: Int64?) {
         expectedBodyLength = plan.expectedBodyLength
-        self.maxSize = maxSize
+        self.sizeLimit = sizeLimit
         overlapLeft = plan.overlap
         overlapPosition = plan.writeOffset
         self.fileLength = fileLength
@@ -60,9 +60,9 @@ package struct BodyCursor: Sendable, Equatable {
             allowed = max(0, expected - received)
             stop = .moreThanAnnounced(expected)
         }
-        if let maxSize, fileLength + allowed - overlapLeft > maxSize {
-            allowed = max(0, min(allowed, maxSize - fileLength + overlapLeft))
-            stop = .maxSize(maxSize)
+        if let sizeLimit, fileLength + allowed - overlapLeft > sizeLimit {
+            allowed = max(0, min(allowed, sizeLimit - fileLength + overlapLeft))
+            stop = .sizeLimit(sizeLimit)
         }
         let compared = min(allowed, overlapLeft)
         if let boundary = segmentBoundary, overlapLeft == 0 {

@@ -3,56 +3,11 @@ import HaulCore
 import HaulJSON
 import Synchronization
 
-/// The settings of one queued download beyond its URL, method, headers, body, destination and
-/// range: what shapes the request and the file, stored as given, so a download run later behaves
-/// exactly as asked (schema migration `v3-options`; rows from before it have none and take the
-/// run's settings). How a run behaves (retries, timeouts, concurrency, a shared speed limit) is
-/// the run's to say, not stored.
-public struct StoredOptions: Codable, Sendable, Equatable {
-    /// `--checksum`; stored as its text (`ALGO=HEX`, or `ALGO` alone to compute only).
-    public var checksum: Checksum?
-    /// `--min-free-space` in bytes; nil keeps the default margin (16 MiB).
-    public var minFreeSpace: Int64?
-    /// `--max-size` in bytes; nil for no limit.
-    public var maxSize: Int64?
-    /// `false` with `--no-server-digest` (nil: verified, the default).
-    public var serverDigest: Bool?
-    /// `--s3-checksums`.
-    public var s3Checksums: Bool?
-    /// `--http2`.
-    public var http2: Bool?
-    /// Connections per file; nil adapts.
-    public var connections: Int?
-    /// This download's own speed limit (a run's shared limit, when set, applies instead).
-    public var bytesPerSecond: Int64?
-    /// Whether TLS is verified (`false` with `--insecure`); nil keeps the run's setting.
-    public var verifyTLS: Bool?
-    /// `--cacert`: an extra CA bundle to trust; nil for none.
-    public var caFile: String?
-    /// `--allow-http-redirect`; nil keeps the run's setting.
-    public var allowsHTTPRedirect: Bool?
-    /// `--max-redirects`; nil keeps the run's limit.
-    public var maxRedirects: Int?
-    /// `--proxy` ("" for none); nil leaves it to the environment of the process that runs the
-    /// download. A password in it is a secret: removed with the item's other secrets.
-    public var proxy: String?
-    /// `--noproxy`.
-    public var noProxy: String?
-    /// The netrc file's path (never its contents: the credentials are read when a request is sent).
-    public var netrcFile: String?
-    /// The cookie file's path (`--cookies`); its cookies are read when the download runs.
-    public var cookieFile: String?
-    /// Where the cookies are written after the download (`--cookie-jar`).
-    public var cookieJar: String?
-    /// Other servers of the same file (`--mirror`), as given; nil for none. A password in one is
-    /// a secret: removed with the item's other secrets.
-    public var mirrors: [String]?
-    /// The mirrors may serve without a digest of the whole file (`--mirror-unverified`); nil: no.
-    public var mirrorsUnverified: Bool?
+/// A queued download's options as the store keeps them: its request's `DownloadOptions`, whole
+/// (schema migration `v3-options`; rows from before it have none and take the run's settings).
+public typealias StoredOptions = DownloadOptions
 
-    /// No option stored: every setting is the default or the run's.
-    package init() {}
-
+extension DownloadOptions {
     /// JSON for the `options` column, stored whole (sorted keys, as HaulJSON writes JSON).
     package func encoded() throws(StoreError) -> String {
         do {
@@ -60,15 +15,6 @@ public struct StoredOptions: Codable, Sendable, Equatable {
         } catch {
             throw StoreError(.io, "cannot encode a download's options: \(error)")
         }
-    }
-
-    /// These options with nothing secret left: the proxy's and the mirrors' passwords are removed
-    /// (`user:password@` becomes `user@`). What a download that can no longer run keeps.
-    package var withoutSecrets: StoredOptions {
-        var options = self
-        options.proxy = proxy.map(Redaction.withoutPassword)
-        options.mirrors = mirrors?.map(Redaction.withoutPassword)
-        return options
     }
 
     /// Reads the `options` column; a value that cannot be read is a damaged row, never defaults.
