@@ -75,7 +75,7 @@ final class ProgressWrites: Sendable {
     }
 
     private func write(_ due: [(Int64, Figures)]) {
-        for (id, figures) in due {
+        for (_, figures) in due {
             // A lost lease or an unreachable store: the next report tries again, and the store's
             // figures are only what `queue list` shows meanwhile.
             try? store.updateProgress(
