@@ -1,6 +1,7 @@
 // The library's surface is one module: `import Haul` is all a user writes. Haul's public API is
-// built from HaulCore's values (requests, ranges, validators, checksums, headers, states) and
-// HaulEngine's transport seam, so both are re-exported whole; of HaulStore only the type the API
+// built from HaulCore's values (ranges, validators, checksums, headers, states) and HaulEngine's
+// engine choice and transfer options, so both are re-exported whole (the transport seam itself is
+// `package`: an app chooses an engine, it never implements one); of HaulStore only the type the API
 // hands out is. Only what the API uses is public in them; the rest is `package`, Haul's own
 // (scripts/api-count.sh counts the surface). The DocC catalog documents them all as the one module
 // `Haul` (scripts/docs.sh).
