@@ -11,7 +11,7 @@ import HaulCore
 /// URLSession on its delegate queue). Writing each chunk before returning is what gives
 /// backpressure where the transport has it (`hasBackpressure`): it reads no more from the socket
 /// until the handler returns, so memory never grows with the file.
-public protocol HTTPTransport: Sendable {
+package protocol HTTPTransport: Sendable {
     /// Sends `request`, hands its response to `handler` (a 3xx like any other: redirects are not
     /// followed), and returns when the response has ended, failed, or the handler stopped it.
     func perform(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler) -> TransferOutcome
@@ -34,10 +34,10 @@ public protocol HTTPTransport: Sendable {
 
 extension HTTPTransport {
     /// Transports wait for their handler unless they say otherwise.
-    public var hasBackpressure: Bool { true }
+    package var hasBackpressure: Bool { true }
 
     /// By default `perform` on a thread of its own.
-    public func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async
+    package func transfer(_ request: TransferRequest, options: TransferOptions, handler: any TransferHandler, handlerMayBlock: Bool) async
         -> TransferOutcome
     {
         await performOnThread(request, options: options, handler: handler)
@@ -57,7 +57,7 @@ extension HTTPTransport {
     }
 
     /// Nothing to wake by default: `transferShouldAbort` is asked as the transfer goes.
-    public func wake() {}
+    package func wake() {}
 }
 
 /// A transfer handed to another thread: the handler is used there alone while its caller waits.
@@ -69,7 +69,7 @@ private struct UncheckedTransfer: @unchecked Sendable {
 }
 
 /// Receives one response: one call at a time, none after `perform` returned.
-public protocol TransferHandler: AnyObject {
+package protocol TransferHandler: AnyObject {
     /// The final (non-1xx) response head. Return `.stop` to end the transfer without reading the body.
     func transferDidReceiveHead(_ head: ResponseHead) -> TransferControl
     /// A chunk of the body, valid only during the call. Return `.stop` to end the transfer.
@@ -85,11 +85,11 @@ public protocol TransferHandler: AnyObject {
 }
 
 extension TransferHandler {
-    public func secondsBeforeNextChunk() -> Double { 0 }
+    package func secondsBeforeNextChunk() -> Double { 0 }
 }
 
 /// Whether a transfer goes on.
-public enum TransferControl: Sendable {
+package enum TransferControl: Sendable {
     /// Go on reading the response.
     case proceed
     /// End the transfer now; `perform` returns `.stoppedByHandler`.
@@ -97,7 +97,7 @@ public enum TransferControl: Sendable {
 }
 
 /// How one `perform` ended.
-public enum TransferOutcome: Sendable, Equatable {
+package enum TransferOutcome: Sendable, Equatable {
     /// The response ended as HTTP framing says it should.
     case completed
     /// The handler asked to stop (a `.stop` or `transferShouldAbort`).
@@ -107,9 +107,9 @@ public enum TransferOutcome: Sendable, Equatable {
 }
 
 /// A failure below HTTP: name resolution, connection, TLS, a dropped or stalled transfer.
-public struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct TransportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Where the transfer failed.
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// The URL cannot be requested (an unsupported scheme, a malformed URL).
         case invalidURL
         /// The host (or the proxy's host) name could not be resolved.
@@ -137,16 +137,16 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// Where the transfer failed.
-    public let kind: Kind
+    package let kind: Kind
     /// What went wrong, for a person, naming the settings that bear on it.
     package let text: SettingText
     /// What went wrong, with the library's names for settings.
-    public var message: String { text.description }
+    package var message: String { text.description }
     /// The engine's own code for the failure: libcurl's `CURLcode`, or URLSession's `URLError` code.
-    public let code: Int?
+    package let code: Int?
 
     /// A failure of `kind` told by `message`, with the engine's code when there is one.
-    public init(_ kind: Kind, _ message: String, code: Int? = nil) {
+    package init(_ kind: Kind, _ message: String, code: Int? = nil) {
         self.init(kind, SettingText(message), code: code)
     }
 
@@ -158,12 +158,12 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// Whether trying again could succeed without anything changing on this side.
-    public var isRetryable: Bool {
+    package var isRetryable: Bool {
         switch kind {
         case .nameResolution, .connect, .timeout, .stalled, .connectionLost: return true
         case .invalidURL, .tls, .headerTooLarge, .protocolViolation, .optionRefused, .proxyRefused, .other: return false
         }
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import HaulCore
 
-/// The engines that can move a download's bytes; each is an ``HTTPTransport``.
+/// The engines that can move a download's bytes: what an app chooses (`Downloader(engine:)`,
+/// `DownloadQueue(engine:)`); each is one of Haul's own transports behind its `HTTPTransport` seam.
 public enum TransportEngine: String, Sendable, CaseIterable {
     /// libcurl, called directly: the default on Linux (curl's own speed, every option).
     case curl
@@ -29,7 +30,7 @@ public enum TransportEngine: String, Sendable, CaseIterable {
     }
 
     /// A new transport of this engine, or nil where this build does not have it.
-    public func makeTransport() -> (any HTTPTransport)? {
+    package func makeTransport() -> (any HTTPTransport)? {
         switch self {
         case .curl:
             #if canImport(CCurl)

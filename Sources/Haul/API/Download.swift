@@ -120,7 +120,7 @@ public struct Downloader: Sendable {
     }
 
     /// A downloader on another transport (tests use fakes).
-    public init(transport: any HTTPTransport) {
+    package init(transport: any HTTPTransport) {
         self.transport = transport
     }
 

@@ -5,7 +5,7 @@ import Synchronization
 
 /// A speed limit shared by every transfer that holds it: all the downloads of a batch and all the
 /// connections of one download draw from one budget. Each transfer accounts for the bytes it took,
-/// and its transport asks, before the next chunk, how long to hold it back (`TransferPacer`): on
+/// and the engine asks, before the next chunk, how long to hold it back: on
 /// the event loop that transfer alone is paused, so the kernel's flow control slows the sender
 /// and no other transfer waits.
 ///
@@ -70,7 +70,7 @@ public final class RateLimiter: TransferPacer {
     }
 
     /// How long until the debt of this limit and of the enclosing one is paid; takes nothing.
-    public func secondsBeforeNextChunk() -> Double {
+    package func secondsBeforeNextChunk() -> Double {
         let now = now
         let wait = own.withLock { $0.bucket?.wait(now: now) ?? 0 }
         return max(wait, enclosing?.secondsBeforeNextChunk() ?? 0)

@@ -45,10 +45,9 @@ public final class DownloadQueue: Sendable {
     }
 
     /// Opens the queue in `stateDirectory` (default: `defaultStateDirectory`) with downloads on
-    /// `transport` (tests use fakes).
     /// `transport` (tests use fakes). A `postgresql://` URI in place of the directory opens the
     /// shared store there (see `QueueStoreLocation`).
-    public convenience init(stateDirectory: String? = nil, transport: any HTTPTransport) throws(DownloadError) {
+    package convenience init(stateDirectory: String? = nil, transport: any HTTPTransport) throws(DownloadError) {
         try self.init(store: QueueStoreLocation(stateDirectory ?? Self.defaultStateDirectory), transport: transport)
     }
 
@@ -58,7 +57,7 @@ public final class DownloadQueue: Sendable {
     }
 
     /// Opens the queue in `store` with downloads on `transport`.
-    public init(store location: QueueStoreLocation, transport: any HTTPTransport) throws(DownloadError) {
+    package init(store location: QueueStoreLocation, transport: any HTTPTransport) throws(DownloadError) {
         self.transport = transport
         stateDirectory = location.description
         let store = try location.open()

@@ -28,7 +28,7 @@ public struct TransferOptions: Sendable, Equatable {
     /// is a connection, so multiplexing buys nothing).
     public var allowsHTTP2 = false
     /// The speed limit the body is kept to, asked before each chunk (`TransferPacer`); nil for none.
-    public var pacer: (any TransferPacer)? {
+    package var pacer: (any TransferPacer)? {
         get { pacerReference?.pacer }
         set { pacerReference = newValue.map(PacerReference.init) }
     }

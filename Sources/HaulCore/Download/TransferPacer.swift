@@ -9,7 +9,7 @@ import Foundation
 /// (`CURL_WRITEFUNC_PAUSE`) and resumes it when the time is up, so one limited download never holds
 /// up another on the loop; a transfer on a thread of its own waits on it, in naps short enough
 /// for a stop to be seen.
-public protocol TransferPacer: AnyObject, Sendable {
+package protocol TransferPacer: AnyObject, Sendable {
     /// Seconds to hold the next chunk back; 0 when it may be taken now. Called on the transport's
     /// thread (the event loop's), so it must not block.
     func secondsBeforeNextChunk() -> Double
@@ -22,7 +22,7 @@ public protocol TransferPacer: AnyObject, Sendable {
 }
 
 extension TransferPacer {
-    public var bytesPerSecondNow: Int64? { nil }
+    package var bytesPerSecondNow: Int64? { nil }
 }
 
 /// A pacer in `TransferOptions`, equal by identity: two options are the same when they keep the

@@ -1,18 +1,18 @@
 /// The status line and header fields of one HTTP response, before its body.
-public struct ResponseHead: Sendable, Equatable {
+package struct ResponseHead: Sendable, Equatable {
     /// The HTTP status code.
-    public let status: Int
+    package let status: Int
     /// The header fields, in order.
-    public let headers: HTTPHeaders
+    package let headers: HTTPHeaders
 
     /// A response head with this status and these fields.
-    public init(status: Int, headers: HTTPHeaders) {
+    package init(status: Int, headers: HTTPHeaders) {
         self.status = status
         self.headers = headers
     }
 
     /// `Content-Length`, when present and a valid non-negative number.
-    public var contentLength: Int64? {
+    package var contentLength: Int64? {
         guard let raw = headers["Content-Length"]?.trimmingWhitespace(),
             !raw.isEmpty, raw.allSatisfy(\.isASCIIDigit), let value = Int64(raw)
         else { return nil }
@@ -33,7 +33,7 @@ public struct ResponseHead: Sendable, Equatable {
     }
 
     /// The content coding, lower-cased; nil when absent or `identity`.
-    public var contentEncoding: String? {
+    package var contentEncoding: String? {
         guard let raw = headers["Content-Encoding"]?.trimmingWhitespace().lowercased(),
             !raw.isEmpty, raw != "identity"
         else { return nil }
@@ -41,12 +41,12 @@ public struct ResponseHead: Sendable, Equatable {
     }
 
     /// Whether the server says it accepts byte ranges.
-    public var acceptsByteRanges: Bool {
+    package var acceptsByteRanges: Bool {
         headers["Accept-Ranges"]?.lowercased().contains("bytes") ?? false
     }
 
     /// Whether the status is a redirect Haul follows (301, 302, 303, 307, 308).
-    public var isRedirect: Bool {
+    package var isRedirect: Bool {
         [301, 302, 303, 307, 308].contains(status)
     }
 }

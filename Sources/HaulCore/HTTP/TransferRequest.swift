@@ -1,18 +1,18 @@
 import Foundation
 
 /// One HTTP request exactly as it goes on the wire: no redirects are followed by the transport.
-public struct TransferRequest: Sendable, Equatable {
+package struct TransferRequest: Sendable, Equatable {
     /// The URL asked for.
-    public var url: URL
+    package var url: URL
     /// The HTTP method.
-    public var method: String
+    package var method: String
     /// The header fields sent, in order.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The request body; nil for none.
-    public var body: [UInt8]?
+    package var body: [UInt8]?
 
     /// A request for `url`; by default a GET without headers or body.
-    public init(url: URL, method: String = "GET", headers: HTTPHeaders = HTTPHeaders(), body: [UInt8]? = nil) {
+    package init(url: URL, method: String = "GET", headers: HTTPHeaders = HTTPHeaders(), body: [UInt8]? = nil) {
         self.url = url
         self.method = method
         self.headers = headers
