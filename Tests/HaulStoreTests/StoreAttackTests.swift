@@ -61,6 +61,40 @@ struct StoreAttackTests {
     }
 
     @Test(
+        "GIVEN an SQLite row whose host is not UTF-8 (X'FF', written by another process) and a running row of host U+FFFD, maxPerHost 1 WHEN a claim runs THEN it returns nil, never loops forever"
+    )
+    func sqliteClaimWithNonUTF8HostEnds() async {
+        // The claim reads the host as U+FFFD (String(decoding:) repairs it), counts that host's
+        // transfers (1: at its limit), then leaves out "\u{FFFD}", which is not the row's X'FF':
+        // the same row comes back forever. Escaping NUL alone would not fix this one.
+        await #expect(processExitsWith: .success) {
+            alarm(20)
+            do {
+                try Self.claimOnNonUTF8Host()
+            } catch {
+                exit(5)
+            }
+        }
+    }
+
+    /// The body of `sqliteClaimWithNonUTF8HostEnds`, run in its child process; exits 0 when the
+    /// claim finds nothing.
+    private static func claimOnNonUTF8Host() throws {
+        let directory = try TemporaryDirectory(prefix: "haul-attack")
+        let store = try QueueStore(directory: directory.path)
+        let ids = try store.add([
+            NewDownload(url: "http://one/1", destinationKind: .file, destination: directory.file("out/1")),
+            NewDownload(url: "http://two/2", destinationKind: .file, destination: directory.file("out/2")),
+        ])
+        let owner = LeaseOwner()
+        guard try store.claimNext(for: owner)?.id == ids[0] else { exit(3) }
+        let raw = try SQLiteConnection(path: store.location)
+        try raw.execute("UPDATE downloads SET host = CAST(X'EFBFBD' AS TEXT) WHERE id = \(ids[0])")
+        try raw.execute("UPDATE downloads SET host = CAST(X'FF' AS TEXT) WHERE id = \(ids[1])")
+        exit(try store.claimNext(for: owner, rules: ClaimRules(maxPerHost: 1)) == nil ? 0 : 4)
+    }
+
+    @Test(
         "GIVEN PostgreSQL items of a host with a quote and a combining mark (http://a%22%CC%81b/) and maxPerHost 1, one running WHEN another claim runs THEN it returns nil, not a malformed array literal"
     )
     func postgresClaimWithQuoteCombiningHost() throws {
