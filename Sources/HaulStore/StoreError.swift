@@ -27,6 +27,9 @@ package struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case secretRefused
         /// The queue's database server cannot be reached (after retrying with backoff).
         case unavailable
+        /// A value no queue database can keep as given (a NUL inside a URL, a path or a header:
+        /// PostgreSQL's text cannot hold one, and no path or request line may).
+        case invalidValue
     }
 
     /// What kind of failure it is.

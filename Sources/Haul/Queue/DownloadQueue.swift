@@ -169,7 +169,7 @@ public final class DownloadQueue: Sendable {
             guard let error = error as? StoreError else { throw DownloadError(.io, "\(error)") }
             switch error.kind {
             case .notFound: throw DownloadError(.usage, error)
-            case .conflict: throw DownloadError(.usage, error)
+            case .conflict, .invalidValue: throw DownloadError(.usage, error)
             case .secretRefused: throw DownloadError(.secretRefused, error)
             default: throw DownloadError(.io, error)
             }

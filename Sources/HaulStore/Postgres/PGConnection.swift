@@ -72,7 +72,13 @@ final class PGConnection {
     /// `PGParameter`) and returns its rows as values.
     @discardableResult
     func query(_ sql: String, _ parameters: [StoreValue] = []) throws(PGError) -> PGResult {
-        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { PGParameter.text($0).flatMap { strdup($0) } }
+        let texts = parameters.map(PGParameter.text)
+        // A C string ends at a NUL: sent as is, the value would arrive cut short (another URL,
+        // another path). PostgreSQL's text cannot hold one anyway.
+        if texts.contains(where: { $0?.utf8.contains(0) ?? false }) {
+            throw PGError(message: "a value with a NUL byte cannot be sent to PostgreSQL", connectionLost: false)
+        }
+        let copies: [UnsafeMutablePointer<CChar>?] = texts.map { $0.flatMap { strdup($0) } }
         defer {
             for copy in copies { free(copy) }
         }
@@ -228,11 +234,15 @@ enum PGParameter {
     /// An array element, double-quoted with `\` and `"` escaped (so NULL, commas and braces in
     /// it are text).
     private static func quoted(_ text: String) -> String {
-        var out = "\""
-        for character in text {
-            if character == "\\" || character == "\"" { out.append("\\") }
-            out.append(character)
+        // By Unicode scalar, not by Character: a quote followed by a combining mark is one
+        // Character, and compared as one it would go out unescaped.
+        var out = String.UnicodeScalarView()
+        out.append("\"")
+        for scalar in text.unicodeScalars {
+            if scalar == "\\" || scalar == "\"" { out.append("\\") }
+            out.append(scalar)
         }
-        return out + "\""
+        out.append("\"")
+        return String(out)
     }
 }

@@ -81,6 +81,9 @@ extension QueueDialect {
         // columns: a claim of a row just added must not erase the addition's token.
         migrator.registerMigration("v5-claim-token") { db in try db.execute("ALTER TABLE downloads ADD COLUMN IF NOT EXISTS claim_token TEXT") }
         migrator.registerMigration("v6-add-token") { db in try db.execute("ALTER TABLE downloads ADD COLUMN IF NOT EXISTS add_token TEXT") }
+        // A priority is a 64-bit integer on both databases (SQLite's INTEGER is): 32 bits refused
+        // what the other store keeps.
+        migrator.registerMigration("v7-priority-bigint") { db in try db.execute("ALTER TABLE downloads ALTER COLUMN priority TYPE BIGINT") }
         return migrator
     }()
 

@@ -8,6 +8,11 @@ extension QueueStore {
     /// that carries a secret (see `SharedStoreRule`) with `.secretRefused`.
     @discardableResult
     package func add(_ downloads: [NewDownload]) throws(StoreError) -> [Int64] {
+        for new in downloads {
+            if let field = Self.fieldWithNUL(new) {
+                throw StoreError(.invalidValue, "\(field) of \(Redaction.url(new.url.replacingOccurrences(of: "\u{0}", with: "%00"))) holds a NUL byte, which no download can carry")
+            }
+        }
         if isShared {
             for new in downloads {
                 if let refusal = SharedStoreRule.refusal(of: new) { throw StoreError(.secretRefused, refusal) }
@@ -130,6 +135,17 @@ extension QueueStore {
             ? try db.row(dialect.activeFile, [.text(new.destination)])
             : try db.row(dialect.activeInDirectory, [.text(new.destination), .text(new.url)])
         return row?.int64("id")
+    }
+
+    /// The name of a text of `new` with a NUL byte inside, nil when there is none: a request line,
+    /// a header or a path cannot carry one, and PostgreSQL's text cannot hold one.
+    private static func fieldWithNUL(_ new: NewDownload) -> String? {
+        func hasNUL(_ text: String?) -> Bool { text?.utf8.contains(0) ?? false }
+        if hasNUL(new.url) { return "the URL" }
+        if hasNUL(new.destination) { return "the destination" }
+        if hasNUL(new.method) || hasNUL(new.range) { return "the request" }
+        if new.headers.contains(where: { hasNUL($0.name) || hasNUL($0.value) }) { return "a header" }
+        return nil
     }
 
     private static func describe(_ new: NewDownload) -> String {

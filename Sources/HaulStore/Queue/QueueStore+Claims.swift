@@ -40,14 +40,18 @@ extension QueueStore {
     }
 
     /// Claims the best queued item (among `ids`, if given) for `owner`, looking through the
-    /// queued items best first. A small set of ids (or none) is chosen among by the database, one
-    /// row at a time (on PostgreSQL, each row looked at is locked until the claim commits); a large
-    /// one (a batch of thousands) here, page by page, where a batch usually finds its own in the
-    /// first rows. A host found at its limit is left out for the rest of the claim.
+    /// queued items best first. A small set of ids (or none, or any on a shared store) is chosen
+    /// among by the database, one row at a time (on PostgreSQL, each row looked at is locked until
+    /// the claim commits); a large one (a batch of thousands on one machine) here, page by page,
+    /// where a batch usually finds its own in the first rows. A host found at its limit is left out for the rest of the claim (looking again
+    /// from the best item, which the statement then passes over: each host is found full at most
+    /// once, so a claim ends).
     private func claimBest(_ db: any StoreConnection, for owner: LeaseOwner, among ids: Set<Int64>?, rules: ClaimRules, token: String) throws
         -> StoredDownload?
     {
-        let chosenByDatabase = ids.map { $0.count <= 256 } ?? true
+        // On a shared store always: rows of a page are locked until the claim commits, and rows of
+        // other batches locked there would be passed over by their own workers meanwhile.
+        let chosenByDatabase = isShared || ids.map { $0.count <= 256 } ?? true
         let among: StoreValue = ids.flatMap { chosenByDatabase ? .integers($0.sorted()) : nil } ?? .null
         let page = rules.maxPerHost == nil ? dialect.nextQueued : dialect.nextQueuedLockingHost
         let limit: StoreValue = rules.maxPerHost.map { .integer(Int64($0)) } ?? .null
@@ -62,6 +66,11 @@ extension QueueStore {
             for row in rows {
                 guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
                 let host = row.string("host") ?? ""
+                // A host left out by the statement may still come back, when what the row holds is
+                // not what was read (bytes that are not UTF-8, read as U+FFFD) or not what the
+                // database compares (SQLite's JSON stops at a NUL): passed over here, the page
+                // moves on, so a claim always ends.
+                if fullHosts.contains(host) { continue }
                 let leased = try db.row(
                     dialect.lease,
                     [.text(owner.encoded), .text(database.workerName(owner)), .real(leaseSeconds), .text(token), .integer(id), limit, .text(host)])
