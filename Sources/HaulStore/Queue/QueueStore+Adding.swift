@@ -10,7 +10,9 @@ extension QueueStore {
     package func add(_ downloads: [NewDownload]) throws(StoreError) -> [Int64] {
         for new in downloads {
             if let field = Self.fieldWithNUL(new) {
-                throw StoreError(.invalidValue, "\(field) of \(Redaction.url(new.url.replacingOccurrences(of: "\u{0}", with: "%00"))) holds a NUL byte, which no download can carry")
+                throw StoreError(
+                    .invalidValue,
+                    "\(field) of \(Redaction.url(new.url.replacingOccurrences(of: "\u{0}", with: "%00"))) holds a NUL byte, which no download can carry")
             }
         }
         if isShared {
