@@ -8,8 +8,9 @@ import Testing
 
 /// Attacks on `-R` / `--remote-time` where the download has no finished file of its own: standard
 /// output and a FIFO. curl's `-R` sets the time only on a regular file it wrote (`outs.s_isreg`);
-/// Haul's doc says "the finished file".
-@Suite("haul -R: no file of its own, no time set (options attack)")
+/// Haul's doc says "the finished file". And a file dated by `-R` must still be recognised as the
+/// download's own when the same command runs again.
+@Suite("haul -R: where the server's time goes (options attack)")
 struct CLIOptionsAttackTests {
     private static let stated = "Sun, 06 Nov 1994 08:49:37 GMT"
     private static let statedSeconds: TimeInterval = 784_111_777
@@ -53,6 +54,27 @@ struct CLIOptionsAttackTests {
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let after = try Self.modified(fifo)
         #expect(after != Self.statedSeconds, "the FIFO took the server's Last-Modified time")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func remoteTimeRunAgainFindsItsOwnFinishedFile() throws {
+        // GIVEN a file downloaded with -R (dated 1994 by the server), as a plain download run
+        // twice is: the second run finds its own finished file and says so
+        let server = try FaultServer()
+        server.setResource("/t.bin", body: TestData.bytes(count: 4_000, seed: 9), lastModified: Self.stated)
+        let out = try TemporaryDirectory(prefix: "haul-optattack-again")
+        let plainFirst = try HaulBinary.run([server.url("/t.bin"), "-q", "-o", out.file("plain.bin")])
+        let plainAgain = try HaulBinary.run([server.url("/t.bin"), "-q", "-o", out.file("plain.bin")])
+        let first = try HaulBinary.run([server.url("/t.bin"), "-R", "-q", "-o", out.file("r.bin")])
+        #expect(plainFirst.status == 0 && plainAgain.status == 0 && first.status == 0, "stderr: \(plainAgain.stderr) \(first.stderr)")
+        #expect(try Self.modified(out.file("r.bin")) == Self.statedSeconds)
+
+        // WHEN the same command runs again
+        let again = try HaulBinary.run([server.url("/t.bin"), "-R", "-q", "-o", out.file("r.bin")])
+
+        // THEN it too is already complete (exit 0), not refused as someone else's file (exit 7):
+        // the finished mark holds the file's time from before -R changed it
+        #expect(again.status == 0, "exit \(again.status), stderr: \(again.stderr)")
     }
 
     private static func modified(_ path: String) throws -> TimeInterval {
