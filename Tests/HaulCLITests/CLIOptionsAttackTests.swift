@@ -77,6 +77,22 @@ struct CLIOptionsAttackTests {
         #expect(again.status == 0, "exit \(again.status), stderr: \(again.stderr)")
     }
 
+    @Test(.timeLimit(.minutes(1)), arguments: ["Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 1994 08:49:37 +0000"])
+    func remoteTimeReadsTheDatesCurlsRReads(stated: String) throws {
+        // GIVEN a server whose Last-Modified names its zone UTC or +0000 instead of GMT (curl -R
+        // reads both as 1994-11-06 08:49:37; RFC 9110 asks recipients to be robust)
+        let server = try FaultServer()
+        server.setResource("/t.bin", body: TestData.bytes(count: 4_000, seed: 10), lastModified: stated)
+        let out = try TemporaryDirectory(prefix: "haul-optattack-zone")
+
+        // WHEN it is downloaded with -R
+        let result = try HaulBinary.run([server.url("/t.bin"), "-R", "-q", "-o", out.file("z.bin")])
+
+        // THEN the file has the server's time, as curl -R gives it
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(try Self.modified(out.file("z.bin")) == Self.statedSeconds, "Last-Modified: \(stated)")
+    }
+
     private static func modified(_ path: String) throws -> TimeInterval {
         let date = try #require(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
         return date.timeIntervalSince1970
