@@ -49,7 +49,7 @@ struct HTTPDateTests {
         "GIVEN malformed or hostile input WHEN parsed THEN the result is nil",
         arguments: [
             "", "   ", "garbage", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 08:49:37 PST",
-            "Sun, 06 Nov 1994 08:49:37 +0000", "Sun, 32 Jan 1994 08:49:37 GMT", "Sun, 00 Jan 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 +0100", "Sun, 32 Jan 1994 08:49:37 GMT", "Sun, 00 Jan 1994 08:49:37 GMT",
             "Sun, 29 Feb 1900 08:49:37 GMT", "Sun, 31 Apr 1994 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT",
             "Sun, 06 Nov 94 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 08:60:00 GMT",
             "Sun, 06 Nov 1994 08:49:61 GMT", "Sun, 06 Nov 1994 8:49:37 GMT", "Sun, 06 Nov 1994 08:49 GMT",

@@ -28,7 +28,7 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
         public static let protocolViolation = Category("protocol")
         /// The file's digest is not the expected one (the data is kept as a partial file).
         public static let checksum = Category("checksum")
-        /// The file is larger than the download's `maxSize` (the bytes received so far are kept).
+        /// The file is larger than the download's size limit allows (the bytes received so far are kept).
         public static let tooLarge = Category("too-large")
         /// The transfer engine cannot run the request as asked (libcurl refused an option Haul needs,
         /// e.g. a libcurl too old for it); retrying with the same engine cannot help.
@@ -76,7 +76,7 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
     public struct Space: Sendable, Equatable {
         /// Bytes the download needs (the rest of the file, with the free-space margin for a disk).
         public let needed: Int64
-        /// Bytes there are (free on the disk, or allowed by `maxSize`).
+        /// Bytes there are (free on the disk, or allowed by the download's size limit).
         public let available: Int64
 
         /// `needed` bytes against `available`.
@@ -100,7 +100,7 @@ public struct DownloadError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
-    /// An error of `category` told by `text`, which may name settings (`\(setting: .maxSize)`).
+    /// An error of `category` told by `text`, which may name settings (`\(setting: .proxy)`).
     package init(_ category: Category, _ text: SettingText, httpStatus: Int? = nil) {
         self.category = category
         self.text = text

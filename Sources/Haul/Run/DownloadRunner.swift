@@ -234,13 +234,13 @@ final class DownloadRunner {
                 return try digest.verify(output, checkpointOnExit: checkpointOnExit)
             }
         }
+        if request.options.usesRemoteTime, !output.alreadyInPlace, let stated = output.record.validators.lastModified.flatMap(HTTPDate.parse) {
+            // Before the file is put in place: the finished mark then records the identity the
+            // file keeps (a time set after it would make the next run take the file for another's).
+            output.sink.setModificationTime(stated)
+        }
         let member = FinishGroup.Member(output, replacing: request.existingFile == .overwrite, hash: digest.hash)
         let path = try await FinishGroups.place(member, with: setup.finishGroups, item: setup.item).mapError { DownloadError($0) }.get()
-        if request.options.usesRemoteTime, !output.alreadyInPlace, let stated = output.record.validators.lastModified.flatMap(HTTPDate.parse) {
-            // Only the file's time, after its bytes are durable: a file system that refuses it
-            // keeps the time of writing, as curl's -R does.
-            try? FileManager.default.setAttributes([.modificationDate: stated], ofItemAtPath: path)
-        }
         // The last report's speed covers every byte up to the end.
         figures.sample()
         setup.hub.publish(.progress(figures.progress(output, segments: segments.coordinator, connected: false, final: true)))

@@ -80,7 +80,7 @@ public struct DownloadOptions: Sendable, Equatable {
     }
 
     /// What a queued download keeps of these options, as it reads back: the paths of its files
-    /// (netrc, cookies) made absolute against the working directory (it may run from another),
+    /// (netrc, CA bundle, cookies) made absolute against the working directory (it may run from another),
     /// and the transfer's timeouts and pacer, which are the run's, at their defaults.
     package var toKeep: DownloadOptions {
         var options = self
@@ -89,6 +89,7 @@ public struct DownloadOptions: Sendable, Equatable {
         options.transfer.stallTimeout = defaults.stallTimeout
         options.transfer.pacer = nil
         options.transfer.netrcFile = transfer.netrcFile.map(AbsolutePath.of)
+        options.transfer.caFile = transfer.caFile.map(AbsolutePath.of)
         options.cookieFile = cookieFile.map(AbsolutePath.of)
         options.cookieJar = cookieJar.map(AbsolutePath.of)
         return options

@@ -146,8 +146,9 @@ package enum HTTPDate {
         return Int64(index + 1)
     }
 
+    /// GMT, or a name of the same zone that servers send instead (curl's `-R` reads them too).
     private static func isGMT(_ text: Substring) -> Bool {
-        text.lowercased() == "gmt"
+        ["gmt", "utc", "ut", "z", "+0000", "-0000"].contains(text.lowercased())
     }
 
     private static func centuryYear(_ twoDigits: Int64, now: Date) -> Int64 {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The place body bytes are written: a partial file that can be resumed, or a direct output.
 package enum OutputSink {
     /// A partial file beside the destination, resumable.
@@ -44,6 +46,12 @@ package enum OutputSink {
         case .direct(let output):
             return output.length == length
         }
+    }
+
+    /// Dates the file `date` (curl's `-R`): only a partial, the regular file Haul writes and puts
+    /// in place; standard output, a FIFO or a device keeps its own times.
+    package func setModificationTime(_ date: Date) {
+        if case .partial(let file) = self { file.setModificationTime(date) }
     }
 
     package func syncData() throws(StoreError) {

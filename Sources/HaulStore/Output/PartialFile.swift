@@ -145,6 +145,17 @@ package final class PartialFile: @unchecked Sendable {
         CrashPoint.reach(.afterDataSync)
     }
 
+    /// Dates the file `date`, its access and modification times both, as curl `-R` and wget do.
+    /// Best effort: a file system that refuses keeps the time of writing.
+    package func setModificationTime(_ date: Date) {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite, let whole = Int(exactly: seconds) else { return }
+        let nanoseconds = Int((date.timeIntervalSince1970 - seconds) * 1e9)
+        let time = timespec(tv_sec: whole, tv_nsec: nanoseconds)
+        var times = [time, time]
+        _ = futimens(fd, &times)
+    }
+
     /// `syncData` without reaching its crash point: a group of files reaches it once for all.
     func syncDataAlone() throws(StoreError) {
         try PlatformSeams.syncData(fd, path: path)
