@@ -49,10 +49,15 @@ pg_port=$(nginx_free_port)
 log "PostgreSQL: $pg_bin on 127.0.0.1:$pg_port"
 as_postgres "$pg_bin/initdb" -D "$work/pg/data" -U haul --auth=trust -E UTF8 --no-sync --no-instructions >/dev/null
 as_postgres "$pg_bin/pg_ctl" -D "$work/pg/data" -l "$work/pg/server.log" -w \
-    -o "-p $pg_port -k $work/pg -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+    -o "-p $pg_port -k $work/pg -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all" \
     start >/dev/null
 pg_pid=$(head -n 1 "$work/pg/data/postmaster.pid")
 psql() { "$pg_bin/psql" -X -q -A -t -v ON_ERROR_STOP=1 -d "postgresql://haul@127.0.0.1:$pg_port/${2:-postgres}" -c "$1"; }
+
+psql "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
+# Statements the server ran in database $1 since the last reset, as pg_stat_statements counts
+# them (BEGIN and COMMIT included); reset with `psql "SELECT pg_stat_statements_reset()"`.
+statements_in() { psql "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$1'"; }
 
 build_haul_release .build "$work/build.log"
 
@@ -66,15 +71,18 @@ for path in "$work/root"/f*.bin; do urls+=("http://127.0.0.1:$nginx_port/$(basen
 server_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pg_pid/stat"; }
 ticks_per_second=$(getconf CLK_TCK)
 
-# run_round STATE WORKERS: adds every URL to STATE, runs WORKERS workers at once, prints
-# "wall haul_cpu server_cpu" (seconds).
+# run_round STATE WORKERS OUT [DB]: adds every URL to STATE, runs WORKERS workers at once, prints
+# "wall haul_cpu server_cpu statements" (seconds; statements the run sent to DB, 0 without one).
 run_round() {
-    local state=$1 workers=$2 out=$3
-    rm -rf "$out" && mkdir -p "$out"
+    local state=$1 workers=$2 out=$3 db=${4:-}
+    # A fresh directory each round, nothing deleted: files created within about 30 s of a mass
+    # deletion cost up to 10x on ext4 (bench/README.md).
+    mkdir -p "$out"
     for ((start = 0; start < files; start += 500)); do
         "$haul_bin" queue add --state "$state" -d "$out" "${urls[@]:start:500}" >/dev/null
     done
     local before after t0 t1 pids=() cpu=0
+    if [[ -n "$db" ]]; then psql "SELECT pg_stat_statements_reset()" >/dev/null; fi
     before=$(server_ticks)
     t0=$(date +%s.%N)
     for ((w = 0; w < workers; w++)); do
@@ -88,31 +96,33 @@ run_round() {
     sleep 0.5
     after=$(server_ticks)
     for ((w = 0; w < workers; w++)); do cpu=$(awk -v c="$cpu" '{ print c + $1 + $2 }' "$work/time.$w"); done
-    local got
+    local got statements=0
+    if [[ -n "$db" ]]; then statements=$(statements_in "$db"); fi
     got=$(find "$out" -name 'f*.bin' | wc -l)
     if ((got != files)); then echo "error: $got of $files files downloaded" >&2; exit 1; fi
     cmp -s "$out/f000000.bin" "$work/root/f000000.bin" || { echo "error: f000000.bin differs" >&2; exit 1; }
-    awk -v a="$t0" -v b="$t1" -v c="$cpu" -v s="$(((after - before)))" -v hz="$ticks_per_second" \
-        'BEGIN { printf "%.3f %.3f %.3f\n", b - a, c, s / hz }'
+    awk -v a="$t0" -v b="$t1" -v c="$cpu" -v s="$(((after - before)))" -v hz="$ticks_per_second" -v q="$statements" \
+        'BEGIN { printf "%.3f %.3f %.3f %d\n", b - a, c, s / hz, q }'
 }
 
 report() {
     local label=$1 results=$2
-    local wall cpu server
+    local wall cpu server statements
     wall=$(cut -d' ' -f1 <"$results" | median)
+    statements=$(cut -d' ' -f4 <"$results" | median)
     cpu=$(cut -d' ' -f2 <"$results" | median)
     server=$(cut -d' ' -f3 <"$results" | median)
-    awk -v l="$label" -v w="$wall" -v c="$cpu" -v s="$server" -v n="$files" \
-        'BEGIN { printf "| %-22s | %7.2f | %8.0f | %12.0f | %13.0f |\n", l, w, n / w, c / n * 1e6, s / n * 1e6 }'
+    awk -v l="$label" -v w="$wall" -v c="$cpu" -v s="$server" -v n="$files" -v q="$statements" \
+        'BEGIN { printf "| %-22s | %7.2f | %8.0f | %16.0f | %18.0f | %19.1f |\n", l, w, n / w, c / n * 1e6, s / n * 1e6, q / n }'
 }
 
 echo
-echo "| store, workers x -j     | wall, s | items/s | haul CPU µs/item | server CPU µs/item |"
-echo "|------------------------|---------|---------|------------------|--------------------|"
+echo "| store, workers x -j     | wall, s | items/s | haul CPU µs/item | server CPU µs/item | statements per item |"
+echo "|------------------------|---------|---------|------------------|--------------------|---------------------|"
 : >"$work/sqlite.results"
 for ((r = 1; r <= rounds; r++)); do
     rm -rf "$work/state"
-    run_round "$work/state" 1 "$work/out" >>"$work/sqlite.results"
+    run_round "$work/state" 1 "$work/out/sqlite.$r" >>"$work/sqlite.results"
 done
 report "SQLite, 1 x $jobs" "$work/sqlite.results"
 for workers in 1 2 4; do
@@ -120,7 +130,7 @@ for workers in 1 2 4; do
     for ((r = 1; r <= rounds; r++)); do
         db="fleet_${workers}_$r"
         psql "CREATE DATABASE $db" >/dev/null
-        run_round "postgresql://haul@127.0.0.1:$pg_port/$db" "$workers" "$work/out" >>"$work/pg.$workers.results"
+        run_round "postgresql://haul@127.0.0.1:$pg_port/$db" "$workers" "$work/out/pg.$workers.$r" "$db" >>"$work/pg.$workers.results"
     done
     report "PostgreSQL, $workers x $jobs" "$work/pg.$workers.results"
 done

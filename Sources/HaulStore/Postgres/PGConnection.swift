@@ -21,6 +21,11 @@ final class PGConnection {
     let statementSeconds: Double
     /// Given up after a statement's deadline passed: never used again.
     private var abandoned = false
+    /// The statements prepared on this connection (parsed and planned once, by the server), by
+    /// their text: the queue's are a fixed set, so this stays small; past `maxPrepared` a
+    /// statement is sent unprepared.
+    private var prepared: [String: String] = [:]
+    static let maxPrepared = 128
 
     /// The deadline for each statement, from `HAUL_PG_STATEMENT_SECONDS` (else 15 s).
     static let defaultStatementSeconds: Double = {
@@ -82,24 +87,48 @@ final class PGConnection {
         defer {
             for copy in copies { free(copy) }
         }
+        let name = try preparedName(sql, parameters: parameters.count)
         let sent = copies.withUnsafeBufferPointer { buffer -> Int32 in
             let values = buffer.map { UnsafePointer($0) }
             return values.withUnsafeBufferPointer { pointers in
-                PQsendQueryParams(handle, sql, Int32(parameters.count), nil, pointers.baseAddress, nil, nil, 0)
+                if let name { return PQsendQueryPrepared(handle, name, Int32(parameters.count), pointers.baseAddress, nil, nil, 0) }
+                return PQsendQueryParams(handle, sql, Int32(parameters.count), nil, pointers.baseAddress, nil, nil, 0)
             }
         }
         guard sent == 1 else {
             throw PGError(message: String(cString: PQerrorMessage(handle)), connectionLost: true)
         }
-        let result = try awaitResult()
+        return PGResult(try checked(awaitResult()))
+    }
+
+    /// The name `sql` is prepared under on this connection, preparing it first if it is not yet;
+    /// nil once `maxPrepared` statements are (it is then sent with its parameters, unprepared).
+    private func preparedName(_ sql: String, parameters: Int) throws(PGError) -> String? {
+        if let name = prepared[sql] { return name }
+        guard prepared.count < Self.maxPrepared else { return nil }
+        let name = "haul_\(prepared.count)"
+        guard PQsendPrepare(handle, name, sql, Int32(parameters), nil) == 1 else {
+            throw PGError(message: String(cString: PQerrorMessage(handle)), connectionLost: true)
+        }
+        PQclear(try checked(awaitResult()))
+        prepared[sql] = name
+        return name
+    }
+
+    /// `result` if it succeeded; else its error, cleared. A prepared statement whose table
+    /// changed shape under it (another process migrated the schema: SQLSTATE 0A000, "cached plan
+    /// must not change result type") gives its connection up: the caller's retry reconnects and
+    /// prepares anew.
+    private func checked(_ result: OpaquePointer) throws(PGError) -> OpaquePointer {
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             let state = PQresultErrorField(result, haul_pg_diag_sqlstate()).map { String(cString: $0) }
             let message = String(cString: PQresultErrorMessage(result))
             PQclear(result)
+            if state == "0A000" && !prepared.isEmpty { abandoned = true }
             throw PGError(sqlState: state, message: message, connectionLost: !isOK || status == PGRES_FATAL_ERROR && state == nil)
         }
-        return PGResult(result)
+        return result
     }
 
     /// Runs several statements without parameters (schema migrations).
@@ -107,13 +136,7 @@ final class PGConnection {
         guard PQsendQuery(handle, sql) == 1 else {
             throw PGError(message: String(cString: PQerrorMessage(handle)), connectionLost: true)
         }
-        let result = try awaitResult()
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let state = PQresultErrorField(result, haul_pg_diag_sqlstate()).map { String(cString: $0) }
-            throw PGError(sqlState: state, message: String(cString: PQresultErrorMessage(result)), connectionLost: !isOK)
-        }
+        PQclear(try checked(awaitResult()))
     }
 
     /// The answer to the statement(s) just sent, within `statementSeconds`: the first failed
