@@ -59,4 +59,30 @@ struct ServersLeftAtExitTests {
         cluster.stop()
         #expect(!ServersLeftAtExit.isNoted(pid))
     }
+
+    @Test(
+        "GIVEN a PostgreSQL cluster to be removed at exit, as the shared one is WHEN the process exits THEN the exit hook stops its server and removes its directory",
+        .timeLimit(.minutes(2))
+    )
+    func aClusterRemovedAtExitLeavesNothing() throws {
+        // A private cluster: the hook run on the shared one would pull it from under other tests.
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        cluster.removeAtExit()
+        let pid = try #require(cluster.serverPID)
+
+        ServersLeftAtExit.stopNoted(pid)
+        #expect(kill(pid, 0) == -1 && errno == ESRCH, "postgres \(pid) still runs")
+        #expect(!FileManager.default.fileExists(atPath: cluster.directory), "\(cluster.directory) is still there")
+        #expect(!ServersLeftAtExit.isNoted(pid))
+    }
+
+    @Test("GIVEN a fresh test database WHEN it is created THEN it lives in the cluster the test process shares, whose server the exit hook will stop")
+    func theSharedClusterIsRemovedAtExit() throws {
+        let database = try PostgresTestDatabase()
+        defer { database.drop() }
+        let pid = try #require(try PostgresCluster.shared().serverPID)
+        #expect(ServersLeftAtExit.isNoted(pid))
+        #expect(try database.psql("SELECT current_database()") == database.name)
+    }
 }

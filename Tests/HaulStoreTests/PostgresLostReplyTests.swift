@@ -6,31 +6,32 @@ import Testing
 
 /// A PostgreSQL server whose reply to a COMMIT is lost (the connection cut right after the server
 /// committed): the store runs the transaction again, and that second run must not change what the
-/// first one did. Between the worker and the server, a relay that cuts the connection there.
+/// first one did. Between the worker and the server, a relay that cuts the connection there. The
+/// server is the one the test process shares (a fresh database each): only the relay is cut.
 @Suite("PostgreSQL store: a COMMIT whose reply was lost", .serialized)
 struct PostgresLostReplyTests {
-    /// A private cluster, a relay to it, and a store that reaches the cluster through the relay.
-    static func relayedStore() throws -> (PostgresCluster, TCPRelay, QueueStore) {
-        let cluster = try PostgresCluster()
+    /// A fresh database, a relay to its server, and a store that reaches the database through the relay.
+    static func relayedStore() throws -> (PostgresTestDatabase, TCPRelay, QueueStore) {
+        let database = try PostgresTestDatabase()
         do {
-            let relay = try TCPRelay(to: cluster.port)
-            let store = try QueueStore(postgres: "postgresql://haul@127.0.0.1:\(relay.port)/postgres", reconnectSeconds: 10)
-            return (cluster, relay, store)
+            let relay = try TCPRelay(to: database.port)
+            let store = try QueueStore(postgres: "postgresql://haul@127.0.0.1:\(relay.port)/\(database.name)", reconnectSeconds: 10)
+            return (database, relay, store)
         } catch {
-            cluster.stop()
+            database.drop()
             throw error
         }
     }
 
-    static func stop(_ cluster: PostgresCluster, _ relay: TCPRelay) {
+    static func stop(_ database: PostgresTestDatabase, _ relay: TCPRelay) {
         relay.stop()
-        cluster.stop()
+        database.drop()
     }
 
     @Test("GIVEN two queued items WHEN the reply to the first claim's COMMIT is lost THEN the claim returns the item it committed, and the other stays queued")
     func aClaimRunAgainReturnsTheItemItLeased() throws {
-        let (cluster, relay, store) = try Self.relayedStore()
-        defer { Self.stop(cluster, relay) }
+        let (database, relay, store) = try Self.relayedStore()
+        defer { Self.stop(database, relay) }
         let ids = try store.add([
             NewDownload(url: "http://127.0.0.1:1/a", destinationKind: .file, destination: "/tmp/haul-lost-a"),
             NewDownload(url: "http://127.0.0.1:1/b", destinationKind: .file, destination: "/tmp/haul-lost-b"),
@@ -43,13 +44,13 @@ struct PostgresLostReplyTests {
         #expect(relay.cuts == 1, "the relay cut the connection after the claim's COMMIT")
         #expect(claimed?.id == ids[0], "the item the committed claim leased, not the next one")
         #expect(try store.item(ids[1])?.state == .queued, "no second item was leased by the run again")
-        #expect(try cluster.psql("SELECT count(*) FROM downloads WHERE state = 'running'") == "1")
+        #expect(try database.psql("SELECT count(*) FROM downloads WHERE state = 'running'") == "1")
     }
 
     @Test("GIVEN a per-host limit WHEN the reply to a claim's COMMIT is lost THEN the claim run again returns the item it leased")
     func aLimitedClaimRunAgainReturnsTheItemItLeased() throws {
-        let (cluster, relay, store) = try Self.relayedStore()
-        defer { Self.stop(cluster, relay) }
+        let (database, relay, store) = try Self.relayedStore()
+        defer { Self.stop(database, relay) }
         let ids = try store.add([
             NewDownload(url: "http://127.0.0.1:1/a", destinationKind: .file, destination: "/tmp/haul-lost-a"),
             NewDownload(url: "http://127.0.0.1:2/b", destinationKind: .file, destination: "/tmp/haul-lost-b"),
@@ -65,8 +66,8 @@ struct PostgresLostReplyTests {
 
     @Test("GIVEN an addition WHEN the reply to its COMMIT is lost THEN the transaction run again returns the items it added, once each, with no conflict")
     func anAdditionRunAgainReturnsItsItems() throws {
-        let (cluster, relay, store) = try Self.relayedStore()
-        defer { Self.stop(cluster, relay) }
+        let (database, relay, store) = try Self.relayedStore()
+        defer { Self.stop(database, relay) }
         relay.set(.cutAfterCommit(following: "INSERT INTO downloads"))
 
         let ids = try store.add([
@@ -76,7 +77,7 @@ struct PostgresLostReplyTests {
 
         #expect(relay.cuts == 1)
         #expect(ids.count == 2)
-        #expect(try cluster.psql("SELECT count(*) FROM downloads") == "2")
+        #expect(try database.psql("SELECT count(*) FROM downloads") == "2")
         #expect(try store.all().map(\.id).sorted() == ids.sorted())
     }
 }

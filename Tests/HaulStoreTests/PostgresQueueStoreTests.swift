@@ -5,32 +5,33 @@ import HaulTestSupport
 import Testing
 
 /// What only the PostgreSQL store has: migrations under an advisory lock, reconnection with
-/// backoff, wake-ups by LISTEN/NOTIFY. Each test starts a private cluster.
+/// backoff, wake-ups by LISTEN/NOTIFY. Each test gets a fresh database in the cluster the test
+/// process shares, but the one that stops and restarts the server starts a private cluster.
 @Suite("PostgreSQL queue store", .serialized)
 struct PostgresQueueStoreTests {
     @Test("PostgreSQL: GIVEN an empty database WHEN four workers open it at once THEN each migration is applied once, in order, and reopening changes nothing")
     func migrationsOnceUnderALock() throws {
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
+        let database = try PostgresTestDatabase()
+        defer { database.drop() }
         let opened = ClaimLog()
         DispatchQueue.concurrentPerform(iterations: 4) { index in
-            if (try? QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)) != nil { opened.append(Int64(index)) }
+            if (try? QueueStore(postgres: database.uri, reconnectSeconds: 5)) != nil { opened.append(Int64(index)) }
         }
         #expect(opened.sorted() == [0, 1, 2, 3])
-        let names = try cluster.psql("SELECT string_agg(name, ',' ORDER BY applied_at) FROM schema_migrations")
+        let names = try database.psql("SELECT string_agg(name, ',' ORDER BY applied_at) FROM schema_migrations")
         #expect(names == "v1-downloads,v2-host-slots,v3-notify-queued,v4-destination-url,v5-claim-token,v6-add-token,v7-priority-bigint")
-        _ = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)
-        #expect(try cluster.psql("SELECT count(*) FROM schema_migrations") == "7")
+        _ = try QueueStore(postgres: database.uri, reconnectSeconds: 5)
+        #expect(try database.psql("SELECT count(*) FROM schema_migrations") == "7")
     }
 
     @Test("PostgreSQL: GIVEN a database with a migration this build does not know WHEN opened THEN .corruptStore naming it, and nothing changes")
     func newerDatabaseRefused() throws {
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
-        _ = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)
-        try cluster.psql("INSERT INTO schema_migrations VALUES ('v9-from-the-future', 0)")
-        #expect(storeErrorKind { _ = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5) } == .corruptStore)
-        #expect(try cluster.psql("SELECT count(*) FROM schema_migrations") == "8")
+        let database = try PostgresTestDatabase()
+        defer { database.drop() }
+        _ = try QueueStore(postgres: database.uri, reconnectSeconds: 5)
+        try database.psql("INSERT INTO schema_migrations VALUES ('v9-from-the-future', 0)")
+        #expect(storeErrorKind { _ = try QueueStore(postgres: database.uri, reconnectSeconds: 5) } == .corruptStore)
+        #expect(try database.psql("SELECT count(*) FROM schema_migrations") == "8")
     }
 
     @Test(
@@ -58,10 +59,10 @@ struct PostgresQueueStoreTests {
 
     @Test("PostgreSQL: GIVEN an idle worker waiting for work WHEN another process adds an item THEN it wakes at once by NOTIFY, long before its deadline")
     func notifyWakesIdleWorkers() throws {
-        let cluster = try PostgresCluster()
-        defer { cluster.stop() }
-        let waiting = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)
-        let adding = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)
+        let database = try PostgresTestDatabase()
+        defer { database.drop() }
+        let waiting = try QueueStore(postgres: database.uri, reconnectSeconds: 5)
+        let adding = try QueueStore(postgres: database.uri, reconnectSeconds: 5)
         // The listener connects at the first wait.
         waiting.waitForWork(seconds: 0.3)
         let adder = Thread {

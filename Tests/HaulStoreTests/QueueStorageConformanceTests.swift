@@ -6,7 +6,8 @@ import Testing
 
 /// What both stores promise, run against each (`StoreKind`): the same inputs, the same answers.
 /// Every test here is written once over `any QueueStorage` and the helpers of `StoreHarness`; the
-/// PostgreSQL cases start a private cluster each (about a second). A test that checks one
+/// PostgreSQL cases each get a fresh database in the cluster the test process shares (a tenth of
+/// a second; a private cluster took one and a half). A test that checks one
 /// database only lives elsewhere and says so in its name (`QueueStoreTests`: "SQLite: …",
 /// `PostgresQueueStoreTests`: "PostgreSQL: …").
 ///

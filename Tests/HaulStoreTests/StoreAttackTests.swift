@@ -124,7 +124,7 @@ struct StoreAttackTests {
     func postgresClaimWithBackslashCombiningHostEnds() throws {
         let harness = try StoreHarness(.postgres)
         defer { harness.stop() }
-        let store = try QueueStore(postgres: harness.cluster?.uri() ?? "", leaseSeconds: 20, reconnectSeconds: 1)
+        let store = try QueueStore(postgres: harness.database?.uri ?? "", leaseSeconds: 20, reconnectSeconds: 1)
         _ = try store.add([
             NewDownload(url: "http://a%5C%CC%81b/1", destinationKind: .file, destination: harness.directory.file("out/1")),
             NewDownload(url: "http://a%5C%CC%81b/2", destinationKind: .file, destination: harness.directory.file("out/2")),
@@ -148,7 +148,8 @@ struct StoreAttackTests {
         }
         #expect(ended, "the claim was still looping after 15 s")
         #expect(result.withLock { $0 } == "nil")
-        // Stopping the server (defer) ends a claim still looping: it fails once reconnecting gives up.
+        // Dropping the database (defer) ends a claim still looping: its session is ended, and it fails
+        // once reconnecting gives up.
     }
 
     @Test(

@@ -12,8 +12,10 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     var description: String { rawValue }
 }
 
-/// A fresh store of one kind: a temporary state directory, or a private PostgreSQL cluster (its
-/// own server, stopped by PID in `stop()`), with a way to look under the hood of each.
+/// A fresh store of one kind: a temporary state directory, or a fresh database of its own in the
+/// PostgreSQL cluster this test process shares (`PostgresTestDatabase`, dropped in `stop()`), with
+/// a way to look under the hood of each. No test here stops, pauses or reconfigures the server; a
+/// test that does starts a private `PostgresCluster`.
 ///
 /// The shared suite reaches the stores only through `QueueStorage` and the helpers here, so that a
 /// change of the protocol's signatures (a lease value instead of an epoch beside an id) is a change
@@ -21,12 +23,12 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
 final class StoreHarness: Sendable {
     let kind: StoreKind
     let directory: TemporaryDirectory
-    let cluster: PostgresCluster?
+    let database: PostgresTestDatabase?
 
     init(_ kind: StoreKind) throws {
         self.kind = kind
         directory = try TemporaryDirectory(prefix: "haul-conformance")
-        cluster = kind == .postgres ? try PostgresCluster() : nil
+        database = kind == .postgres ? try PostgresTestDatabase() : nil
     }
 
     /// A store on the same data, as another process (or machine) opens it: its first claim looks
@@ -36,14 +38,14 @@ final class StoreHarness: Sendable {
     /// only from `HAUL_LEASE_SECONDS` today (the lead is making it honour this too), so a test
     /// that needs a short lease marks the SQLite case as a known issue.
     func open(leaseSeconds: Double = 20) throws -> any QueueStorage {
-        if let cluster { return try QueueStore(postgres: cluster.uri(), leaseSeconds: leaseSeconds, reconnectSeconds: 5) }
+        if let database { return try QueueStore(postgres: database.uri, leaseSeconds: leaseSeconds, reconnectSeconds: 5) }
         return try QueueStore(directory: directory.path, leaseSeconds: leaseSeconds)
     }
 
     /// Runs SQL on the store's database directly (`?`-free SQL only: it must read on both).
     func sql(_ text: String) throws {
-        if let cluster {
-            try cluster.psql(text)
+        if let database {
+            try database.psql(text)
         } else {
             try SQLiteConnection(path: directory.file(QueueStore.fileName)).execute(text)
         }
@@ -52,10 +54,10 @@ final class StoreHarness: Sendable {
     /// The text of `column` of item `id`, as the database holds it (nil for NULL, or no such item):
     /// what the store wrote, read past its own decoding. `lease_expires` is seconds since 1970 on both.
     func column(_ column: String, of id: Int64) throws -> String? {
-        if let cluster {
+        if let database {
             // psql prints NULL and '' alike: a prefix tells them apart.
             let value = column == "lease_expires" ? "extract(epoch FROM lease_expires)" : column
-            let text = try cluster.psql("SELECT CASE WHEN \(value) IS NULL THEN 'null' ELSE 'value:' || (\(value))::text END FROM downloads WHERE id = \(id)")
+            let text = try database.psql("SELECT CASE WHEN \(value) IS NULL THEN 'null' ELSE 'value:' || (\(value))::text END FROM downloads WHERE id = \(id)")
             return text.hasPrefix("value:") ? String(text.dropFirst("value:".count)) : nil
         }
         let rows = try SQLiteConnection(path: directory.file(QueueStore.fileName)).query("SELECT \(column) FROM downloads WHERE id = \(id)")
@@ -130,7 +132,7 @@ final class StoreHarness: Sendable {
     }
 
     func stop() {
-        cluster?.stop()
+        database?.drop()
         directory.remove()
     }
 
