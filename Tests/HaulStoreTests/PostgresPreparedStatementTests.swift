@@ -10,7 +10,11 @@ import Testing
 /// it (another process migrated the schema) costs a reconnection, never a failed call.
 @Suite("PostgreSQL: prepared statements", .serialized)
 struct PostgresPreparedStatementTests {
-    @Test("PostgreSQL: GIVEN a statement run three times with other values WHEN the server lists this connection's prepared statements THEN it is there once, and each run answered for its own values")
+    @Test(
+        """
+        PostgreSQL: GIVEN a statement run three times with other values WHEN the server lists this \
+        connection's prepared statements THEN it is there once, and each run answered for its own values
+        """)
     func aStatementIsPreparedOnce() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
@@ -29,7 +33,11 @@ struct PostgresPreparedStatementTests {
         #expect(inserts.first?.int64("n") == 1)
     }
 
-    @Test("PostgreSQL: GIVEN a prepared SELECT * WHEN another connection adds a column to its table THEN the next transaction still answers, with the new column")
+    @Test(
+        """
+        PostgreSQL: GIVEN a prepared SELECT * WHEN another connection adds a column to its table \
+        THEN the next transaction still answers, with the new column
+        """)
     func aSchemaChangedUnderAPreparedStatementReconnects() throws {
         let cluster = try PostgresCluster()
         defer { cluster.stop() }
