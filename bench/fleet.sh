@@ -11,6 +11,7 @@
 #   BENCH_JOBS      -j of each worker (default 4)
 #   BENCH_ROUNDS    rounds per row (default 3); the table shows medians
 #   BENCH_TMPDIR    where the files, the downloads and the cluster go (default $TMPDIR or /var/tmp)
+#   BENCH_HAUL      a haul binary to use instead of building one with `swift build -c release`
 #
 # A private PostgreSQL cluster (initdb into the work directory, as the postgres user when run as
 # root, a free loopback port, fsync off like the tests') and a private nginx; each round gets a
@@ -59,7 +60,11 @@ psql "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
 # them (BEGIN and COMMIT included); reset with `psql "SELECT pg_stat_statements_reset()"`.
 statements_in() { psql "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$1'"; }
 
-build_haul_release .build "$work/build.log"
+if [[ -n "${BENCH_HAUL:-}" ]]; then
+    haul_bin=$BENCH_HAUL
+else
+    build_haul_release .build "$work/build.log"
+fi
 
 log "writing $files files of $file_kb KiB"
 head -c "$((files * file_kb * 1024))" /dev/urandom | split -b "$((file_kb * 1024))" -d -a 6 --additional-suffix=.bin - "$work/root/f"
@@ -97,7 +102,13 @@ run_round() {
     after=$(server_ticks)
     for ((w = 0; w < workers; w++)); do cpu=$(awk -v c="$cpu" '{ print c + $1 + $2 }' "$work/time.$w"); done
     local got statements=0
-    if [[ -n "$db" ]]; then statements=$(statements_in "$db"); fi
+    if [[ -n "$db" ]]; then
+        statements=$(statements_in "$db")
+        # What the statements were, per item, for the table after the runs.
+        psql "SELECT round(sum(calls)::numeric / $files, 2) || ' | ' || regexp_replace(left(query, 90), '\s+', ' ', 'g')
+              FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$db'
+              GROUP BY query ORDER BY sum(calls) DESC LIMIT 14" >"$work/top.$db"
+    fi
     got=$(find "$out" -name 'f*.bin' | wc -l)
     if ((got != files)); then echo "error: $got of $files files downloaded" >&2; exit 1; fi
     cmp -s "$out/f000000.bin" "$work/root/f000000.bin" || { echo "error: f000000.bin differs" >&2; exit 1; }
@@ -134,6 +145,13 @@ for workers in 1 2 4; do
     done
     report "PostgreSQL, $workers x $jobs" "$work/pg.$workers.results"
 done
+
+echo
+echo "Statements per item, one worker (pg_stat_statements, the first round):"
+echo
+echo "| per item | statement |"
+echo "|----------|-----------|"
+sed 's/^/| /; s/$/ |/' "$work/top.fleet_1_1"
 
 # ---- claim latency at the database --------------------------------------------------------------
 psql "CREATE DATABASE claims" >/dev/null

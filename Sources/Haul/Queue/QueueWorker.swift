@@ -138,8 +138,9 @@ struct QueueWorker: Sendable {
         return await runner.run()
     }
 
-    /// Counts the outcome at once; returns what the store must learn with the next claim.
-    private func settle(_ ending: DownloadRunner.Ending, of item: StoredDownload) -> QueueSettlement {
+    /// Counts the outcome at once; returns what the store must learn with the next claim (nil for
+    /// a completion its finish group settled already: its lease was let go then).
+    private func settle(_ ending: DownloadRunner.Ending, of item: StoredDownload) -> QueueSettlement? {
         let id = item.id
         let store = queue.store
         // Two flags of two owners, each read once: a drain or a lost lease after these reads is
@@ -153,8 +154,12 @@ struct QueueWorker: Sendable {
             return QueueSettlement(id: id, input: .transferPaused, lease: lease)
         }
         let ended: QueueProgressBoard.Ending
+        var settledByGroup = false
         switch ending {
         case .completed(let completion):
+            // Settled with its finish group's other completions already (`settleCompleted`), unless
+            // the store could not be reached then: its lease is still held only in that case.
+            settledByGroup = queue.leases.writable(id) != lease
             settlement = .init(id: id, input: .transferCompleted, finished: (completion.bytes, completion.path), lease: lease)
             run.summary.withLock { summary in
                 summary.completed.append(id)
@@ -185,7 +190,7 @@ struct QueueWorker: Sendable {
         queue.board.ended(id, ended)
         queue.subscribers.keepFinishedHub(id)
         queue.publishAggregate(force: false)
-        return settlement
+        return settledByGroup ? nil : settlement
     }
 
     /// A transfer that ended without completing (failed, cancelled) leaves its last figures in the
@@ -212,7 +217,9 @@ struct QueueWorker: Sendable {
 private final class Outcomes: Sendable {
     private let list = Mutex<[QueueSettlement]>([])
 
-    func add(_ settlement: QueueSettlement) {
+    /// Keeps `settlement` for the next claim; nil (nothing left to settle) keeps nothing.
+    func add(_ settlement: QueueSettlement?) {
+        guard let settlement else { return }
         list.withLock { $0.append(settlement) }
     }
 

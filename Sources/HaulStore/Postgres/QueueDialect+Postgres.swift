@@ -56,7 +56,10 @@ extension QueueDialect {
                     lease_owner = CASE WHEN $4::boolean THEN NULL ELSE lease_owner END,
                     lease_worker = CASE WHEN $4::boolean THEN NULL ELSE lease_worker END,
                     lease_expires = CASE WHEN $4::boolean THEN NULL ELSE lease_expires END,
-                    not_before = now() + make_interval(secs => $5::double precision)
+                    not_before = now() + make_interval(secs => $5::double precision),
+                    bytes = COALESCE($7::bigint, bytes), total_bytes = COALESCE($7::bigint, total_bytes),
+                    speed = CASE WHEN $7::bigint IS NULL THEN speed ELSE 0 END, final_path = COALESCE($8::text, final_path),
+                    record = CASE WHEN $7::bigint IS NULL THEN record ELSE NULL END
                 WHERE id = $6
                 """,
             progressEpoch: "$6::bigint",

@@ -73,13 +73,10 @@ package struct QueueDialect: Sendable {
     let release: String
     /// Item `$2` failed with message `$1` and no lease (its state cannot be read).
     let failUnreadable: String
-    /// The lease owner of item `$1`.
-    let leaseOwner = "SELECT lease_owner FROM downloads WHERE id = $1"
     /// Settles item `$6`: state `$1`, error `$2` of category `$3`, the lease released if `$4`,
-    /// claimable again after `$5` seconds (NULL: at once).
+    /// claimable again after `$5` seconds (NULL: at once); a completion (`$7` not NULL) with its
+    /// `$7` bytes at `$8`, its record forgotten, in the same statement.
     let settle: String
-    /// Item `$3` completed with `$1` bytes at `$2`, its record forgotten.
-    let finish = "UPDATE downloads SET bytes = $1, total_bytes = $1, speed = 0, final_path = $2, record = NULL WHERE id = $3"
     /// Takes the secrets out of item `$4`: URL `$1` (NULL keeps it), options `$2`, record `$3`.
     let scrub = "UPDATE downloads SET headers = '[]', body = NULL, url = COALESCE($1, url), options = $2, record = $3 WHERE id = $4"
     /// Removes item `$1`.

@@ -4,19 +4,17 @@ extension QueueSettlement {
     /// The rule both stores settle a transfer's end by, on `item` as loaded in the transaction:
     /// a start is never a settlement (it takes a lease), only the lease's owner (`owner`, when
     /// given) and only with the lease's epoch (of `lease`, when given) may settle, the lifecycle
-    /// decides the next state, and the error fields follow it. `leaseOwner` and `leaseEpoch`
-    /// read the row's, only when the check needs them. Returns the action and whether the lease
-    /// is released.
-    func settle(
-        _ item: inout StoredDownload, owner: LeaseOwner?, leaseOwner: () throws -> String?, leaseEpoch: () throws -> Int64?
-    ) throws -> (action: LifecycleAction, releasesLease: Bool) {
+    /// decides the next state, and the error fields follow it. The lease checked is the one
+    /// `item` was loaded with (locked, so no other worker's claim comes between). Returns the
+    /// action and whether the lease is released.
+    func settle(_ item: inout StoredDownload, owner: LeaseOwner?) throws -> (action: LifecycleAction, releasesLease: Bool) {
         if input == .start {
             throw StoreError(.conflict, "download \(id): downloads are started by claiming them, which takes a lease")
         }
-        if let owner, try leaseOwner() != owner.encoded {
+        if let owner, item.leaseOwner != owner {
             throw StoreError(.conflict, "download \(id) is no longer leased to this process")
         }
-        if let epoch = lease?.epoch, try leaseEpoch() != epoch {
+        if let epoch = lease?.epoch, item.leaseEpoch != epoch {
             throw StoreError(.conflict, "download \(id) was leased again since this transfer claimed it (epoch \(epoch))")
         }
         let (next, action): (DownloadState, LifecycleAction)

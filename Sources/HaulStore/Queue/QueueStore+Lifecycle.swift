@@ -31,23 +31,21 @@ extension QueueStore {
         guard var item = try load(db, id: id, locking: true) else {
             throw StoreError(.notFound, "no download \(id) in the queue")
         }
-        let epoch = item.leaseEpoch
-        let (action, releasesLease) = try change.settle(
-            &item, owner: owner, leaseOwner: { try db.row(dialect.leaseOwner, [.integer(id)])?.string("lease_owner") }, leaseEpoch: { epoch })
+        // The row's lease as locked, read with it: the checks need no statement of their own.
+        let (action, releasesLease) = try change.settle(&item, owner: owner)
         let next = item.state
         try db.run(
             dialect.settle,
             [
                 .text(next.rawValue), item.lastError.map(StoreValue.text) ?? .null, item.errorCategory.map(StoreValue.text) ?? .null,
                 StoreValue(releasesLease), change.retryAfter.map(StoreValue.real) ?? .null, .integer(id),
+                // A completed download: its final size and place, and no record left to resume from
+                // (its finished record is forgotten here, in the commit that completes it: see
+                // `resumeRecord(for:)`).
+                change.finished.map { .integer($0.bytes) } ?? .null, change.finished.map { .text($0.path) } ?? .null,
             ])
         let removedSecrets =
             next == .completed || next == .cancelled ? try scrubSecrets(db, item, droppingRecord: change.finished != nil) : false
-        if let finished = change.finished {
-            // A completed download: its final size and place, and no record left to resume from (its
-            // finished record is forgotten here, in the commit that completes it: see `resumeRecord(for:)`).
-            try db.run(dialect.finish, [.integer(finished.bytes), .text(finished.path), .integer(id)])
-        }
         return (item, action, removedSecrets)
     }
 

@@ -49,7 +49,9 @@ extension QueueDialect {
                 UPDATE downloads SET state = $1, last_error = $2, error_category = $3, updated_at = \(now),
                     lease_owner = CASE WHEN $4 THEN NULL ELSE lease_owner END,
                     lease_worker = CASE WHEN $4 THEN NULL ELSE lease_worker END,
-                    lease_expires = CASE WHEN $4 THEN NULL ELSE lease_expires END, not_before = \(now) + $5
+                    lease_expires = CASE WHEN $4 THEN NULL ELSE lease_expires END, not_before = \(now) + $5,
+                    bytes = COALESCE($7, bytes), total_bytes = COALESCE($7, total_bytes), speed = CASE WHEN $7 IS NULL THEN speed ELSE 0 END,
+                    final_path = COALESCE($8, final_path), record = CASE WHEN $7 IS NULL THEN record ELSE NULL END
                 WHERE id = $6
                 """,
             progressEpoch: "$6",
