@@ -58,4 +58,24 @@ struct CLIFleetTests {
         #expect(try fleet.foreignWrites() == 0)
         #expect(try fleet.completedTwice() == 0)
     }
+
+    @Test(
+        """
+        GIVEN three workers draining 150 small files WHEN the last item is settled \
+        THEN every worker ends within a second of it, not at its next two-second look for work
+        """)
+    func workersEndSoonAfterTheLastItem() throws {
+        let fleet = try FleetFixture()
+        defer { fleet.stop() }
+        let names = try fleet.makeFiles(150, size: 16_384...16_384)
+        try fleet.add(names)
+        let workers = try ["w1", "w2", "w3"].map { try FleetWorker($0, fixture: fleet, jobs: 4) }
+        for worker in workers { #expect(try worker.wait() == 0, "\(worker.name): \(worker.stderr)") }
+        let ended = Date().timeIntervalSince1970
+        // The server's clock is this machine's: the last settlement's time against the workers' end.
+        let lastSettled = Double(try fleet.psql("SELECT max(updated_at) FROM downloads").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(ended - lastSettled < 1.0, "the workers ended \(ended - lastSettled) s after the last settlement")
+        fleet.expectFilesExact()
+        #expect(try fleet.count("SELECT count(*) FROM downloads WHERE state = 'completed'") == 150)
+    }
 }

@@ -18,6 +18,10 @@ struct QueueWorker: Sendable {
     /// workers: each keeps its task, open file and events alive until its group is done.
     static let finishingInRun = 32
 
+    /// How long a batch's worker with nothing to claim waits before it looks again, while other
+    /// workers' items of the batch still run: a claim attempt and a count five times a second.
+    static let batchWaitStep = 0.2
+
     /// Downloads of one worker whose files are still being put in place, at most: past this the
     /// worker waits for one before it claims again. Four each for up to eight workers, so a
     /// group's syncs overlap the next transfers; fewer each beyond, down to one, so that a run of
@@ -78,11 +82,15 @@ struct QueueWorker: Sendable {
                         continue
                     }
                     if queue.store.isShared {
-                        // Wake on a NOTIFY (an item queued anywhere), or in time to take over an expired lease.
+                        // Wake on a NOTIFY (an item queued anywhere), or in time to take over an
+                        // expired lease. A batch waits for other workers' last items in short
+                        // steps (their settlements notify no one), so it ends as soon as they are
+                        // settled: a two-second step kept every worker of a drained fleet 2 s longer.
                         let store = queue.store
+                        let step = options.concurrency == nil ? Self.batchWaitStep : 2
                         let keepsWaiting = await BlockingWork.onThread(name: "haul-wait-for-work") { () -> Bool in
                             guard options.concurrency != nil || (try? store.hasPendingWork(among: ids)) != false else { return false }
-                            store.waitForWork(seconds: min(2, store.leaseSeconds / 2))
+                            store.waitForWork(seconds: min(step, store.leaseSeconds / 2))
                             return true
                         }
                         if !keepsWaiting { break claiming }
