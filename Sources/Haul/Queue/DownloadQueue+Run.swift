@@ -21,7 +21,8 @@ extension DownloadQueue {
         // announced: what a `.completed` event (or a notification) says, every read already says.
         let settler = self.settler
         let finishGroups = FinishGroups(afterGroup: { placed in settler.settleCompleted(placed) })
-        let runState = RunState(options: options, ids: ids, rules: ClaimRules(maxPerHost: maxPerHost), finishGroups: finishGroups)
+        let runState = RunState(
+            options: options, ids: ids, rules: ClaimRules(maxPerHost: maxPerHost), finishGroups: finishGroups, settler: settler)
         let workers = options.concurrency?.maximum ?? max(1, options.maxConcurrent)
         // A stop asked of a long-running run before it got here holds (a signal sent as soon as
         // `haul serve` listens).

@@ -18,10 +18,13 @@ final class QueueSettler: Sendable {
         self.leases = leases
     }
 
-    /// Settles `settling` and claims the next item (among `ids`; none with `[]`) in one commit.
-    func settleAndClaim(among ids: Set<Int64>?, settling: [QueueSettlement], rules: ClaimRules) throws(StoreError) -> StoredDownload? {
+    /// Settles `settling` and claims the next `count` items (among `ids`; none with `[]`) in one
+    /// commit (`ClaimCombiner` gathers the requests of a run's workers into one).
+    func settleAndClaim(_ count: Int, among ids: Set<Int64>?, settling: [QueueSettlement], rules: ClaimRules) throws(StoreError)
+        -> [StoredDownload]
+    {
         progressWrites.flush(settling.map(\.id))
-        let next = try store.claimNext(for: owner, among: ids, settling: settling, rules: rules)
+        let next = try store.claim(count, for: owner, among: ids, settling: settling, rules: rules)
         letGo(settling)
         if !settling.isEmpty { store.forgetRemovedSecretsSoon() }
         return next

@@ -60,9 +60,9 @@ struct QueueWorker: Sendable {
                 let claimed: StoredDownload?
                 do throws(StoreError) {
                     let settling = pending
-                    let settler = queue.settler
+                    let claims = run.claims
                     claimed = try await BlockingWork.storeCall { () throws(StoreError) -> StoredDownload? in
-                        try settler.settleAndClaim(among: draining ? [] : ids, settling: settling, rules: run.rules)
+                        try claims.settleAndClaim(settling: settling, draining: draining)
                     }
                     pending = []
                 } catch {

@@ -2,18 +2,20 @@ import HaulStore
 import Synchronization
 
 /// What a run's workers share: what it was asked (options, the ids it may run, the claim's rules),
-/// the finish groups its files are put in place with, and its summary.
+/// their claims (made together), the finish groups its files are put in place with, and its summary.
 final class RunState: Sendable {
     let summary = Mutex(QueueRunSummary())
     let options: QueueRunOptions
     let ids: Set<Int64>?
     let rules: ClaimRules
     let finishGroups: FinishGroups
+    let claims: ClaimCombiner
 
-    init(options: QueueRunOptions, ids: Set<Int64>?, rules: ClaimRules, finishGroups: FinishGroups) {
+    init(options: QueueRunOptions, ids: Set<Int64>?, rules: ClaimRules, finishGroups: FinishGroups, settler: QueueSettler) {
         self.options = options
         self.ids = ids
         self.rules = rules
         self.finishGroups = finishGroups
+        claims = ClaimCombiner(settler: settler, ids: ids, rules: rules)
     }
 }

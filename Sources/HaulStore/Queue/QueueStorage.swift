@@ -38,10 +38,11 @@ package protocol QueueStorage: AnyObject, Sendable {
     /// Sets the priorities of several items in one transaction.
     func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError)
 
-    /// Settles `settlements`, returns expired items to the queue, then claims the best queued
-    /// item (among `ids`, if given) that `rules` allow, for `owner`: one transaction.
-    func claimNext(for owner: LeaseOwner, among ids: Set<Int64>?, settling: [QueueSettlement], rules: ClaimRules) throws(StoreError)
-        -> StoredDownload?
+    /// Settles `settlements`, returns expired items to the queue, then claims the best `count`
+    /// queued items (among `ids`, if given) that `rules` allow, for `owner`, best first (fewer
+    /// when fewer are claimable): one transaction.
+    func claim(_ count: Int, for owner: LeaseOwner, among ids: Set<Int64>?, settling: [QueueSettlement], rules: ClaimRules)
+        throws(StoreError) -> [StoredDownload]
     /// Extends the leases their owner knows it holds and reports each one's state; an item
     /// missing from the answer is no longer its own (its lease was lost). A row leased to the
     /// owner that is not in `leases` (a claim whose reply was lost) is left to expire.
@@ -154,8 +155,11 @@ extension QueueStorage {
         try apply(input, to: id, error: nil, finished: nil, owner: nil)
     }
 
-    /// Settles and claims with no rules beyond "the best queued item".
-    package func claimNext(for owner: LeaseOwner, among ids: Set<Int64>?, settling: [QueueSettlement]) throws(StoreError) -> StoredDownload? {
-        try claimNext(for: owner, among: ids, settling: settling, rules: ClaimRules())
+    /// Settles `settling`, then claims the best queued item (among `ids`, if given) that `rules`
+    /// allow: `claim` of one.
+    package func claimNext(
+        for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling: [QueueSettlement] = [], rules: ClaimRules = ClaimRules()
+    ) throws(StoreError) -> StoredDownload? {
+        try claim(1, for: owner, among: ids, settling: settling, rules: rules).first
     }
 }

@@ -5,23 +5,25 @@ import HaulCore
 extension QueueStore {
     /// Settles the transfers `owner` just finished (each only under its own lease), returns items
     /// whose owner was lost to where they meant to go (on the first claim, then at most every
-    /// `recoveryThrottle` interval), then claims the best queued item for `owner`: one
-    /// transaction in all. `among` limits the choice to some items (a batch runs only its own;
-    /// `[]` settles only). `rules`: a claim skips items of a host that already has `maxPerHost`
-    /// items in a transfer state, across every worker of the store.
+    /// `recoveryThrottle` interval), then claims the best `count` queued items for `owner`, best
+    /// first (fewer when fewer are claimable): one transaction in all. `among` limits the choice
+    /// to some items (a batch runs only its own; `[]` settles only). `rules`: a claim skips items
+    /// of a host that already has `maxPerHost` items in a transfer state, across every worker of
+    /// the store (the items this claim leases count as they are leased).
     ///
-    /// The claim leaves a token on the row it leases. A transaction run again after its
+    /// The claim leaves a token on the rows it leases. A transaction run again after its
     /// connection was lost may have committed the first time (the COMMIT reached the server, its
-    /// reply did not): the second run then finds the row it leased by this token and returns it,
-    /// rather than leasing another and stranding the first.
-    package func claimNext(
-        for owner: LeaseOwner, among ids: Set<Int64>? = nil, settling settlements: [QueueSettlement] = [], rules: ClaimRules = ClaimRules()
-    ) throws(StoreError) -> StoredDownload? {
+    /// reply did not): the second run then finds the rows it leased by this token and returns
+    /// them, rather than leasing others and stranding the first.
+    package func claim(
+        _ count: Int, for owner: LeaseOwner, among ids: Set<Int64>?, settling settlements: [QueueSettlement], rules: ClaimRules
+    ) throws(StoreError) -> [StoredDownload] {
         let recover = recoveryThrottle.withLock { $0.takeIfDue(now: .now) }
         let token = UUID().uuidString
-        let (claimed, removedSecrets) = try database.transaction(durable: false) { db, rerun -> (StoredDownload?, Bool) in
-            if rerun, let earlier = try db.row(dialect.claimedEarlier, [.text(owner.encoded), .text(token)]) {
-                return (try StoredDownload(row: earlier), false)
+        let (claimed, removedSecrets) = try database.transaction(durable: false) { db, rerun -> ([StoredDownload], Bool) in
+            if rerun {
+                let earlier = try db.rows(dialect.claimedEarlier, [.text(owner.encoded), .text(token)])
+                if !earlier.isEmpty { return (try earlier.map(StoredDownload.init(row:)), false) }
             }
             var removedSecrets = false
             for settlement in settlements {
@@ -32,22 +34,23 @@ extension QueueStore {
                 }
             }
             if recover { removedSecrets = try recoverAbandoned(db) || removedSecrets }
-            if let ids, ids.isEmpty { return (nil, removedSecrets) }
-            return (try claimBest(db, for: owner, among: ids, rules: rules, token: token), removedSecrets)
+            if let ids, ids.isEmpty { return ([], removedSecrets) }
+            guard count > 0 else { return ([], removedSecrets) }
+            return (try claimBest(db, count, for: owner, among: ids, rules: rules, token: token), removedSecrets)
         }
         if removedSecrets { database.noteSecretsRemoved() }
         return claimed
     }
 
-    /// Claims the best queued item (among `ids`, if given) for `owner`, looking through the
-    /// queued items best first. A small set of ids (or none, or any on a shared store) is chosen
-    /// among by the database, one row at a time (on PostgreSQL, each row looked at is locked until
-    /// the claim commits); a large one (a batch of thousands on one machine) here, page by page,
-    /// where a batch usually finds its own in the first rows. A host found at its limit is left out for the rest of the claim (looking again
-    /// from the best item, which the statement then passes over: each host is found full at most
-    /// once, so a claim ends).
-    private func claimBest(_ db: any StoreConnection, for owner: LeaseOwner, among ids: Set<Int64>?, rules: ClaimRules, token: String) throws
-        -> StoredDownload?
+    /// Claims the best `count` queued items (among `ids`, if given) for `owner`, looking through
+    /// the queued items best first. A small set of ids (or none, or any on a shared store) is
+    /// chosen among by the database, `count` rows at a time (on PostgreSQL, each row looked at is
+    /// locked until the claim commits); a large one (a batch of thousands on one machine) here,
+    /// page by page, where a batch usually finds its own in the first rows. A host found at its
+    /// limit is left out for the rest of the claim (looking again from the best item, which the
+    /// statement then passes over: each host is found full at most once, so a claim ends).
+    private func claimBest(_ db: any StoreConnection, _ count: Int, for owner: LeaseOwner, among ids: Set<Int64>?, rules: ClaimRules, token: String)
+        throws -> [StoredDownload]
     {
         // On a shared store always: rows of a page are locked until the claim commits, and rows of
         // other batches locked there would be passed over by their own workers meanwhile.
@@ -55,12 +58,14 @@ extension QueueStore {
         let among: StoreValue = ids.flatMap { chosenByDatabase ? .integers($0.sorted()) : nil } ?? .null
         let page = rules.maxPerHost == nil ? dialect.nextQueued : dialect.nextQueuedLockingHost
         let limit: StoreValue = rules.maxPerHost.map { .integer(Int64($0)) } ?? .null
+        var claimed: [StoredDownload] = []
         var fullHosts: [String] = []
+        // Rows looked at and not leased: a leased row is no longer queued, so it leaves the pages.
         var offset: Int64 = 0
-        var size: Int64 = chosenByDatabase ? 1 : 8
+        var size = chosenByDatabase ? Int64(count) : 8
         looking: while true {
             let rows = try db.rows(page, [among, .integer(size), .integer(offset), .texts(fullHosts)])
-            if rows.isEmpty { return nil }
+            if rows.isEmpty { return claimed }
             offset += Int64(rows.count)
             if !chosenByDatabase { size = 64 }
             for row in rows {
@@ -74,9 +79,14 @@ extension QueueStore {
                 let leased = try db.row(
                     dialect.lease,
                     [.text(owner.encoded), .text(database.workerName(owner)), .real(leaseSeconds), .text(token), .integer(id), limit, .text(host)])
-                if let leased { return try StoredDownload(row: leased) }
+                if let leased {
+                    claimed.append(try StoredDownload(row: leased))
+                    if claimed.count == count { return claimed }
+                    offset -= 1
+                    continue
+                }
                 // Not leased: its host is at its limit (without one, a row is leased once found).
-                guard rules.maxPerHost != nil else { return nil }
+                guard rules.maxPerHost != nil else { return claimed }
                 fullHosts.append(host)
                 offset = 0
                 continue looking

@@ -1,0 +1,88 @@
+import Foundation
+import HaulCore
+import HaulStore
+import HaulTestSupport
+import Testing
+
+// Claims of several items in one transaction (`claim(_ count:)`): the order, per-host limits,
+// settlements riding on them, workers racing with batches.
+extension QueueStorageConformanceTests {
+    @Test(
+        "GIVEN six items of several priorities WHEN four are claimed in one call THEN the best four, best first, each leased once under a new epoch; the next call of four gets the other two",
+        arguments: StoreKind.allCases)
+    func claimsABatchBestFirst(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add([
+            harness.download("a"), harness.download("b", priority: 5), harness.download("c"), harness.download("d", priority: 9),
+            harness.download("e", priority: -1), harness.download("f"),
+        ])
+        let owner = LeaseOwner()
+        let first = try store.claim(4, for: owner, among: nil, settling: [], rules: ClaimRules())
+        #expect(first.map(\.id) == [ids[3], ids[1], ids[0], ids[2]])
+        #expect(first.allSatisfy { $0.state == .running && $0.leaseEpoch == 1 && $0.lease?.owner == owner })
+        let second = try store.claim(4, for: owner, among: nil, settling: [], rules: ClaimRules())
+        #expect(second.map(\.id) == [ids[5], ids[4]])
+        #expect(try store.claim(4, for: owner, among: nil, settling: [], rules: ClaimRules()).isEmpty)
+        for id in ids { #expect(try harness.lease(of: id).owner == owner.encoded) }
+    }
+
+    @Test(
+        "GIVEN three items of one host and two of another WHEN four are claimed with at most one per host THEN one of each host, best first, and the rest stay queued",
+        arguments: StoreKind.allCases)
+    func aBatchKeepsThePerHostLimit(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add([
+            harness.download("a1", host: "a.example"), harness.download("a2", host: "a.example"), harness.download("b1", host: "b.example"),
+            harness.download("a3", host: "a.example"), harness.download("b2", host: "b.example"),
+        ])
+        let claimed = try store.claim(4, for: LeaseOwner(), among: nil, settling: [], rules: ClaimRules(maxPerHost: 1))
+        #expect(claimed.map(\.id) == [ids[0], ids[2]])
+        #expect(try store.all().filter { $0.state == .queued }.map(\.id) == [ids[1], ids[3], ids[4]])
+    }
+
+    @Test(
+        "GIVEN a batch of two claimed items WHEN both completions are settled with the next claim of two THEN both are completed and the next two leased, in one call",
+        arguments: StoreKind.allCases)
+    func aBatchSettlesAndClaims(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add((0..<4).map { harness.download("f\($0)") })
+        let owner = LeaseOwner()
+        let first = try store.claim(2, for: owner, among: nil, settling: [], rules: ClaimRules())
+        let next = try store.claim(2, for: owner, among: nil, settling: first.map { Settle.completed($0, bytes: 7, path: "/x\($0.id)") }, rules: ClaimRules())
+        #expect(next.map(\.id) == [ids[2], ids[3]])
+        for item in first {
+            let stored = try #require(try store.item(item.id))
+            #expect(stored.state == .completed)
+            #expect(stored.bytes == 7)
+            #expect(stored.finalPath == "/x\(item.id)")
+        }
+    }
+
+    @Test(
+        "GIVEN four workers claiming batches of three at once WHEN the queue drains THEN every item is claimed and completed exactly once",
+        arguments: StoreKind.allCases)
+    func concurrentBatchClaims(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let ids = try harness.open().add((0..<61).map { harness.download("f\($0)") })
+        let stores = try (0..<4).map { _ in try harness.open() }
+        let claims = ClaimLog()
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            let owner = LeaseOwner()
+            var pending: [QueueSettlement] = []
+            while let batch = try? stores[index].claim(3, for: owner, among: nil, settling: pending, rules: ClaimRules()), !batch.isEmpty {
+                for item in batch { claims.append(item.id) }
+                pending = batch.map { Settle.completed($0, bytes: 0, path: "/x") }
+            }
+            try? stores[index].settleOnly(for: owner, pending)
+        }
+        #expect(claims.sorted() == ids)
+        #expect(try harness.open().all().allSatisfy { $0.state == .completed })
+    }
+}
