@@ -85,4 +85,28 @@ extension QueueStorageConformanceTests {
         #expect(claims.sorted() == ids)
         #expect(try harness.open().all().allSatisfy { $0.state == .completed })
     }
+
+    @Test(
+        "GIVEN three claimed items WHEN their settlements go in one claim, one of them twice and one for an id that is gone THEN each applies once, and the rest are skipped",
+        arguments: StoreKind.allCases)
+    func settlementsOfOneClaimReadTheirRowsOnce(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add((0..<4).map { harness.download("s\($0)") })
+        let owner = LeaseOwner()
+        let claimed = try store.claim(3, for: owner, among: nil, settling: [], rules: ClaimRules())
+        try #require(claimed.count == 3)
+        let failed = Settle.fenced(claimed[1], .transferFailed, error: ("http", "404"))
+        let settling = [
+            Settle.completed(claimed[0], bytes: 5, path: "/a"), Settle.completed(claimed[0], bytes: 9, path: "/b"), failed,
+            Settle.unfenced(999_999, .transferCompleted, finished: (1, "/gone")), Settle.completed(claimed[2], bytes: 6, path: "/c"),
+        ]
+        let next = try store.claim(1, for: owner, among: nil, settling: settling, rules: ClaimRules())
+        #expect(next.map(\.id) == [ids[3]])
+        let first = try #require(try store.item(claimed[0].id))
+        #expect(first.state == .completed && first.bytes == 5 && first.finalPath == "/a")
+        #expect(try store.item(claimed[1].id)?.state == .failed)
+        #expect(try store.item(claimed[2].id)?.finalPath == "/c")
+    }
 }

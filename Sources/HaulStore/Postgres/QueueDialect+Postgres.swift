@@ -20,6 +20,7 @@ extension QueueDialect {
             insertLock: "SELECT pg_advisory_xact_lock(hashtext('haul-add'))",
             noteHost: "INSERT INTO host_slots (host) VALUES ($1) ON CONFLICT (host) DO NOTHING",
             loadLocking: "SELECT * FROM downloads WHERE id = $1 FOR UPDATE",
+            loadManyLocking: "SELECT * FROM downloads WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE",
             // Among the owner's few leased rows (the `downloads_leased` index).
             claimedEarlier: "SELECT * FROM downloads WHERE lease_owner = $1 AND claim_token = $2 AND state IN (\(transfers))",
             nextQueued: "SELECT d.id, d.host FROM downloads d \(candidates) FOR UPDATE OF d SKIP LOCKED",

@@ -38,6 +38,9 @@ package struct QueueDialect: Sendable {
     /// Item `$1`, locked until the transaction ends (PostgreSQL: `FOR UPDATE`; SQLite's write
     /// transaction is exclusive).
     let loadLocking: String
+    /// Items `$1` (a list), locked until the transaction ends, in id order (so two transactions
+    /// locking sets of rows never wait for each other in a cycle).
+    let loadManyLocking: String
     /// Every item, oldest first.
     let all = "SELECT * FROM downloads ORDER BY id"
     /// Options `$1` of item `$2`.
@@ -94,7 +97,8 @@ package struct QueueDialect: Sendable {
     /// A dialect whose clock is `now` (seconds since 1970, for `created_at` and `updated_at`) and
     /// whose other statements differ as given.
     init(
-        now: String, insertLock: String?, noteHost: String?, loadLocking: String, claimedEarlier: String, nextQueued: String,
+        now: String, insertLock: String?, noteHost: String?, loadLocking: String, loadManyLocking: String, claimedEarlier: String,
+        nextQueued: String,
         nextQueuedLockingHost: String, lease: String, renew: String, pendingAmong: String, recoveryCandidates: String,
         releaseLease: String, settle: String, progressEpoch: String, saveRecord: String, migrator: Migrator
     ) {
@@ -107,6 +111,7 @@ package struct QueueDialect: Sendable {
         lockForAdding = insertLock
         self.noteHost = noteHost
         self.loadLocking = loadLocking
+        self.loadManyLocking = loadManyLocking
         updateOptions = "UPDATE downloads SET options = $1, updated_at = \(now) WHERE id = $2"
         self.claimedEarlier = claimedEarlier
         self.nextQueued = nextQueued

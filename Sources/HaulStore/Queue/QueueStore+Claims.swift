@@ -26,9 +26,13 @@ extension QueueStore {
                 if !earlier.isEmpty { return (try earlier.map(StoredDownload.init(row:)), false) }
             }
             var removedSecrets = false
+            // Their rows read and locked in one statement, each used once (a second settlement of
+            // one item reads the row its first one left).
+            var loaded = try loadLocking(db, settlements.map(\.id))
             for settlement in settlements {
                 do {
-                    removedSecrets = try apply(db, settlement, owner: settlement.lease?.owner ?? owner).removedSecrets || removedSecrets
+                    let item = loaded.removeValue(forKey: settlement.id)
+                    removedSecrets = try apply(db, settlement, owner: settlement.lease?.owner ?? owner, loaded: item).removedSecrets || removedSecrets
                 } catch let error as StoreError where error.kind == .conflict || error.kind == .notFound {
                     continue
                 }

@@ -23,12 +23,13 @@ extension QueueStore {
 
     /// Applies `change` in `db`'s transaction, the row locked first (PostgreSQL: `FOR UPDATE`), so
     /// the checks of its lease and the write are one step another worker cannot come between.
+    /// `loaded`: the row as this transaction read and locked it already.
     /// `removedSecrets`: the item settled for good and held something its scrub took out.
     func apply(
-        _ db: any StoreConnection, _ change: QueueSettlement, owner: LeaseOwner?
+        _ db: any StoreConnection, _ change: QueueSettlement, owner: LeaseOwner?, loaded: StoredDownload? = nil
     ) throws -> (item: StoredDownload, action: LifecycleAction, removedSecrets: Bool) {
         let id = change.id
-        guard var item = try load(db, id: id, locking: true) else {
+        guard var item = try loaded ?? load(db, id: id, locking: true) else {
             throw StoreError(.notFound, "no download \(id) in the queue")
         }
         // The row's lease as locked, read with it: the checks need no statement of their own.

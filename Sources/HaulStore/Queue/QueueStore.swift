@@ -75,6 +75,17 @@ package final class QueueStore: QueueStorage {
         try db.row(locking ? dialect.loadLocking : dialect.load, [.integer(id)]).map(StoredDownload.init(row:))
     }
 
+    /// Items `ids`, locked until the transaction ends (none read for fewer than two: `load` does
+    /// one); a row that cannot be read is left out, for `load` to report.
+    func loadLocking(_ db: any StoreConnection, _ ids: [Int64]) throws -> [Int64: StoredDownload] {
+        guard Set(ids).count > 1 else { return [:] }
+        var items: [Int64: StoredDownload] = [:]
+        for row in try db.rows(dialect.loadManyLocking, [.integers(Array(Set(ids)).sorted())]) {
+            if let item = try? StoredDownload(row: row) { items[item.id] = item }
+        }
+        return items
+    }
+
     /// A write of a transfer whose lease was lost (the item was leased again, or removed).
     static func leaseLost(_ id: Int64) -> StoreError {
         StoreError(.conflict, "download \(id) is no longer leased to this transfer: it writes nothing more")

@@ -19,6 +19,7 @@ extension QueueDialect {
             insertLock: nil,
             noteHost: nil,
             loadLocking: "SELECT * FROM downloads WHERE id = $1",
+            loadManyLocking: "SELECT * FROM downloads WHERE id IN (SELECT value FROM json_each($1)) ORDER BY id",
             claimedEarlier: "SELECT * FROM downloads WHERE lease_owner = $1 AND claim_token = $2 AND state IN (\(transfers))",
             nextQueued: nextQueued,
             nextQueuedLockingHost: nextQueued,
