@@ -110,3 +110,43 @@ extension QueueStorageConformanceTests {
         #expect(try store.item(claimed[2].id)?.finalPath == "/c")
     }
 }
+
+// Batches of several workers at once under a per-host limit.
+extension QueueStorageConformanceTests {
+    @Test(
+        "GIVEN thirty items of three hosts and four workers each claiming batches of four at once with at most two per host WHEN they claim, hold and settle for several rounds THEN no host ever has more than two items leased and every item completes once",
+        arguments: StoreKind.allCases)
+    func concurrentBatchesKeepThePerHostLimit(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let hosts = ["a.example", "b.example", "c.example"]
+        let ids = try harness.open().add((0..<30).map { harness.download("h\($0)", host: hosts[$0 % 3]) })
+        let hostOf = Dictionary(uniqueKeysWithValues: zip(ids, (0..<30).map { hosts[$0 % 3] }))
+        let stores = try (0..<4).map { _ in try harness.open() }
+        let observer = try harness.open()
+        let claims = ClaimLog()
+        let worst = ClaimLog()
+        let rules = ClaimRules(maxPerHost: 2)
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            let owner = LeaseOwner()
+            var pending: [QueueSettlement] = []
+            let deadline = Date() + 15
+            while Date() < deadline {
+                guard let batch = try? stores[index].claim(4, for: owner, among: nil, settling: pending, rules: rules) else { continue }
+                for item in batch { claims.append(item.id) }
+                // Held while the others claim: what is leased now is counted.
+                if let all = try? observer.all() {
+                    let leased = all.filter { $0.state == .running }
+                    let most = hosts.map { host in leased.filter { hostOf[$0.id] == host }.count }.max() ?? 0
+                    worst.append(Int64(most))
+                }
+                pending = batch.map { Settle.completed($0, bytes: 0, path: "/x") }
+                if batch.isEmpty, (try? observer.all().allSatisfy { $0.state == .completed }) == true { break }
+            }
+            try? stores[index].settleOnly(for: owner, pending)
+        }
+        #expect(claims.sorted() == ids)
+        #expect((worst.sorted().last ?? 0) <= 2, "a host had \(worst.sorted().last ?? 0) items leased at once")
+        #expect(try harness.open().all().allSatisfy { $0.state == .completed })
+    }
+}
