@@ -150,3 +150,32 @@ extension QueueStorageConformanceTests {
         #expect(try harness.open().all().allSatisfy { $0.state == .completed })
     }
 }
+
+// A schema changed by another process under the statements this one prepared.
+extension QueueStorageConformanceTests {
+    @Test(
+        "PostgreSQL: GIVEN a store whose reads, claims and settlements were prepared on its connection WHEN another process adds a column to the downloads table THEN the next read, claim of a batch and settlement of one all answer, and nothing is claimed twice"
+    )
+    func aMigrationUnderPreparedStatementsKeepsTheStoreWorking() throws {
+        let harness = try StoreHarness(.postgres)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add((0..<6).map { harness.download("m\($0)") })
+        let owner = LeaseOwner()
+        let first = try store.claim(2, for: owner, among: nil, settling: [], rules: ClaimRules())
+        _ = try store.all()
+        _ = try store.item(ids[0])
+        // Another process migrates the table under every statement prepared so far.
+        try harness.sql("ALTER TABLE downloads ADD COLUMN added_by_a_later_version TEXT DEFAULT 'x'")
+        #expect(try store.item(ids[0])?.state == .running)
+        #expect(try store.all().count == 6)
+        let settling = first.map { Settle.completed($0, bytes: 3, path: "/m\($0.id)") }
+        let next = try store.claim(2, for: owner, among: nil, settling: settling, rules: ClaimRules())
+        #expect(next.map(\.id) == [ids[2], ids[3]])
+        #expect(try first.allSatisfy { try store.item($0.id)?.state == .completed })
+        try harness.sql("ALTER TABLE downloads DROP COLUMN added_by_a_later_version")
+        let last = try store.claim(4, for: owner, among: nil, settling: next.map { Settle.completed($0, bytes: 3, path: "/n") }, rules: ClaimRules())
+        #expect(last.map(\.id) == [ids[4], ids[5]])
+        #expect(try store.all().filter { $0.state == .completed }.count == 4)
+    }
+}
