@@ -179,3 +179,31 @@ extension QueueStorageConformanceTests {
         #expect(try store.all().filter { $0.state == .completed }.count == 4)
     }
 }
+
+// A batch of many ids (chosen among page by page on one machine) claimed several at a time.
+extension QueueStorageConformanceTests {
+    @Test(
+        "GIVEN 600 queued items, a run of 300 of them (every other one) and a per-host limit of three WHEN it claims eight at a time and settles until nothing is left THEN each of its 300 is claimed once, never more than three at once, and none of the others",
+        arguments: StoreKind.allCases)
+    func aLargeBatchClaimsItsOwnSeveralAtATime(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let all = try store.add((0..<600).map { harness.download("p\($0)") })
+        let mine = Set(all.enumerated().filter { $0.offset % 2 == 1 }.map(\.element))
+        let owner = LeaseOwner()
+        var claimed: [Int64] = []
+        var pending: [QueueSettlement] = []
+        var most = 0
+        for _ in 0..<400 {
+            let batch = try store.claim(8, for: owner, among: mine, settling: pending, rules: ClaimRules(maxPerHost: 3))
+            most = max(most, batch.count)
+            if batch.isEmpty && pending.isEmpty { break }
+            claimed += batch.map(\.id)
+            pending = batch.map { Settle.completed($0, bytes: 1, path: "/p\($0.id)") }
+        }
+        #expect(claimed.sorted() == mine.sorted())
+        #expect(most == 3)
+        #expect(try store.all().filter { $0.state == .completed }.count == 300)
+    }
+}
