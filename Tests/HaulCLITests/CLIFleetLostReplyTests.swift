@@ -30,3 +30,28 @@ struct CLIFleetLostReplyTests {
         #expect(try fleet.completedTwice() == 0)
     }
 }
+
+extension CLIFleetLostReplyTests {
+    @Test(
+        "GIVEN a run of eight workers whose first combined claim's COMMIT reply is lost WHEN it runs with a 2 s lease THEN it ends, every item completed once and bit-exact, none left running"
+    )
+    func aLostBatchClaimReplyStrandsNothing() throws {
+        let fleet = try FleetFixture()
+        defer { fleet.stop() }
+        let names = try fleet.makeFiles(24, size: 20_000...60_000)
+        try fleet.add(names)
+        let relay = try TCPRelay(to: fleet.cluster.port)
+        defer { relay.stop() }
+        relay.set(.cutAfterCommit(following: "SKIP LOCKED"))
+
+        let worker = try FleetWorker("cut8", fixture: fleet, jobs: 8, leaseSeconds: 2, through: relay.port)
+        let status = try worker.wait(timeout: 60)
+
+        #expect(relay.cuts == 1, "the relay cut the first claim's reply")
+        #expect(status == 0, "\(worker.stderr)")
+        fleet.expectFilesExact()
+        #expect(try fleet.count("SELECT count(*) FROM downloads WHERE state = 'completed'") == 24)
+        #expect(try fleet.count("SELECT count(*) FROM downloads WHERE state <> 'completed'") == 0)
+        #expect(try fleet.completedTwice() == 0)
+    }
+}

@@ -77,3 +77,25 @@ struct PostgresQueueStoreTests {
         #expect(try waiting.claimNext(for: LeaseOwner(), among: nil, settling: []) != nil)
     }
 }
+
+extension PostgresQueueStoreTests {
+    @Test(
+        "PostgreSQL: GIVEN a store that claimed a batch on statements prepared on its connection WHEN the server restarts THEN the next batch claim settles the first batch and leases the next items once, on statements prepared anew"
+    )
+    func aBatchClaimAfterARestartPreparesAnew() throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        let store = try QueueStore(postgres: cluster.uri(), reconnectSeconds: 5)
+        let ids = try store.add((0..<6).map { NewDownload(url: "http://127.0.0.1:1/r\($0)", destinationKind: .file, destination: "/tmp/haul-pg-r\($0)") })
+        let owner = LeaseOwner()
+        let first = try store.claim(3, for: owner, among: nil, settling: [], rules: ClaimRules(maxPerHost: 4))
+        #expect(first.map(\.id) == Array(ids[0..<3]))
+        cluster.stopServer()
+        try cluster.start()
+        let settling = first.map { QueueSettlement(id: $0.id, input: .transferCompleted, finished: (1, "/r\($0.id)"), lease: $0.lease) }
+        let next = try store.claim(3, for: owner, among: nil, settling: settling, rules: ClaimRules(maxPerHost: 4))
+        #expect(next.map(\.id) == Array(ids[3..<6]))
+        #expect(try first.allSatisfy { try store.item($0.id)?.state == .completed })
+        #expect(try store.all().filter { $0.state == .running }.map(\.id) == Array(ids[3..<6]))
+    }
+}

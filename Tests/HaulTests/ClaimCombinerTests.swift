@@ -64,4 +64,55 @@ struct ClaimCombinerTests {
         #expect(try store.item(first.id)?.state == .completed)
         #expect(try store.all().filter { $0.state == .queued }.count == ids.count - 1)
     }
+
+    @Test(
+        "GIVEN 400 items and 64 worker threads WHEN another process holds the store's lock past the busy timeout while they all wait to claim THEN every waiting worker hears locked, tries again, and each item is claimed by one worker and completed once"
+    )
+    func sixtyFourWorkersSurviveALockedTurn() throws {
+        let directory = try TemporaryDirectory(prefix: "haul-combiner")
+        let store = try QueueStore(directory: directory.path, leaseSeconds: 60)
+        let ids = try store.add((0..<400).map { NewDownload(url: "http://127.0.0.1:1/l\($0)", destinationKind: .file, destination: "/tmp/haul-l-\($0)") })
+        let settler = QueueSettler(store: store, owner: LeaseOwner(), progressWrites: ProgressWrites(store: store), leases: HeldLeases())
+        let combiner = ClaimCombiner(settler: settler, ids: nil, rules: ClaimRules())
+        let other = try SQLiteConnection(path: directory.file(QueueStore.fileName))
+        try other.execute("BEGIN IMMEDIATE")
+        let claimed = Mutex<[Int64]>([])
+        let failures = Mutex<[String]>([])
+        let lockedAnswers = Atomic<Int>(0)
+        let done = DispatchGroup()
+        for _ in 0..<64 {
+            done.enter()
+            let thread = Thread {
+                defer { done.leave() }
+                var pending: [QueueSettlement] = []
+                var draining = false
+                while true {
+                    do throws(StoreError) {
+                        guard let item = try combiner.settleAndClaim(settling: pending, draining: draining) else {
+                            if draining { return }
+                            draining = true
+                            continue
+                        }
+                        pending = [QueueSettlement(id: item.id, input: .transferCompleted, finished: (1, "/x"), lease: item.lease)]
+                        claimed.withLock { $0.append(item.id) }
+                    } catch  where error.kind == .locked {
+                        lockedAnswers.add(1, ordering: .relaxed)
+                    } catch {
+                        failures.withLock { $0.append("\(error)") }
+                        return
+                    }
+                }
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        // Held past the 5 s busy timeout: the turn under way fails for every worker in it.
+        Thread.sleep(forTimeInterval: 5.6)
+        try other.execute("ROLLBACK")
+        #expect(done.wait(timeout: .now() + 60) == .success, "the workers did not all end")
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(lockedAnswers.load(ordering: .relaxed) > 0, "no turn met the lock")
+        #expect(claimed.withLock { $0 }.sorted() == ids)
+        #expect(try store.all().allSatisfy { $0.state == .completed && $0.attempts == 1 })
+    }
 }

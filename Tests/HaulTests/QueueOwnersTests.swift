@@ -118,14 +118,16 @@ struct QueueOwnersTests {
         let running = RunningItems()
         let concurrency = QueueConcurrency(limit: 2)
         running.begin(draining: false, concurrency: concurrency)
-        running.started(1, RunControl())
-        running.started(2, RunControl())
+        #expect(running.started(1, RunControl()) && running.started(2, RunControl()))
         running.attach(RateLimiter(bytesPerSecond: 100), to: 2)
         #expect(running.concurrency === concurrency && !running.isDraining)
         // WHEN the run drains
         let controls = running.drain()
         // THEN both controls come back, and the run is draining
         #expect(controls.count == 2 && running.isDraining)
+        // AND a download leased before the stop is not started once it drains
+        #expect(!running.started(3, RunControl()))
+        #expect(running.drain().count == 2)
         // AND a download that ends takes its control and limiter along
         running.ended(2)
         #expect(running.control(2) == nil && running.limiter(2) == nil && running.controls.count == 1)

@@ -128,7 +128,9 @@ struct QueueWorker: Sendable {
         // Spans two owners, one at a time: the board counts it before its control can be found,
         // and nothing reads both together (a pause finds it by its control alone).
         queue.board.started(item.id)
-        queue.running.started(item.id, control)
+        // Leased by a claim asked for before the run began to drain: not started, its settlement
+        // (a pause while draining) hands it back to the queue.
+        guard queue.running.started(item.id, control) else { return .paused }
         defer { queue.running.ended(item.id) }
         var request: DownloadRequest
         do {

@@ -43,8 +43,15 @@ final class RunningItems: Sendable {
 
     var concurrency: QueueConcurrency? { state.withLock { $0.concurrency } }
 
-    func started(_ id: Int64, _ control: RunControl) {
-        state.withLock { $0.controls[id] = control }
+    /// `id` starts, steered by `control`; false (nothing registered) once the run drains: an item
+    /// its claim leased while the stop was asked (a claim waiting for a locked store, or a
+    /// follower of a combined claim) is not started, it goes back to the queue.
+    func started(_ id: Int64, _ control: RunControl) -> Bool {
+        state.withLock { state in
+            guard !state.draining else { return false }
+            state.controls[id] = control
+            return true
+        }
     }
 
     /// `id` can change its speed limit while it runs.
