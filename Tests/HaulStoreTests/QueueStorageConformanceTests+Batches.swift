@@ -206,4 +206,22 @@ extension QueueStorageConformanceTests {
         #expect(most == 3)
         #expect(try store.all().filter { $0.state == .completed }.count == 300)
     }
+
+    @Test(
+        "GIVEN a transfer that failed with a message holding a NUL byte (a hostile server's reason phrase) WHEN it is settled with the next claim THEN the settlement applies, the NUL kept as U+FFFD, and the claim goes on",
+        arguments: StoreKind.allCases)
+    func aFailureMessageWithANulIsSettled(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add((0..<2).map { harness.download("n\($0)") })
+        let owner = LeaseOwner()
+        let first = try #require(try store.claimNext(for: owner))
+        let failed = Settle.fenced(first, .transferFailed, error: ("http", "HTTP 500 bad\u{0}reason"))
+        let next = try store.claimNext(for: owner, settling: [failed])
+        #expect(next?.id == ids[1])
+        let stored = try #require(try store.item(first.id))
+        #expect(stored.state == .failed)
+        #expect(stored.lastError == "HTTP 500 bad\u{FFFD}reason")
+    }
 }

@@ -4,7 +4,7 @@ extension QueueSettlement {
     /// The rule both stores settle a transfer's end by, on `item` as loaded in the transaction:
     /// a start is never a settlement (it takes a lease), only the lease's owner (`owner`, when
     /// given) and only with the lease's epoch (of `lease`, when given) may settle, the lifecycle
-    /// decides the next state, and the error fields follow it. The lease checked is the one
+    /// decides the next state, and the error fields follow it (a NUL in the message kept as U+FFFD). The lease checked is the one
     /// `item` was loaded with (locked, so no other worker's claim comes between). Returns the
     /// action and whether the lease is released.
     func settle(_ item: inout StoredDownload, owner: LeaseOwner?) throws -> (action: LifecycleAction, releasesLease: Bool) {
@@ -25,7 +25,9 @@ extension QueueSettlement {
         item.state = next
         if let error {
             item.errorCategory = error.category
-            item.lastError = error.message
+            // A NUL (a hostile server's text can carry one) is kept as U+FFFD: PostgreSQL's text
+            // cannot hold it, and a settlement refused for it would be refused at every claim.
+            item.lastError = error.message.split(separator: "\u{0}", omittingEmptySubsequences: false).joined(separator: "\u{FFFD}")
         } else if next == .queued || next == .running || next == .completed {
             item.errorCategory = nil
             item.lastError = nil
