@@ -36,8 +36,7 @@ struct CLIQueueCrashPointManyTests {
         for (path, body) in zip(paths, bodies) {
             #expect(Disk.difference(out + path, body) == nil, "\(step): \(path)")
         }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
-        let leftovers = names.filter { name in [".haul-partial", ".haul-resume", ".haul-lock"].contains { name.hasSuffix($0) } }
+        let leftovers = CLIQueueCrashPointTests.leftovers(in: out)
         #expect(leftovers.isEmpty, "\(step): left behind: \(leftovers)")
         let listing = try StoreFixture(directory: work.file("state")).items()
         #expect(listing.count(state: "completed") == Self.files, "\(step): \(listing.values)")

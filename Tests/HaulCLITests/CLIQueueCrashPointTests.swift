@@ -50,11 +50,18 @@ struct CLIQueueCrashPointTests {
             #expect(server.bodyBytesSent(path) == sentBefore[index], "\(step): \(path) was in place and was fetched again")
         }
         // AND nothing is left behind: no partial, record or lock
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
-        let leftovers = names.filter { name in [".haul-partial", ".haul-resume", ".haul-lock"].contains { name.hasSuffix($0) } }
+        let leftovers = Self.leftovers(in: out)
         #expect(leftovers.isEmpty, "\(step): left behind: \(leftovers)")
         // AND the queue shows the three downloads completed
         let listing = try StoreFixture(directory: work.file("state")).items()
         #expect(listing.count(state: "completed") == 3, "\(step): \(listing.values)")
+    }
+}
+
+extension CLIQueueCrashPointTests {
+    /// The partials, records and locks left in `directory` (a run that recovered leaves none).
+    static func leftovers(in directory: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { name in [".haul-partial", ".haul-resume", ".haul-lock"].contains { name.hasSuffix($0) } }
     }
 }

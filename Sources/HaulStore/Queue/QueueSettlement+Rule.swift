@@ -4,9 +4,9 @@ extension QueueSettlement {
     /// The rule both stores settle a transfer's end by, on `item` as loaded in the transaction:
     /// a start is never a settlement (it takes a lease), only the lease's owner (`owner`, when
     /// given) and only with the lease's epoch (of `lease`, when given) may settle, the lifecycle
-    /// decides the next state, and the error fields follow it (a NUL in the message kept as U+FFFD). The lease checked is the one
-    /// `item` was loaded with (locked, so no other worker's claim comes between). Returns the
-    /// action and whether the lease is released.
+    /// decides the next state, and the error fields follow it (a NUL in the message kept as
+    /// U+FFFD). The lease checked is the one `item` was loaded with (locked, so no other worker's
+    /// claim comes between). Returns the action and whether the lease is released.
     func settle(_ item: inout StoredDownload, owner: LeaseOwner?) throws -> (action: LifecycleAction, releasesLease: Bool) {
         if input == .start {
             throw StoreError(.conflict, "download \(id): downloads are started by claiming them, which takes a lease")

@@ -78,9 +78,10 @@ package final class QueueStore: QueueStorage {
     /// Items `ids`, locked until the transaction ends (none read for fewer than two: `load` does
     /// one); a row that cannot be read is left out, for `load` to report.
     func loadLocking(_ db: any StoreConnection, _ ids: [Int64]) throws -> [Int64: StoredDownload] {
-        guard Set(ids).count > 1 else { return [:] }
+        let distinct = Set(ids)
+        guard distinct.count > 1 else { return [:] }
         var items: [Int64: StoredDownload] = [:]
-        for row in try db.rows(dialect.loadManyLocking, [.integers(Array(Set(ids)).sorted())]) {
+        for row in try db.rows(dialect.loadManyLocking, [.integers(distinct.sorted())]) {
             if let item = try? StoredDownload(row: row) { items[item.id] = item }
         }
         return items
