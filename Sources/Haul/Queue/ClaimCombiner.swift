@@ -2,11 +2,14 @@ import Dispatch
 import HaulStore
 import Synchronization
 
-/// The claims of one run's workers, made together: a worker that asks while another's claim is
-/// under way waits, and the next transaction settles and claims for every worker waiting then
-/// (`QueueStore.claim` of that many), so a busy run pays one transaction, one page of candidates
-/// and one commit for several items. No item is claimed before a worker is free to run it: each
-/// item claimed is handed to a worker that asked, so nothing sits leased and idle.
+/// The claims of one run's workers, made together and ahead: a worker that asks while another's
+/// claim is under way waits, and the next transaction settles and claims for every worker waiting
+/// then (`QueueStore.claim` of that many), so a busy run pays one transaction, one page of
+/// candidates and one commit for several items. A batch's transaction claims up to `batch` items
+/// (those asked for and the rest ahead); the next requests with nothing to settle take those
+/// held ahead without a transaction. An item held ahead is leased (renewed by the heartbeat, shown
+/// as running) until a worker takes it; a drain hands every one back to the queue in its next
+/// transaction, and `releaseAhead` those left when the run ends.
 ///
 /// One worker at a time leads: it runs the transactions for those waiting until its own request
 /// is answered, then hands the lead to the next waiting worker. The others block their pool
@@ -15,6 +18,8 @@ final class ClaimCombiner: Sendable {
     private let settler: QueueSettler
     private let ids: Set<Int64>?
     private let rules: ClaimRules
+    /// Most items one transaction claims while not draining (1: only those asked for).
+    private let batch: Int
 
     /// A worker's request: its outcomes to settle, whether it also wants an item (not when the run
     /// drains), and where its answer goes.
@@ -27,19 +32,23 @@ final class ClaimCombiner: Sendable {
     private struct State {
         var waiting: [Request] = []
         var leading = false
+        /// Items claimed ahead, best first, leased to this process until a worker takes one.
+        var ahead: [StoredDownload] = []
     }
 
     private let state = Mutex(State())
 
-    init(settler: QueueSettler, ids: Set<Int64>?, rules: ClaimRules) {
+    init(settler: QueueSettler, ids: Set<Int64>?, rules: ClaimRules, batch: Int = 1) {
         self.settler = settler
         self.ids = ids
         self.rules = rules
+        self.batch = max(1, batch)
     }
 
     /// Settles `settling` and, unless `draining`, claims an item for this worker; together with
     /// every other worker of the run asking now.
     func settleAndClaim(settling: [QueueSettlement], draining: Bool) throws(StoreError) -> StoredDownload? {
+        if settling.isEmpty, !draining, let item = takeAhead(1).first { return item }
         let mine = Answer()
         let leads = state.withLock { state in
             state.waiting.append(Request(settling: settling, claims: !draining, answer: mine))
@@ -65,19 +74,65 @@ final class ClaimCombiner: Sendable {
         return try mine.result.get()
     }
 
+    /// Hands every item held ahead back to the queue (a run's end: its workers are gone).
+    func releaseAhead() {
+        let held = state.withLock { state in
+            defer { state.ahead = [] }
+            return state.ahead
+        }
+        guard !held.isEmpty else { return }
+        _ = settler.settleOnly(held.map(Self.release))
+    }
+
+    /// Up to `count` items held ahead, best first; those whose lease was lost meanwhile (taken
+    /// over elsewhere) are let go and passed over.
+    private func takeAhead(_ count: Int) -> [StoredDownload] {
+        var taken: [StoredDownload] = []
+        while taken.count < count {
+            let next = state.withLock { state in state.ahead.isEmpty ? nil : state.ahead.removeFirst() }
+            guard let item = next else { break }
+            if settler.dropIfLost(item) { continue }
+            taken.append(item)
+        }
+        return taken
+    }
+
     /// One transaction for `turn`: every settlement, and as many items as requests that claim
-    /// (fewer when fewer are claimable: those asked last get none, and look again).
+    /// (fewer when fewer are claimable: those asked last get none, and look again), those held
+    /// ahead first and, past them, up to `batch` more; a turn with a draining request hands those
+    /// held ahead back instead, and claims only what is asked.
     private func answer(_ turn: [Request]) {
         guard !turn.isEmpty else { return }
-        let claiming = turn.filter(\.claims)
+        let claiming = turn.filter(\.claims).count
+        let draining = turn.contains { !$0.claims }
+        var settling = turn.flatMap(\.settling)
+        var items: [StoredDownload] = []
+        if draining {
+            settling += state.withLock { state in
+                defer { state.ahead = [] }
+                return state.ahead.map(Self.release)
+            }
+        } else {
+            items = takeAhead(claiming)
+        }
+        let missing = claiming - items.count
+        let count = missing == 0 ? 0 : draining ? missing : max(missing, batch)
         do throws(StoreError) {
-            let claimed = try settler.settleAndClaim(
-                claiming.count, among: claiming.isEmpty ? [] : ids, settling: turn.flatMap(\.settling), rules: rules)
-            var items = claimed.makeIterator()
-            for request in turn { request.answer.finish(.success(request.claims ? items.next() : nil)) }
+            items += try settler.settleAndClaim(count, among: count == 0 ? [] : ids, settling: settling, rules: rules)
+            var next = items.makeIterator()
+            for request in turn { request.answer.finish(.success(request.claims ? next.next() : nil)) }
+            let rest = Array(next)
+            if !rest.isEmpty { state.withLock { $0.ahead = rest + $0.ahead } }
         } catch {
+            // Those taken from ahead stay leased: back ahead, for the next turn.
+            if !items.isEmpty { state.withLock { $0.ahead = items + $0.ahead } }
             for request in turn { request.answer.finish(.failure(error)) }
         }
+    }
+
+    /// The settlement that hands an item held ahead back to the queue, as an owner that stopped.
+    private static func release(_ item: StoredDownload) -> QueueSettlement {
+        QueueSettlement(id: item.id, input: .ownerLost, lease: item.lease)
     }
 }
 

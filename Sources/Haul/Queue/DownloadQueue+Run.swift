@@ -38,6 +38,8 @@ extension DownloadQueue {
                 }
             }
         }
+        // Items held ahead that no worker took (every worker ended on an error): back to the queue.
+        await BlockingWork.run { runState.claims.releaseAhead() }
         await keeper.stop()
         running.endRun()
         runState.summary.withLock { $0.finishGroups = finishGroups.figures }

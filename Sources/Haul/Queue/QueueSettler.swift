@@ -25,6 +25,8 @@ final class QueueSettler: Sendable {
     {
         progressWrites.flush(settling.map(\.id))
         let next = try store.claim(count, for: owner, among: ids, settling: settling, rules: rules)
+        // Held from now on (renewed by the heartbeat), whether a worker runs it now or later.
+        for item in next { leases.claimed(item.lease(for: owner)) }
         letGo(settling)
         if !settling.isEmpty { store.forgetRemovedSecretsSoon() }
         return next
@@ -58,6 +60,15 @@ final class QueueSettler: Sendable {
         }
         guard !settlements.isEmpty else { return }
         _ = settleOnly(settlements)
+    }
+
+    /// Whether the lease of `item`, claimed ahead and not started, was lost meanwhile: then it is
+    /// let go (nothing of it is this process's to write or renew).
+    func dropIfLost(_ item: StoredDownload) -> Bool {
+        let lease = item.lease(for: owner)
+        guard leases.takeLost(item.id) || leases.writable(item.id) != lease else { return false }
+        leases.letGo([lease])
+        return true
     }
 
     /// `settled` reached the store: their leases are no longer this process's to renew.

@@ -90,6 +90,12 @@ public struct QueueRunOptions: Sendable {
     /// Given, the run does not end when the queue is empty: its workers wait for new items until
     /// `stopAll()`, and this (not `maxConcurrent`) says how many run at once (`haul serve`).
     public var concurrency: QueueConcurrency?
+    /// How many items a batch run claims in one store transaction at most: those its free workers
+    /// ask for, and the rest held ahead (leased, shown as running) for the next ones to take
+    /// without a transaction. Nil: as many as `maxConcurrent`. 1 claims only what a worker asks
+    /// for (a fleet sharing a few long items fairly). A long-running run (`concurrency`) never
+    /// claims ahead.
+    public var claimBatch: Int?
     /// What the failure messages the store keeps call settings: the library's names by default;
     /// a front end passes its own (`haul` its flags), so `queue list` speaks as the front end does.
     package var settingNames = SettingNames.library

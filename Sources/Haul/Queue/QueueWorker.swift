@@ -102,7 +102,6 @@ struct QueueWorker: Sendable {
                     await concurrency.idle(seconds: 2, since: wakeUps)
                     continue
                 }
-                queue.leases.claimed(item.lease(for: queue.owner))
                 let handoff = ItemHandoff()
                 running += 1
                 items.addTask {

@@ -16,6 +16,8 @@ final class RunState: Sendable {
         self.ids = ids
         self.rules = rules
         self.finishGroups = finishGroups
-        claims = ClaimCombiner(settler: settler, ids: ids, rules: rules)
+        // A long-running run takes only what a worker asks for: `haul serve` shows what runs.
+        let batch = options.concurrency == nil ? options.claimBatch ?? max(1, options.maxConcurrent) : 1
+        claims = ClaimCombiner(settler: settler, ids: ids, rules: rules, batch: batch)
     }
 }

@@ -13,8 +13,9 @@ extension BodyWriter {
                 needed: finalLength, limit: maxSize)
         }
         guard let layout = output.layout, let finalLength = body.finalLength,
-            let free = FreeSpace.available(at: layout.directory)
+            let measured = FreeSpace.measure(at: layout.directory)
         else { return }
+        let free = measured.available
         // Just measured: the watch during the body starts a stride from here.
         nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
         let kept = body.writeOffset + body.overlap
@@ -23,7 +24,7 @@ extension BodyWriter {
         // Space the partial already holds past what is kept (segments preallocate the whole file,
         // and write past the prefix) is not needed again, unless a restart truncates it.
         let held = kept == output.sink.prefixLength ? max(0, min(output.partialFile?.allocatedBytes ?? 0, finalLength) - kept) : 0
-        let margin = FreeSpace.margin(request.minFreeSpace, at: layout.directory)
+        let margin = measured.margin(request.minFreeSpace)
         let verdict = SpaceCheck.verdict(bytesStillNeeded: finalLength - kept - held, available: available, margin: margin)
         guard case .tooSmall(let needed, let available) = verdict else { return }
         // The margin is named as a setting (a hint) only where lowering it would let the file fit.
@@ -90,8 +91,10 @@ extension BodyWriter {
     func watchFreeSpace() {
         guard let layout = output.layout, bodyBytesWritten >= nextSpaceCheck else { return }
         nextSpaceCheck = bodyBytesWritten + Self.freeSpaceStride
-        let margin = FreeSpace.margin(request.minFreeSpace, at: layout.directory)
-        guard let free = FreeSpace.available(at: layout.directory), free < margin else { return }
+        guard let measured = FreeSpace.measure(at: layout.directory) else { return }
+        let margin = measured.margin(request.minFreeSpace)
+        let free = measured.available
+        guard free < margin else { return }
         let remaining = output.record.finalLength.map { max(0, $0 - output.sink.prefixLength) }
         let kept = "the \(output.sink.prefixLength) bytes downloaded so far are kept and the next run resumes"
         // The margin is a hint only where lowering it would let the rest fit.

@@ -15,6 +15,11 @@ extension QueueDialect {
             ORDER BY d.priority DESC, d.id LIMIT $2 OFFSET $3
             """
         let releaseLease = "lease_owner = NULL, lease_worker = NULL, lease_expires = NULL"
+        let leasing = """
+            UPDATE downloads SET state = 'running', lease_owner = $1, lease_worker = $2, claim_token = $4,
+                lease_expires = now() + make_interval(secs => $3::double precision), lease_epoch = lease_epoch + 1,
+                attempts = attempts + 1, last_error = NULL, error_category = NULL, not_before = NULL, updated_at = \(now)
+            """
         return QueueDialect(
             now: now,
             insertLock: "SELECT pg_advisory_xact_lock(hashtext('haul-add'))",
@@ -29,13 +34,11 @@ extension QueueDialect {
             // COMMITTED), so two workers never both take a host's last slot.
             nextQueuedLockingHost: "SELECT d.id, d.host FROM downloads d JOIN host_slots h ON h.host = d.host \(candidates) FOR UPDATE OF d, h SKIP LOCKED",
             lease: """
-                UPDATE downloads SET state = 'running', lease_owner = $1, lease_worker = $2, claim_token = $4,
-                    lease_expires = now() + make_interval(secs => $3::double precision), lease_epoch = lease_epoch + 1,
-                    attempts = attempts + 1, last_error = NULL, error_category = NULL, not_before = NULL, updated_at = \(now)
-                WHERE id = $5 AND state = 'queued'
+                \(leasing) WHERE id = $5 AND state = 'queued'
                     AND ($6::bigint IS NULL OR (SELECT count(*) FROM downloads r WHERE r.host = $7 AND r.state IN (\(transfers))) < $6::bigint)
                 RETURNING *
                 """,
+            leaseMany: "\(leasing) WHERE id = ANY ($5::bigint[]) AND state = 'queued' RETURNING *",
             renew: """
                 UPDATE downloads SET lease_expires = now() + make_interval(secs => $2::double precision)
                 FROM unnest($3::bigint[], $4::bigint[]) AS held (id, epoch)

@@ -61,6 +61,9 @@ package struct QueueDialect: Sendable {
     /// `$7` has fewer than `$6` items in a transfer state: `$1` owner, `$2` worker, `$3` seconds,
     /// `$4` claim token; returns the row.
     let lease: String
+    /// Leases the items of list `$5` still queued, with no per-host limit (`$1`..`$4` as `lease`);
+    /// returns their rows, in no order: one statement for a claim's page.
+    let leaseMany: String
     /// Extends the leases owner `$1` holds by `$2` seconds: `$3` ids and `$4` epochs (lists, pairwise);
     /// returns `id`, `state` of each one still its own.
     let renew: String
@@ -99,7 +102,7 @@ package struct QueueDialect: Sendable {
     init(
         now: String, insertLock: String?, noteHost: String?, loadLocking: String, loadManyLocking: String, claimedEarlier: String,
         nextQueued: String,
-        nextQueuedLockingHost: String, lease: String, renew: String, pendingAmong: String, recoveryCandidates: String,
+        nextQueuedLockingHost: String, lease: String, leaseMany: String, renew: String, pendingAmong: String, recoveryCandidates: String,
         releaseLease: String, settle: String, progressEpoch: String, saveRecord: String, migrator: Migrator
     ) {
         insert = """
@@ -117,6 +120,7 @@ package struct QueueDialect: Sendable {
         self.nextQueued = nextQueued
         self.nextQueuedLockingHost = nextQueuedLockingHost
         self.lease = lease
+        self.leaseMany = leaseMany
         self.renew = renew
         pendingCount = "SELECT count(*) AS n FROM downloads WHERE state NOT IN (\(Self.restingStates))"
         self.pendingAmong = pendingAmong

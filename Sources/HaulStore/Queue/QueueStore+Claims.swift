@@ -72,6 +72,15 @@ extension QueueStore {
             if rows.isEmpty { return claimed }
             offset += Int64(rows.count)
             if !chosenByDatabase { size = 64 }
+            if rules.maxPerHost == nil {
+                // No host to count: every queued row found is leased, the page's in one statement.
+                let chosen = rows.compactMap { $0.int64("id") }.filter { ids?.contains($0) ?? true }.prefix(count - claimed.count)
+                if chosen.isEmpty { continue looking }
+                claimed += try leaseAll(db, Array(chosen), for: owner, token: token)
+                if claimed.count == count { return claimed }
+                offset -= Int64(chosen.count)
+                continue looking
+            }
             for row in rows {
                 guard let id = row.int64("id"), ids?.contains(id) ?? true else { continue }
                 let host = row.string("host") ?? ""
@@ -96,6 +105,15 @@ extension QueueStore {
                 continue looking
             }
         }
+    }
+
+    /// Leases `chosen` (queued rows, best first) for `owner` in one statement; returns them best first.
+    private func leaseAll(_ db: any StoreConnection, _ chosen: [Int64], for owner: LeaseOwner, token: String) throws -> [StoredDownload] {
+        let rows = try db.rows(
+            dialect.leaseMany, [.text(owner.encoded), .text(database.workerName(owner)), .real(leaseSeconds), .text(token), .integers(chosen)])
+        let leased = try rows.map(StoredDownload.init(row:))
+        let rank = Dictionary(uniqueKeysWithValues: chosen.enumerated().map { ($1, $0) })
+        return leased.sorted { rank[$0.id, default: 0] < rank[$1.id, default: 0] }
     }
 
     /// Extends `leases` (those their owner knows it holds) and reports the state of each one

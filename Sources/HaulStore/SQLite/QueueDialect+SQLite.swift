@@ -14,6 +14,11 @@ extension QueueDialect {
             ORDER BY priority DESC, id LIMIT $2 OFFSET $3
             """
         let releaseLease = "lease_owner = NULL, lease_worker = NULL, lease_expires = NULL"
+        let leasing = """
+            UPDATE downloads SET state = 'running', lease_owner = $1, lease_worker = $2, claim_token = $4,
+                lease_expires = \(now) + $3, lease_epoch = lease_epoch + 1, attempts = attempts + 1, last_error = NULL,
+                error_category = NULL, not_before = NULL, updated_at = \(now)
+            """
         return QueueDialect(
             now: now,
             insertLock: nil,
@@ -24,13 +29,11 @@ extension QueueDialect {
             nextQueued: nextQueued,
             nextQueuedLockingHost: nextQueued,
             lease: """
-                UPDATE downloads SET state = 'running', lease_owner = $1, lease_worker = $2, claim_token = $4,
-                    lease_expires = \(now) + $3, lease_epoch = lease_epoch + 1, attempts = attempts + 1, last_error = NULL,
-                    error_category = NULL, not_before = NULL, updated_at = \(now)
-                WHERE id = $5 AND state = 'queued'
+                \(leasing) WHERE id = $5 AND state = 'queued'
                     AND ($6 IS NULL OR (SELECT count(*) FROM downloads r WHERE r.host = $7 AND r.state IN (\(transfers))) < $6)
                 RETURNING *
                 """,
+            leaseMany: "\(leasing) WHERE id IN (SELECT value FROM json_each($5)) AND state = 'queued' RETURNING *",
             renew: """
                 UPDATE downloads SET lease_expires = \(now) + $2
                 WHERE lease_owner = $1
