@@ -68,6 +68,11 @@ extension QueueDialect {
                 """,
             progressEpoch: "$6::bigint",
             saveRecord: "UPDATE downloads SET record = $1 WHERE id = $2 AND ($3::bigint IS NULL OR lease_epoch = $3::bigint)",
+            saveRecords: """
+                UPDATE downloads SET record = r.record FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS r (id, record, epoch)
+                WHERE downloads.id = r.id AND (r.epoch < 0 OR downloads.lease_epoch = r.epoch)
+                RETURNING downloads.id
+                """,
             migrator: postgresMigrator)
     }()
 

@@ -94,6 +94,9 @@ package struct QueueDialect: Sendable {
     let loadRecord = "SELECT record FROM downloads WHERE id = $1"
     /// Record `$1` of item `$2`, only under epoch `$3` (NULL: outside any lease).
     let saveRecord: String
+    /// Records of several items in one statement: ids `$1`, record texts `$2`, epochs `$3` (lists,
+    /// pairwise; an epoch below 0 fences nothing); returns the `id` of each row written.
+    let saveRecords: String
     /// The schema, as ordered named migrations.
     let migrator: Migrator
 
@@ -103,7 +106,8 @@ package struct QueueDialect: Sendable {
         now: String, insertLock: String?, noteHost: String?, loadLocking: String, loadManyLocking: String, claimedEarlier: String,
         nextQueued: String,
         nextQueuedLockingHost: String, lease: String, leaseMany: String, renew: String, pendingAmong: String, recoveryCandidates: String,
-        releaseLease: String, settle: String, progressEpoch: String, saveRecord: String, migrator: Migrator
+        releaseLease: String, settle: String, progressEpoch: String, saveRecord: String, saveRecords: String,
+        migrator: Migrator
     ) {
         insert = """
             INSERT INTO downloads (url, method, headers, body, destination_kind, destination, range_spec, existing_policy,
@@ -136,6 +140,7 @@ package struct QueueDialect: Sendable {
             WHERE id = $5 AND lease_epoch = \(progressEpoch)
             """
         self.saveRecord = saveRecord
+        self.saveRecords = saveRecords
         self.migrator = migrator
     }
 

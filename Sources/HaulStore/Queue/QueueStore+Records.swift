@@ -71,17 +71,31 @@ extension QueueStore {
         let durable = records.contains { $0.record.map(Self.mustBeDurable) ?? false }
         do throws(StoreError) {
             return try database.write(durable: durable) { db -> [StoreError?] in
+                var written: Set<Int64>?
+                // Every record there and encoded, several: one statement for them all.
+                let encoded = texts.compactMap { try? $0.get() }.compactMap(\.string)
+                if records.count > 1, encoded.count == records.count {
+                    let rows = try db.rows(
+                        dialect.saveRecords,
+                        [.integers(records.map(\.id)), .texts(encoded), .integers(records.map { $0.lease?.epoch ?? -1 })])
+                    written = Set(rows.compactMap { $0.int64("id") })
+                }
                 var failures: [StoreError?] = []
                 for (entry, encoded) in zip(records, texts) {
-                    let text: StoreValue
-                    switch encoded {
-                    case .success(let value): text = value
-                    case .failure(let error):
-                        failures.append(error)
-                        continue
+                    let changed: Int
+                    if let written {
+                        changed = written.contains(entry.id) ? 1 : 0
+                    } else {
+                        let text: StoreValue
+                        switch encoded {
+                        case .success(let value): text = value
+                        case .failure(let error):
+                            failures.append(error)
+                            continue
+                        }
+                        let fence = entry.lease.map { StoreValue.integer($0.epoch) } ?? .null
+                        changed = try db.run(dialect.saveRecord, [text, .integer(entry.id), fence])
                     }
-                    let fence = entry.lease.map { StoreValue.integer($0.epoch) } ?? .null
-                    let changed = try db.run(dialect.saveRecord, [text, .integer(entry.id), fence])
                     failures.append(entry.lease != nil && changed == 0 ? Self.leaseLost(entry.id) : nil)
                 }
                 return failures

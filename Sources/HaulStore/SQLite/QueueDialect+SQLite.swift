@@ -60,6 +60,13 @@ extension QueueDialect {
                 """,
             progressEpoch: "$6",
             saveRecord: "UPDATE downloads SET record = $1 WHERE id = $2 AND ($3 IS NULL OR lease_epoch = $3)",
+            saveRecords: """
+                UPDATE downloads SET record = r.record
+                FROM (SELECT i.value AS id, t.value AS record, e.value AS epoch
+                    FROM json_each($1) i JOIN json_each($2) t ON t.key = i.key JOIN json_each($3) e ON e.key = i.key) AS r
+                WHERE downloads.id = r.id AND (r.epoch < 0 OR downloads.lease_epoch = r.epoch)
+                RETURNING downloads.id
+                """,
             migrator: sqliteMigrator)
     }()
 
