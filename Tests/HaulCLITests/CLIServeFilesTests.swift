@@ -63,7 +63,9 @@ struct CLIServeFilesTests {
         #expect(Self.entries(removedA["deleted"]).contains { $0["role"] as? String == "file" && $0["path"] as? String == dl + "/a.bin" }, "\(removedA)")
         #expect(Disk.difference(dl + "/b.bin", TestData.bytes(count: 40_000, seed: 2)) == nil)
         let keptB = Self.entries(removedB["kept"])
-        #expect(keptB.count == 1 && keptB.first?["path"] as? String == dl + "/b.bin" && (keptB.first?["reason"] as? String ?? "").contains("not the file"), "\(removedB)")
+        #expect(
+            keptB.count == 1 && keptB.first?["path"] as? String == dl + "/b.bin" && (keptB.first?["reason"] as? String ?? "").contains("not the file"),
+            "\(removedB)")
         #expect(Self.entries(removedB["deleted"]).allSatisfy { $0["role"] as? String != "file" })
         // AND both left the queue
         #expect(Self.error(try serve.call("aria2.tellStatus", [a])).contains("not found"))
@@ -132,7 +134,8 @@ struct CLIServeFilesTests {
         let moved = try #require(try serve.result("haul.move", [gid, ["dir": "sub/deeper", "out": "second.bin"]]) as? [String: Any])
         #expect(moved["path"] as? String == dl + "/sub/deeper/second.bin", "\(moved)")
         #expect(moved["resumed"] as? Bool == true)
-        #expect(Self.entries(moved["moved"]).contains { $0["role"] as? String == "partial" && $0["to"] as? String == dl + "/sub/deeper/second.bin.haul-partial" })
+        #expect(
+            Self.entries(moved["moved"]).contains { $0["role"] as? String == "partial" && $0["to"] as? String == dl + "/sub/deeper/second.bin.haul-partial" })
         let movedAt = Self.completed(serve, gid)
         // THEN it finishes there, bit-exact, continued where it stopped rather than started again
         #expect(Self.settled(serve, gid) == "complete")
