@@ -27,7 +27,8 @@ extension RPCService {
             let refusal = error.heldElsewhere ? "refused, nothing was deleted: " : ""
             throw RPCError("haul.removeWithFiles for GID \(gid): \(refusal)\(error.message)")
         }
-        if before.state != .running { notify("aria2.onDownloadStop", id) }
+        // A running one reports its own stop; a waiting or paused one has no transfer to report it.
+        if before.state == .queued || before.state == .paused { notify("aria2.onDownloadStop", id) }
         return [
             "gid": .string(gid),
             "deleted": .array(removal.deleted.map { ["role": .string($0.role.rawValue), "path": .string($0.path)] }),

@@ -252,7 +252,7 @@ extension DownloadQueue {
                 let state = try storedItem(item.id).state
                 if state.isSettled { break }
                 guard ContinuousClock.now < deadline else {
-                    throw DownloadError(.io, "download \(item.id) did not stop at a checkpoint within \(Self.stopWait); try again")
+                    throw DownloadError(.io, "download \(item.id) did not stop at a checkpoint within \(Self.stopWait.components.seconds) s; try again")
                 }
                 Thread.sleep(forTimeInterval: 0.05)
             }
