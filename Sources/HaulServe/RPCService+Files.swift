@@ -57,6 +57,11 @@ extension RPCService {
         let out = try text("out")
         guard dir != nil || out != nil else { throw RPCError.invalidParams("haul.move needs dir, out or both") }
         let before = try item(id, gid)
+        let root = ConfinedPath.resolved(settings.root)
+        // A download `haul queue add` put outside the root is not this server's to move.
+        guard ConfinedPath.relative(ConfinedPath.resolved(status(of: before).path), within: root) != nil else {
+            throw RPCError("GID \(gid) is outside the download directory \(settings.root); haul serve moves only what lies inside it")
+        }
         let place = Aria2Options(root: settings.root)
         let directory = try dir.map { path throws(RPCError) in try place.directory(path) } ?? status(of: before).dir
         try place.confined(directory, what: "dir", dir ?? directory)

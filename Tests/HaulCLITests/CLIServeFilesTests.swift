@@ -174,6 +174,12 @@ struct CLIServeFilesTests {
             #expect(Disk.exists(dl + "/done.bin"))
         }
         #expect(Self.error(try serve.call("haul.move", ["0123456789abcdef", ["out": "x.bin"]])).contains("not found"))
+        // AND a download `haul queue add` put outside the root is not moved into it
+        let added = try HaulBinary.run(["queue", "add", "--paused", "-o", work.file("outside.bin"), "--state", work.file("state"), nginx.baseURL + "/done.bin"])
+        #expect(added.status == 0, "\(added.stderr)")
+        let outside = try #require(
+            (try serve.result("aria2.tellWaiting", [0, 10, ["gid"]]) as? [[String: Any]])?.compactMap { $0["gid"] as? String }.first)
+        #expect(Self.error(try serve.call("haul.move", [outside, ["out": "in.bin"]])).contains("outside the download directory"))
         #expect(Disk.difference(dl + "/taken.bin", [1, 2, 3]) == nil)
         // WHEN it is moved to another name and directory
         let moved = try #require(try serve.result("haul.move", [gid, ["dir": "kept", "out": "renamed.bin"]]) as? [String: Any])
