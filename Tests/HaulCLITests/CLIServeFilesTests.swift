@@ -199,4 +199,58 @@ struct CLIServeFilesTests {
             serve.base + "/jsonrpc", ["--data-binary", #"{"jsonrpc":"2.0","id":1,"method":"haul.removeWithFiles","params":["\#(gid)"]}"#])
         #expect(anonymous.body.contains("Unauthorized"), "\(anonymous)")
     }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aDirectoryDownloadMovedMidwayByDirOnlyKeepsTheServersNameAndEndsBitExact() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-dir")
+        let nginx = try ServedFiles.start(in: work, [("named.bin", Self.size, 7)], limitRate: "512k")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        // GIVEN a download into the root (its name from the server) a third of the way through, then paused
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/named.bin"]]) as? String)
+        #expect(Disk.waitUntil(timeout: 30) { Self.completed(serve, gid) > Int64(Self.size / 3) })
+        #expect(try serve.result("aria2.pause", [gid]) as? String == gid)
+        // WHEN it is moved to another directory only
+        let moved = try #require(try serve.result("haul.move", [gid, ["dir": "later"]]) as? [String: Any])
+        // THEN it stays paused there, its partial moved with it
+        #expect(moved["status"] as? String == "paused" && moved["resumed"] as? Bool == false, "\(moved)")
+        #expect(moved["dir"] as? String == dl + "/later")
+        #expect(Self.entries(moved["moved"]).contains { $0["role"] as? String == "partial" })
+        #expect(Disk.partialBytes(in: dl) == 0 && Disk.partialBytes(in: dl + "/later") > 0)
+        // AND once unpaused it finishes there under the server's name, bit-exact, with nothing left at the old place
+        #expect(try serve.result("aria2.unpause", [gid]) as? String == gid)
+        #expect(Self.settled(serve, gid) == "complete")
+        #expect(Disk.difference(dl + "/later/named.bin", TestData.bytes(count: Self.size, seed: 7)) == nil)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: dl))?.filter { $0 != "later" && $0 != ".haul-lock" } ?? []
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aMoveOntoAnotherFileSystemIsRefusedAndCopiesNothing() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-xdev")
+        let nginx = try ServedFiles.start(in: work, [("done.bin", 50_000, 8)], limitRate: "1m")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"]]) as? String)
+        #expect(Self.settled(serve, gid) == "complete")
+        // GIVEN a directory inside the root that is another file system (a tmpfs bound there)
+        let disk = try SmallFileSystem(sizeBytes: 4 << 20)
+        defer { disk.unmount() }
+        try FileManager.default.createDirectory(atPath: dl + "/other", withIntermediateDirectories: true)
+        let bound = try ProcessRunner.run("/bin/mount", ["--bind", disk.path, dl + "/other"], timeout: 20)
+        try #require(bound.status == 0, "mount --bind: \(bound.stderr)")
+        defer { _ = try? ProcessRunner.run("/bin/umount", [dl + "/other"], timeout: 20) }
+        // WHEN the complete download is moved there
+        let reply = try serve.call("haul.move", [gid, ["dir": "other"]])
+        // THEN it is refused as a move across file systems, and the file stays where it was, alone
+        #expect(Self.error(reply).contains("another file system"), "\(reply)")
+        #expect(Disk.difference(dl + "/done.bin", TestData.bytes(count: 50_000, seed: 8)) == nil)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: dl + "/other")) ?? ["?"]).isEmpty)
+        let status = try serve.result("aria2.tellStatus", [gid, ["status", "files"]]) as? [String: Any]
+        #expect(Self.entries(status?["files"]).first?["path"] as? String == dl + "/done.bin")
+    }
 }
