@@ -84,7 +84,11 @@ struct CLIServeFilesTests {
         let roles = Self.entries(removedRunning["deleted"]).compactMap { $0["role"] as? String }
         #expect(roles.contains("partial") && roles.contains("resume-record"), "\(removedRunning)")
         #expect(Self.entries(removedRunning["kept"]).isEmpty, "\(removedRunning)")
-        // WHEN the paused one, whose partial is another file now, is removed with its files
+        // AND the paused one, whose partial is another file now, is not moved (it is not its partial)
+        let refusedMove = try serve.call("haul.move", [swapped, ["out": "three.bin"]])
+        #expect(Self.error(refusedMove).contains("not this download's partial"), "\(refusedMove)")
+        #expect(Disk.exists(dl + "/two.bin.haul-partial") && !Disk.exists(dl + "/three.bin.haul-partial"))
+        // WHEN it is removed with its files
         let removedSwapped = try #require(try serve.result("haul.removeWithFiles", [swapped]) as? [String: Any])
         // THEN the file under its partial's name is kept and reported
         #expect(Disk.exists(dl + "/two.bin.haul-partial"))
@@ -138,7 +142,8 @@ struct CLIServeFilesTests {
             Self.entries(moved["moved"]).contains { $0["role"] as? String == "partial" && $0["to"] as? String == dl + "/sub/deeper/second.bin.haul-partial" })
         let movedAt = Self.completed(serve, gid)
         // THEN it finishes there, bit-exact, continued where it stopped rather than started again
-        #expect(Self.settled(serve, gid) == "complete")
+        let ended = Self.settled(serve, gid)
+        #expect(ended == "complete", "\(ended ?? "-"): \(String(describing: try? serve.result("aria2.tellStatus", [gid, ["errorMessage"]])))")
         #expect(Disk.difference(dl + "/sub/deeper/second.bin", TestData.bytes(count: Self.size, seed: 5)) == nil)
         let bytesServed = nginx.accessLog().filter { $0.uri.hasSuffix("slow.bin") }.reduce(Int64(0)) { $0 + Int64($1.bodyBytesSent) }
         #expect(bytesServed < Int64(Self.size) + Int64(Self.size) / 2, "served \(bytesServed) for a file of \(Self.size), moved at \(movedAt)")
@@ -252,5 +257,10 @@ struct CLIServeFilesTests {
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: dl + "/other")) ?? ["?"]).isEmpty)
         let status = try serve.result("aria2.tellStatus", [gid, ["status", "files"]]) as? [String: Any]
         #expect(Self.entries(status?["files"]).first?["path"] as? String == dl + "/done.bin")
+        // AND once its file is swapped for another under the same name, that file is not moved either
+        try Self.swapForCopy(dl + "/done.bin")
+        let swapped = try serve.call("haul.move", [gid, ["out": "elsewhere.bin"]])
+        #expect(Self.error(swapped).contains("not the file this download finished"), "\(swapped)")
+        #expect(Disk.exists(dl + "/done.bin") && !Disk.exists(dl + "/elsewhere.bin"))
     }
 }

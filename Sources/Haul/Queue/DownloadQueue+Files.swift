@@ -155,13 +155,25 @@ extension DownloadQueue {
                 guard let from = current.finalPath, let to = newFinal, case .regular(let identity) = FoundFile.at(from) else {
                     throw DownloadError(.usage, "the finished file of download \(id) is not there any more; nothing to move")
                 }
-                let proven = TaskFiles.markProves(from, of: request.outputRequest)
+                let output = request.outputRequest
+                let proven = TaskFiles.markProves(from, of: output)
+                if case .notOwned(let reason) = OwnedFileRule.finished(found: .regular(identity), provable: output.provable, markProves: proven),
+                    output.provable
+                {
+                    // Another file under its name is not this download's to move.
+                    throw DownloadError(.destinationExists, "\(from) is \(reason); nothing was moved")
+                }
                 try rename(from, to, &renamed)
                 moves.append(TaskFile(role: .file, path: from, movedTo: to))
                 result.finishedMarkKept = proven && TaskFiles.markAgain(to, of: moved.outputRequest, identity: identity)
             } else {
                 if let final = target.finalPath, FoundFile.at(final) != .missing {
                     throw DownloadError(.destinationExists, "\(final) exists already; a move never replaces a file")
+                }
+                let record = try? store.resumeRecord(id).load()
+                let partial = OwnedFileRule.partial(recorded: record?.partialIdentity, found: .at(layout.partialPath))
+                if case .notOwned(let reason) = partial {
+                    throw DownloadError(.destinationExists, "\(layout.partialPath) is not this download's partial (\(reason)); nothing was moved")
                 }
                 for (role, sidecar) in [(TaskFile.Role.partial, Sidecar.partial), (.segmentMap, .segmentMap), (.rejected, .rejected)] {
                     let from = layout.path(of: sidecar)
@@ -174,6 +186,8 @@ extension DownloadQueue {
             let kind: StoredDownload.DestinationKind = if case .directory = destination { .directory } else { .file }
             try storeCall { try $0.relocate(id, kind: kind, destination: Self.path(of: destination), finalPath: newFinal) }
             result.moved = moves
+            // Let the locks go first: the run that claims it at once takes the new one.
+            for lock in locks { lock.release() }
             if stopped.wasRunning || stopped.wasQueued {
                 try resume(id)
                 result.resumed = true
@@ -182,6 +196,7 @@ extension DownloadQueue {
         } catch {
             // Put back what was renamed, newest first; the download stays where it was.
             for step in renamed.reversed() { try? TaskFiles.moveWithoutReplacing(step.to, to: step.from) }
+            for lock in locks { lock.release() }
             if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
             throw error
         }
@@ -240,24 +255,25 @@ extension DownloadQueue {
         var stopped = Stopped()
         switch item.state {
         case .queued:
+            // A worker of this process may claim it meanwhile: then the pause stops its run, waited for.
             try pause(item.id)
             stopped.wasQueued = true
+            stopped.stoppedHere = control(item.id) != nil
         case .running, .pausing, .cancelling:
             guard control(item.id) != nil else { break }
             stopped.wasRunning = item.state == .running
             stopped.stoppedHere = true
             if cancelling { try cancel(item.id) } else if item.state == .running { try pause(item.id) }
-            let deadline = ContinuousClock.now + Self.stopWait
-            while true {
-                let state = try storedItem(item.id).state
-                if state.isSettled { break }
-                guard ContinuousClock.now < deadline else {
-                    throw DownloadError(.io, "download \(item.id) did not stop at a checkpoint within \(Self.stopWait.components.seconds) s; try again")
-                }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
         default:
             break
+        }
+        guard stopped.stoppedHere else { return stopped }
+        let deadline = ContinuousClock.now + Self.stopWait
+        while try !storedItem(item.id).state.isSettled {
+            guard ContinuousClock.now < deadline else {
+                throw DownloadError(.io, "download \(item.id) did not stop at a checkpoint within \(Self.stopWait.components.seconds) s; try again")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
         }
         return stopped
     }
