@@ -121,6 +121,10 @@ struct CLIServeFilesTests {
         #expect(Disk.exists(dl + "/held.bin.haul-partial"))
         let status = try serve.result("aria2.tellStatus", [gid, ["status"]]) as? [String: Any]
         #expect(status?["status"] as? String == "paused")
+        // AND a move is refused the same way, moving nothing
+        let move = try serve.call("haul.move", [gid, ["out": "freed.bin"]])
+        #expect(Self.error(move).contains("already downloading"), "\(move)")
+        #expect(Disk.exists(dl + "/held.bin.haul-partial") && !Disk.exists(dl + "/freed.bin.haul-partial"))
     }
 
     @Test(.timeLimit(.minutes(3)))
