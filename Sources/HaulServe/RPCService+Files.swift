@@ -17,6 +17,8 @@ extension RPCService {
         let (gid, id) = try RPCParams.gid(params)
         let before = try item(id, gid)
         let root = ConfinedPath.resolved(settings.root)
+        // Through a Result: `catch let error where error.heldElsewhere` on this typed throw crashes
+        // Swift 6.3.1's ownership verifier ("Found outside of lifetime use").
         let outcome = Result { () throws(DownloadError) -> FileRemoval in
             try queue.removeWithFiles(id) { ConfinedPath.relative(ConfinedPath.resolved($0), within: root) != nil }
         }
