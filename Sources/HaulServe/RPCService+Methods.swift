@@ -7,7 +7,9 @@ import HaulRPC
 extension RPCService {
     typealias Method = @Sendable (RPCService, [JSONValue]) throws -> JSONValue
 
-    static let methods: [String: Method] = [
+    static let methods: [String: Method] = aria2Methods.merging(haulMethods) { aria2, _ in aria2 }
+
+    static let aria2Methods: [String: Method] = [
         "aria2.addUri": { try $0.addUri($1) },
         "aria2.remove": { try $0.remove($1) },
         "aria2.forceRemove": { try $0.remove($1) },

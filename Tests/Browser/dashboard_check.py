@@ -33,6 +33,14 @@ class StepFailed(Exception):
     pass
 
 
+class _Done(Exception):
+    """A check that ends early with every step passed (--first-visit-active)."""
+
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
 def log(msg):
     sys.stderr.write("[dashboard_check] %s\n" % msg)
     sys.stderr.flush()
@@ -274,12 +282,17 @@ def row_sel(gid):
 def main():
     ap = argparse.ArgumentParser(description="Drive the Haul dashboard in headless Chromium.")
     ap.add_argument("--page", required=True, help="dashboard URL, possibly with ?rpc=ws://...")
-    ap.add_argument("--secret", required=True, help="the RPC secret")
-    ap.add_argument("--download-url", required=True, help="a URL to add (served slowly)")
-    ap.add_argument("--screenshot", required=True, help="PNG path for the screenshot")
+    ap.add_argument("--secret", help="the RPC secret (required unless --first-visit-active)")
+    ap.add_argument("--download-url", help="a URL to add (served slowly; required unless --first-visit-active)")
+    ap.add_argument("--screenshot", help="PNG path for the screenshot (required unless --first-visit-active)")
+    ap.add_argument("--first-visit-active", type=int, default=None, metavar="N",
+                    help="only check a first visit to a server without a secret: with no click, #status "
+                         "says connected and N downloads are listed active (#empty hidden)")
     ap.add_argument("--chromium", default="/usr/bin/chromium", help="chromium binary")
     ap.add_argument("--timeout", type=float, default=60.0, help="overall time limit in seconds")
     args = ap.parse_args()
+    if args.first_visit_active is None and not (args.secret and args.download_url and args.screenshot):
+        ap.error("--secret, --download-url and --screenshot are required unless --first-visit-active")
 
     deadline = time.monotonic() + args.timeout
     summary = {"ok": False, "step": None, "gid": None, "states_seen": [],
@@ -338,6 +351,35 @@ def main():
                                   " && !!document.querySelector('#status')"),
                  bool)
         cdp.eval(HELPERS)
+
+        if args.first_visit_active is not None:
+            step = "first visit"
+            # No click: the page connects by itself and lists what runs.
+            def first_visit():
+                rows = [cdp.eval("__chk.row(%s)" % json.dumps(g)) for g in (cdp.eval("__chk.gids()") or [])]
+                return {"status": cdp.eval("__chk.text('#status')"),
+                        "active": len([r for r in rows if r and r["state"] == "active"]),
+                        "empty_hidden": cdp.eval("(() => { const e = document.querySelector('#empty'); "
+                                                 "return !e || e.hidden || getComputedStyle(e).display === 'none'; })()")}
+            seen = wait_for("first visit: connected with %d active rows, without a click" % args.first_visit_active,
+                            first_visit,
+                            lambda v: (v["status"] or "").startswith("connected")
+                            and v["active"] >= args.first_visit_active and v["empty_hidden"])
+            summary["status"] = seen["status"]
+            summary["states_seen"] = ["active"] * seen["active"]
+            log("first visit -> %s" % json.dumps(seen))
+            if cdp.exceptions:
+                raise StepFailed("page threw: %s" % "; ".join(cdp.exceptions))
+            step = "done"
+            summary["ok"] = True
+            return_code_first_visit = 0
+            raise _Done(return_code_first_visit)
+
+        step = "first visit asks for the secret"
+        st = wait_for("first visit to a server with a secret: #status asks for it, without a click",
+                      lambda: cdp.eval("__chk.text('#status')"),
+                      lambda s: s is not None and s.startswith("error") and "secret" in s)
+        log("first visit -> %r" % st)
 
         step = "wrong secret"
         before = cdp.eval("__chk.text('#status')")
@@ -432,6 +474,8 @@ def main():
         step = "done"
         summary["ok"] = True
         exit_code = 0
+    except _Done as done:
+        exit_code = done.code
     except StepFailed as e:
         log("FAILED at step '%s': %s" % (step, e))
         if cdp is not None:

@@ -15,12 +15,17 @@ final class ServeProcess {
 
     /// Starts `haul serve --listen 127.0.0.1:0` with a store in `state` and downloads in `directory`
     /// (in `environment` when given, else this process's own).
-    init(state: String, directory: String, secret: String = "s3cret", extra: [String] = [], environment: [String: String]? = nil) throws {
+    /// `withSecret: false`: started without `--secret` (every call is taken; `secret` is sent anyway).
+    init(
+        state: String, directory: String, secret: String = "s3cret", withSecret: Bool = true, extra: [String] = [],
+        environment: [String: String]? = nil
+    ) throws {
         self.secret = secret
         self.state = state
         self.directory = directory
+        let secretArguments = withSecret ? ["--secret", secret] : []
         running = try RunningHaul(
-            ["serve", "--listen", "127.0.0.1:0", "--secret", secret, "--state", state, "-d", directory] + extra, environment: environment)
+            ["serve", "--listen", "127.0.0.1:0"] + secretArguments + ["--state", state, "-d", directory] + extra, environment: environment)
         var found: Int?
         let deadline = Date().addingTimeInterval(20)
         while found == nil, Date() < deadline, running.process.isRunning {

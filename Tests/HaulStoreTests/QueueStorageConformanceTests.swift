@@ -340,6 +340,29 @@ struct QueueStorageConformanceTests {
     }
 
     @Test(
+        "GIVEN an item at rest and one claimed WHEN each is relocated THEN the one at rest has its new destination and final path; the claimed one is .conflict and unchanged; an unknown item is .notFound",
+        arguments: StoreKind.allCases)
+    func relocateMovesOnlyAnItemWithoutATransfer(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add([harness.download("a", paused: true), harness.download("b")])
+        let (restingID, claimedID) = (ids[0], ids[1])
+        let claimed = try #require(try store.claimOne(for: LeaseOwner()))
+        #expect(claimed.id == claimedID)
+        let moved = harness.directory.file("elsewhere/renamed.bin")
+
+        try store.relocate(restingID, kind: .file, destination: moved, finalPath: moved)
+
+        let after = try #require(try store.item(restingID))
+        #expect(after.destination == moved && after.destinationKind == .file && after.finalPath == moved)
+        #expect(after.state == .paused)
+        #expect(storeErrorKind { try store.relocate(claimedID, kind: .file, destination: moved, finalPath: nil) } == .conflict)
+        #expect(try store.item(claimedID)?.destination == claimed.destination)
+        #expect(storeErrorKind { try store.relocate(claimedID + 100, kind: .file, destination: moved, finalPath: nil) } == .notFound)
+    }
+
+    @Test(
         "GIVEN an item WHEN updateOptions gives it a proxy with a password THEN a shared store refuses it (.secretRefused) and keeps the old options; a local one keeps the new",
         arguments: StoreKind.allCases)
     func updateOptionsKeepsTheSharedStoreRule(_ kind: StoreKind) throws {

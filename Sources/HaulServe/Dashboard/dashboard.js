@@ -126,6 +126,7 @@
         if (ws !== sock) return;
         authed = true;
         keepAlive = true;
+        $("connect-form").classList.remove("needs-secret");
         try { sessionStorage.setItem(STORAGE_KEY, secret); } catch (e) { /* storage disabled */ }
         setStatus("connected", "good");
         renderGlobal(stat);
@@ -137,8 +138,17 @@
       }, function (err) {
         if (ws !== sock) return;
         keepAlive = false;
-        setStatus("error: " + err.message, "bad");
         ws = null; sock.close();
+        if (/unauthorized/i.test(err.message)) {
+          // The server wants a secret (aria2's "Unauthorized"): only now is one asked for.
+          try { sessionStorage.removeItem(STORAGE_KEY); } catch (e) { /* storage disabled */ }
+          setStatus(secret ? "error: wrong secret; enter the server's --secret and Connect" :
+            "error: this server needs its secret; enter it and Connect", "bad");
+          $("connect-form").classList.add("needs-secret");
+          $("secret").focus();
+          return;
+        }
+        setStatus("error: " + err.message, "bad");
       });
     };
     sock.onmessage = function (ev) { if (ws === sock) onSocketMessage(ev); };
@@ -318,6 +328,9 @@
     $("endpoint").textContent = rpcUrl();
     var saved = null;
     try { saved = sessionStorage.getItem(STORAGE_KEY); } catch (e) { /* storage disabled */ }
-    if (saved !== null) { $("secret").value = saved; connect(); }
+    if (saved !== null) $("secret").value = saved;
+    // Connect at once, with the secret this tab used before or none: a server started without
+    // --secret lists its downloads on the first visit; one that refuses asks for its secret.
+    connect();
   });
 })();

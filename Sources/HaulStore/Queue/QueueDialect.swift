@@ -47,6 +47,11 @@ package struct QueueDialect: Sendable {
     let updateOptions: String
     /// Priority `$1` of item `$2`.
     let setPriority = "UPDATE downloads SET priority = $1 WHERE id = $2"
+    /// Points item `$4` at destination kind `$1`, destination `$2` and final path `$3`, only while
+    /// no transfer runs it.
+    /// Points item `$4` at destination kind `$1`, destination `$2` and final path `$3`, only while
+    /// no transfer runs it.
+    let relocate: String
 
     /// The row owner `$1` leased with claim token `$2`, if that claim committed.
     let claimedEarlier: String
@@ -120,6 +125,10 @@ package struct QueueDialect: Sendable {
         self.loadLocking = loadLocking
         self.loadManyLocking = loadManyLocking
         updateOptions = "UPDATE downloads SET options = $1, updated_at = \(now) WHERE id = $2"
+        relocate = """
+            UPDATE downloads SET destination_kind = $1, destination = $2, final_path = $3, updated_at = \(now)
+            WHERE id = $4 AND state IN (\(Self.atRestStates))
+            """
         self.claimedEarlier = claimedEarlier
         self.nextQueued = nextQueued
         self.nextQueuedLockingHost = nextQueuedLockingHost

@@ -35,6 +35,10 @@ package protocol QueueStorage: AnyObject, Sendable {
     func all() throws(StoreError) -> [StoredDownload]
     /// Replaces the per-download options of an item.
     func updateOptions(_ id: Int64, _ options: StoredOptions) throws(StoreError)
+    /// Points an item at another place (`haul.move`): its destination kind and path, and its
+    /// final path (nil when not known yet). Only while no transfer runs it (queued or at rest);
+    /// `.conflict` otherwise, `.notFound` for no such item.
+    func relocate(_ id: Int64, kind: StoredDownload.DestinationKind, destination: String, finalPath: String?) throws(StoreError)
     /// Sets the priorities of several items in one transaction.
     func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError)
 

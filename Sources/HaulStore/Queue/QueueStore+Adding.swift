@@ -115,6 +115,16 @@ extension QueueStore {
         }
     }
 
+    package func relocate(_ id: Int64, kind: StoredDownload.DestinationKind, destination: String, finalPath: String?) throws(StoreError) {
+        try database.write { db in
+            let final: StoreValue = finalPath.map { .text($0) } ?? .null
+            guard try db.run(dialect.relocate, [.text(kind.rawValue), .text(destination), final, .integer(id)]) == 1 else {
+                guard try db.row(dialect.load, [.integer(id)]) != nil else { throw StoreError(.notFound, "no download \(id) in the queue") }
+                throw StoreError(.conflict, "download \(id) is being transferred; pause it before moving it")
+            }
+        }
+    }
+
     /// Sets the priorities of several items in one transaction (the queue's order: priority
     /// first, then id).
     package func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError) {

@@ -1,0 +1,294 @@
+import Foundation
+import HaulCore
+import HaulStore
+
+/// One of a download's files, and what removing or moving the download did with it.
+package struct TaskFile: Sendable, Equatable {
+    package enum Role: String, Sendable {
+        /// The partial file the body is written into.
+        case partial
+        /// A segmented download's progress map beside it.
+        case segmentMap = "segment-map"
+        /// A partial set aside as bad by its checksum.
+        case rejected
+        /// The finished file.
+        case file
+        /// The resume record (the queue keeps it in its store: its hash state, validators, identities).
+        case record = "resume-record"
+    }
+
+    package let role: Role
+    package let path: String
+    /// Where it went (a move).
+    package var movedTo: String?
+    /// Why it was kept (a removal).
+    package var keptBecause: String?
+}
+
+/// What `removeWithFiles` did: the files it deleted, and those it kept and why.
+package struct FileRemoval: Sendable, Equatable {
+    package var deleted: [TaskFile] = []
+    package var kept: [TaskFile] = []
+}
+
+/// What `move` did.
+package struct FileMove: Sendable, Equatable {
+    /// The files renamed, each with where it went.
+    package var moved: [TaskFile] = []
+    /// The stored destination now.
+    package var destination: String
+    /// The final path now, when known.
+    package var finalPath: String?
+    /// A finished file's mark was set again at its new place (false for one never marked).
+    package var finishedMarkKept = false
+    /// It ran (or waited to) before the move, and was put back in the queue after.
+    package var resumed = false
+}
+
+/// Removing a download together with its files, and moving a download (`haul serve`'s `haul.*`
+/// methods): each file touched only while this process holds the destination's lock, and only
+/// when it is the download's own (`OwnedFileRule`).
+extension DownloadQueue {
+    /// How long a download running here is waited for to stop at its checkpoint.
+    static let stopWait: Duration = .seconds(15)
+
+    /// Removes download `id` from the queue with the files it wrote, and only those: its partial
+    /// (its recorded device and inode), its segment map beside that partial, its resume record,
+    /// and its finished file (its finished mark). Anything else under their names is kept and
+    /// reported. A download running here is cancelled first; one whose destination another process
+    /// holds is refused (`heldElsewhere`), and nothing changes. `inside`: whether a path is inside
+    /// the directory files may be deleted from; a file outside is kept.
+    package func removeWithFiles(_ id: Int64, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval {
+        let item = try storedItem(id)
+        let (request, layout) = try placement(of: item)
+        let stopped = try stopForFiles(item, cancelling: true)
+        let lock: DestinationLock
+        do {
+            lock = try lockDestination(layout, waiting: stopped.stoppedHere)
+        } catch {
+            if stopped.wasQueued { try? resume(id) }
+            throw error
+        }
+        defer { lock.release() }
+        let current = try storedItem(id)
+        guard current.state.isSettled || current.state == .queued else {
+            throw DownloadError(.usage, "download \(id) is \(current.state.rawValue) in another process; stop it there first")
+        }
+        let slot = store.resumeRecord(id)
+        let record = try? slot.load()
+        var removal = FileRemoval()
+        func judge(_ role: TaskFile.Role, _ path: String, _ verdict: OwnedFileRule.Verdict) -> Bool {
+            switch verdict {
+            case .absent: return false
+            case .notOwned(let reason):
+                removal.kept.append(TaskFile(role: role, path: path, keptBecause: reason))
+                return false
+            case .owned:
+                guard inside(path) else {
+                    removal.kept.append(TaskFile(role: role, path: path, keptBecause: "outside the download directory"))
+                    return false
+                }
+                return true
+            }
+        }
+        var doomed: [TaskFile] = []
+        let partial = OwnedFileRule.partial(recorded: record?.partialIdentity, found: .at(layout.partialPath))
+        if judge(.partial, layout.partialPath, partial) { doomed.append(TaskFile(role: .partial, path: layout.partialPath)) }
+        let map = OwnedFileRule.companion(of: partial, found: .at(layout.segmentMapPath))
+        if judge(.segmentMap, layout.segmentMapPath, map) { doomed.append(TaskFile(role: .segmentMap, path: layout.segmentMapPath)) }
+        _ = judge(.rejected, layout.rejectedPath, OwnedFileRule.unidentified(found: .at(layout.rejectedPath)))
+        if current.state == .completed, let final = current.finalPath ?? layout.finalPath {
+            let output = request.outputRequest
+            let verdict = OwnedFileRule.finished(found: .at(final), provable: output.provable, markProves: TaskFiles.markProves(final, of: output))
+            if judge(.file, final, verdict) { doomed.append(TaskFile(role: .file, path: final)) }
+        }
+        for file in doomed {
+            if unlink(file.path) == 0 || errno == ENOENT {
+                removal.deleted.append(file)
+            } else {
+                let reason = String(cString: strerror(errno))
+                removal.kept.append(TaskFile(role: file.role, path: file.path, keptBecause: "cannot delete it: \(reason)"))
+            }
+        }
+        if record != nil { removal.deleted.append(TaskFile(role: .record, path: "(in the queue's store)")) }
+        slot.remove()
+        try storeCall { try $0.remove(id) }
+        store.forgetRemovedSecrets()
+        subscribers.forgetHub(id)
+        return removal
+    }
+
+    /// Moves download `id` to `destination` (a file path, or a directory for a download whose name
+    /// comes from the server), paused, waiting, running or complete. A download running here is
+    /// paused at its checkpoint, its partial and sidecars renamed beside the new name, its stored
+    /// destination changed, and it goes back to the queue, to continue from its record (the
+    /// partial keeps its device and inode, which the record names). A complete one's file is
+    /// renamed and its finished mark set again. Renames only: a destination on another file
+    /// system is refused, as is one that exists or that another process holds.
+    package func move(_ id: Int64, to destination: Destination) throws(DownloadError) -> FileMove {
+        let item = try storedItem(id)
+        let (request, layout) = try placement(of: item)
+        var moved = request
+        moved.destination = destination
+        guard let target = OutputLayout.of(destination, existingFile: moved.existingFile, url: moved.url) else {
+            throw DownloadError(.usage, "a download cannot be moved to standard output")
+        }
+        let newFinal = Self.movedFinalPath(item.finalPath, layout: layout, to: target)
+        if target.partialPath == layout.partialPath, newFinal == item.finalPath {
+            throw DownloadError(.usage, "download \(id) is there already")
+        }
+        let stopped = try stopForFiles(item, cancelling: false)
+        var locks: [DestinationLock] = []
+        defer { for lock in locks { lock.release() } }
+        var renamed: [(from: String, to: String)] = []
+        do throws(DownloadError) {
+            locks.append(try lockDestination(layout, waiting: stopped.stoppedHere))
+            do throws(OutputError) { try TaskFiles.createDirectory(target.directory) } catch { throw DownloadError(error) }
+            locks.append(try lockDestination(target, waiting: false))
+            let current = try storedItem(id)
+            guard current.state.isSettled else {
+                throw DownloadError(.usage, "download \(id) is \(current.state.rawValue) in another process; stop it there first")
+            }
+            var result = FileMove(destination: Self.path(of: destination), finalPath: newFinal)
+            var moves: [TaskFile] = []
+            if current.state == .completed {
+                guard let from = current.finalPath, let to = newFinal, case .regular(let identity) = FoundFile.at(from) else {
+                    throw DownloadError(.usage, "the finished file of download \(id) is not there any more; nothing to move")
+                }
+                let output = request.outputRequest
+                let proven = TaskFiles.markProves(from, of: output)
+                if case .notOwned(let reason) = OwnedFileRule.finished(found: .regular(identity), provable: output.provable, markProves: proven),
+                    output.provable
+                {
+                    // Another file under its name is not this download's to move.
+                    throw DownloadError(.destinationExists, "\(from) is \(reason); nothing was moved")
+                }
+                try rename(from, to, &renamed)
+                moves.append(TaskFile(role: .file, path: from, movedTo: to))
+                result.finishedMarkKept = proven && TaskFiles.markAgain(to, of: moved.outputRequest, identity: identity)
+            } else {
+                if let final = target.finalPath, FoundFile.at(final) != .missing {
+                    throw DownloadError(.destinationExists, "\(final) exists already; a move never replaces a file")
+                }
+                let record = try? store.resumeRecord(id).load()
+                let partial = OwnedFileRule.partial(recorded: record?.partialIdentity, found: .at(layout.partialPath))
+                if case .notOwned(let reason) = partial {
+                    throw DownloadError(.destinationExists, "\(layout.partialPath) is not this download's partial (\(reason)); nothing was moved")
+                }
+                for (role, sidecar) in [(TaskFile.Role.partial, Sidecar.partial), (.segmentMap, .segmentMap), (.rejected, .rejected)] {
+                    let from = layout.path(of: sidecar)
+                    guard FoundFile.at(from) != .missing else { continue }
+                    let to = target.path(of: sidecar)
+                    try rename(from, to, &renamed)
+                    moves.append(TaskFile(role: role, path: from, movedTo: to))
+                }
+            }
+            let kind: StoredDownload.DestinationKind = if case .directory = destination { .directory } else { .file }
+            try storeCall { try $0.relocate(id, kind: kind, destination: Self.path(of: destination), finalPath: newFinal) }
+            result.moved = moves
+            // Let the locks go first: the run that claims it at once takes the new one.
+            for lock in locks { lock.release() }
+            if stopped.wasRunning || stopped.wasQueued {
+                try resume(id)
+                result.resumed = true
+            }
+            return result
+        } catch {
+            // Put back what was renamed, newest first; the download stays where it was.
+            for step in renamed.reversed() { try? TaskFiles.moveWithoutReplacing(step.to, to: step.from) }
+            for lock in locks { lock.release() }
+            if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
+            throw error
+        }
+    }
+
+    private func rename(_ from: String, _ to: String, _ renamed: inout [(from: String, to: String)]) throws(DownloadError) {
+        do {
+            try TaskFiles.moveWithoutReplacing(from, to: to)
+        } catch {
+            throw DownloadError(error)
+        }
+        renamed.append((from, to))
+    }
+
+    /// Where a known final path goes when the download moves to `target`: the target's own final
+    /// path, or (a download into a directory) the same name in the new directory.
+    static func movedFinalPath(_ final: String?, layout: OutputLayout, to target: OutputLayout) -> String? {
+        guard let final else { return nil }
+        if let path = target.finalPath { return path }
+        return target.path(forName: (final as NSString).lastPathComponent)
+    }
+
+    static func path(of destination: Destination) -> String {
+        switch destination {
+        case .file(let path), .directory(let path): return path
+        case .standardOutput: return "-"
+        }
+    }
+
+    private func storedItem(_ id: Int64) throws(DownloadError) -> StoredDownload {
+        guard let item = try storeCall({ try $0.item(id) }) else { throw DownloadError(.usage, "no download \(id) in the queue") }
+        return item
+    }
+
+    private func placement(of item: StoredDownload) throws(DownloadError) -> (DownloadRequest, OutputLayout) {
+        guard item.placementIsReadable else { throw DownloadError(.io, "download \(item.id): its destination cannot be read from the store") }
+        let request = try QueuedRequest.request(readableFieldsOf: item, QueueRunOptions())
+        guard let layout = OutputLayout.of(request.destination, existingFile: request.existingFile, url: request.url) else {
+            throw DownloadError(.usage, "download \(item.id) writes to standard output; it has no files")
+        }
+        return (request, layout)
+    }
+
+    /// What stopping a download for its files did.
+    struct Stopped {
+        /// It ran in this process and was stopped here (its lock is let go as it settles).
+        var stoppedHere = false
+        var wasRunning = false
+        var wasQueued = false
+    }
+
+    /// Stops `item` so its files hold still: a waiting one is paused (no worker claims it
+    /// meanwhile), one running here is cancelled or paused at its checkpoint and waited for. One
+    /// in a transfer elsewhere is left alone (its lock refuses what follows).
+    private func stopForFiles(_ item: StoredDownload, cancelling: Bool) throws(DownloadError) -> Stopped {
+        var stopped = Stopped()
+        switch item.state {
+        case .queued:
+            // A worker of this process may claim it meanwhile: then the pause stops its run, waited for.
+            try pause(item.id)
+            stopped.wasQueued = true
+            stopped.stoppedHere = control(item.id) != nil
+        case .running, .pausing, .cancelling:
+            guard control(item.id) != nil else { break }
+            stopped.wasRunning = item.state == .running
+            stopped.stoppedHere = true
+            if cancelling { try cancel(item.id) } else if item.state == .running { try pause(item.id) }
+        default:
+            break
+        }
+        guard stopped.stoppedHere else { return stopped }
+        let deadline = ContinuousClock.now + Self.stopWait
+        while try !storedItem(item.id).state.isSettled {
+            guard ContinuousClock.now < deadline else {
+                throw DownloadError(.io, "download \(item.id) did not stop at a checkpoint within \(Self.stopWait.components.seconds) s; try again")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return stopped
+    }
+
+    /// The destination's lock; a run of this process that just stopped lets it go as it ends, so
+    /// with `waiting` it is asked again for a few seconds.
+    private func lockDestination(_ layout: OutputLayout, waiting: Bool) throws(DownloadError) -> DestinationLock {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            do {
+                return try TaskFiles.lock(layout)
+            } catch {
+                guard waiting, error.kind == .heldElsewhere, ContinuousClock.now < deadline else { throw DownloadError(error) }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+}
