@@ -19,7 +19,7 @@ struct PostgresQueueStoreTests {
         }
         #expect(opened.sorted() == [0, 1, 2, 3])
         let names = try database.psql("SELECT string_agg(name, ',' ORDER BY applied_at) FROM schema_migrations")
-        #expect(names == "v1-downloads,v2-host-slots,v3-notify-queued,v4-destination-url,v5-claim-token,v6-add-token,v7-priority-bigint")
+        #expect(names == "v1-downloads,v2-host-slots,v3-notify-queued,v4-destination-url,v5-claim-token,v6-add-token,v7-priority-bigint,v8-serve-events")
         _ = try QueueStore(postgres: database.uri, reconnectSeconds: 5)
         #expect(try database.psql("SELECT count(*) FROM schema_migrations") == "7")
     }
