@@ -172,7 +172,7 @@ extension QueueStoreTests {
             #expect(thrown?.message.contains("v9-from-the-future") == true)
             #expect(fileBytes(path) == before)
             let db = try SQLiteConnection(path: path)
-            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 7)
+            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 8)
             #expect(try db.query("SELECT count(*) AS n FROM downloads").first?.int64("n") == 1)
         }
 
