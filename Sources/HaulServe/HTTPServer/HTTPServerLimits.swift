@@ -48,7 +48,7 @@ struct HTTPServerLimits: Sendable {
     var streamChunkBytes = 64 * 1024
     /// An event stream whose unsent bytes pass this is closed: a client that stopped reading is
     /// cut (it reconnects with `Last-Event-ID` and misses nothing durable).
-    var streamBacklogBytes = 1 << 20
+    var streamBacklogBytes = 4 << 20
     /// An event stream with nothing to send for this long gets a comment line, so a client that
     /// went away without a word is found by the write that fails.
     var streamHeartbeatSeconds = 15.0
