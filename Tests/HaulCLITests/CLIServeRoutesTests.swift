@@ -160,7 +160,7 @@ struct CLIServeRoutesTests {
 
         init(_ url: String, lastEventID: Int64?, into path: String) throws {
             self.path = path
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
             process.arguments = ["-s", "-N", "--max-time", "120", "-o", path] + (lastEventID.map { ["-H", "Last-Event-ID: \($0)"] } ?? []) + [url]
             process.standardOutput = FileHandle.nullDevice
@@ -251,6 +251,37 @@ struct CLIServeRoutesTests {
         // AND every file is complete
         let status = try second.result("aria2.tellStopped", [0, 1000, ["status"]]) as? [[String: Any]]
         #expect(status?.filter { $0["status"] as? String == "complete" }.count == 200)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRunningDownloadsFiguresComeAtMostTwiceASecond() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-events-progress")
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 8 << 20, 5)], limitRate: "256k")
+        defer { nginx.stop() }
+        // GIVEN a client of the event stream, and a download that runs for half a minute
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        defer { CLIServeAttackTests.kill(serve) }
+        let reader = try EventReader(serve.base + "/haul/events?token=" + serve.secret, lastEventID: nil, into: work.file("events"))
+        defer { reader.stop() }
+        usleep(300_000)
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/big.bin"]]) as? String)
+        // WHEN it is followed for four seconds
+        usleep(4_000_000)
+        reader.stop()
+        // THEN it got the start, then its figures, growing, at most twice a second (and at least once a second)
+        let events = reader.events
+        #expect(events.first?.name == "aria2.onDownloadStart" && events.first?.gid == gid)
+        let figures = events.filter { $0.name == "haul.progress" && $0.gid == gid }
+        #expect(figures.count >= 4 && figures.count <= 9, "\(figures.count) progress events in 4 s")
+        #expect(figures.allSatisfy { $0.id == events.first?.id })
+        let text = try String(contentsOfFile: work.file("events"), encoding: .utf8)
+        let lengths = text.split(separator: "\n").compactMap { line -> Int? in
+            guard line.contains("haul.progress") || line.contains("completedLength"),
+                let range = line.range(of: #""completedLength":"[0-9]+""#, options: .regularExpression)
+            else { return nil }
+            return Int(line[range].dropFirst(19).dropLast())
+        }
+        #expect(lengths == lengths.sorted() && (lengths.last ?? 0) > 0)
     }
 
     @Test(.timeLimit(.minutes(1)))
