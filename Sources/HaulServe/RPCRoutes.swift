@@ -12,7 +12,7 @@ struct RPCRoutes: HTTPServerHandler {
     init(service: RPCService, policy: RequestPolicy) {
         self.service = service
         self.policy = policy
-        streams = StreamRoutes(service: service)
+        streams = StreamRoutes(service: service, policy: policy)
     }
 
     static let rpcPath = "/jsonrpc"

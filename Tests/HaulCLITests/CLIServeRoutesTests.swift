@@ -287,7 +287,7 @@ struct CLIServeRoutesTests {
     @Test(.timeLimit(.minutes(1)))
     func theEventStreamKeepsTheTokenAndOriginRules() throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-events-rules")
-        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["--allow-origin", "http://ui.example"])
         defer { CLIServeAttackTests.kill(serve) }
         let url = serve.base + "/haul/events"
         // WHEN the token is missing or wrong THEN 401
@@ -300,5 +300,9 @@ struct CLIServeRoutesTests {
         let open = try Curl.run(["-s", "-N", "-D", "-", "--max-time", "1", "-H", "Authorization: Bearer \(serve.secret)", url])
         #expect(open.stdoutString.hasPrefix("HTTP/1.1 200") && open.stdoutString.contains("Content-Type: text/event-stream"))
         #expect(open.stdoutString.contains("retry: 2000"))
+        #expect(!open.stdoutString.contains("Access-Control-Allow-Origin"))
+        // AND a page of an allowed origin may read it (its EventSource is a CORS request)
+        let allowed = try Curl.run(["-s", "-N", "-D", "-", "--max-time", "1", "-H", "Origin: http://ui.example", url + "?token=" + serve.secret])
+        #expect(allowed.stdoutString.hasPrefix("HTTP/1.1 200") && allowed.stdoutString.contains("Access-Control-Allow-Origin: http://ui.example"))
     }
 }

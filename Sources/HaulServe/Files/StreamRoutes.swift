@@ -15,13 +15,15 @@ import HaulStore
 ///   `Last-Event-ID`; the token as for the file route, or `?token=` (EventSource sends no header).
 struct StreamRoutes: Sendable {
     let service: RPCService
+    let policy: RequestPolicy
     let links: FileLink?
 
     static let filePrefix = "/haul/file/"
     static let eventsPath = "/haul/events"
 
-    init(service: RPCService) {
+    init(service: RPCService, policy: RequestPolicy) {
         self.service = service
+        self.policy = policy
         links = service.secret.flatMap { $0.isEmpty ? nil : FileLink(secret: $0) }
     }
 
@@ -29,7 +31,26 @@ struct StreamRoutes: Sendable {
         path.hasPrefix(filePrefix) || path == eventsPath
     }
 
+    /// The answer, with CORS fields for a page of an origin the user allowed (`--allow-origin`):
+    /// an `EventSource` or `fetch` there reads it; a link followed needs none.
     func answer(_ head: HTTPRequestHead) -> HTTPStreamReply {
+        let reply = decide(head)
+        guard let origin = head.header("Origin"), policy.admitsCrossOrigin(origin) else { return reply }
+        let cors = [
+            HTTPHeader(name: "Access-Control-Allow-Origin", value: origin), HTTPHeader(name: "Vary", value: "Origin"),
+            HTTPHeader(name: "Access-Control-Expose-Headers", value: "Content-Disposition, Content-Range, ETag"),
+        ]
+        func adding(_ response: HTTPResponse) -> HTTPResponse {
+            HTTPResponse(status: response.status, headers: response.headers + cors, body: response.body, announcedLength: response.announcedLength)
+        }
+        switch reply {
+        case .whole(let response): return .whole(adding(response))
+        case .file(let response, let body): return .file(adding(response), body)
+        case .events(let response, let initial, let after): return .events(adding(response), initial: initial, after: after)
+        }
+    }
+
+    private func decide(_ head: HTTPRequestHead) -> HTTPStreamReply {
         let query = Self.query(of: head.target)
         if head.path == Self.eventsPath {
             guard head.method == "GET" else { return .whole(Self.text(405, "use GET for \(Self.eventsPath)")) }
