@@ -253,6 +253,51 @@ struct CLIServeRoutesTests {
         #expect(status?.filter { $0["status"] as? String == "complete" }.count == 200)
     }
 
+    @Test(.timeLimit(.minutes(2)))
+    func completionsNoServerJournaledReachAReconnectingClientOnceWhenTheServerStartsAgain() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-events-missed")
+        let files = (0..<6).map { (name: "m\($0).bin", size: 3000 + $0, seed: UInt64($0 + 11)) }
+        let nginx = try ServedFiles.start(in: work, files, limitRate: "1m")
+        defer { nginx.stop() }
+        // GIVEN a client that saw one download complete, and the server stopped
+        let first = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        defer { CLIServeAttackTests.kill(first) }
+        let before = try EventReader(first.base + "/haul/events?token=" + first.secret, lastEventID: nil, into: work.file("events-1"))
+        defer { before.stop() }
+        usleep(300_000)
+        let gid = try #require(try first.result("aria2.addUri", [[nginx.baseURL + "/" + files[0].name]]) as? String)
+        try Self.waitFor(first, gid, status: "complete")
+        usleep(300_000)
+        #expect(try first.stop() == .exited(143))
+        before.stop()
+        let lastID = try #require(before.events.map(\.id).max())
+        // WHEN five more complete while no server runs (haul queue run on the same store)
+        for file in files.dropFirst() {
+            let added = try HaulBinary.run(["queue", "add", "--state", work.file("state"), "-d", work.file("dl"), nginx.baseURL + "/" + file.name])
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        let ran = try HaulBinary.run(["queue", "run", "--state", work.file("state")])
+        #expect(ran.status == 0, "\(ran.stderr)")
+        // AND the server starts again, and the client reconnects with its last id
+        let second = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        defer { CLIServeAttackTests.kill(second) }
+        let after = try EventReader(second.base + "/haul/events?token=" + second.secret, lastEventID: lastID, into: work.file("events-2"))
+        defer { after.stop() }
+        let deadline = Date().addingTimeInterval(20)
+        while after.events.filter({ $0.name == "aria2.onDownloadComplete" }).count < 5, Date() < deadline { usleep(50_000) }
+        usleep(500_000)
+        after.stop()
+        // THEN it gets the five completions it missed, once each, and not the one it saw
+        let completed = after.events.filter { $0.name == "aria2.onDownloadComplete" }.map(\.gid)
+        #expect(completed.count == 5 && Set(completed).count == 5 && !completed.contains(gid))
+        // AND a client that reconnects from the start of the journal gets six, once each
+        let again = try EventReader(second.base + "/haul/events?token=" + second.secret, lastEventID: 0, into: work.file("events-3"))
+        usleep(1_000_000)
+        again.stop()
+        let all = again.events.filter { $0.name == "aria2.onDownloadComplete" }.map(\.gid)
+        #expect(all.count == 6 && Set(all).count == 6)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aRunningDownloadsFiguresComeAtMostTwiceASecond() throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-events-progress")
