@@ -124,6 +124,54 @@ struct CLIServeRoutesTests {
         #expect(String(decoding: swapped.body, as: UTF8.self).contains("not the one haul finished"))
     }
 
+    @Test(.timeLimit(.minutes(3)))
+    func twelveSlowDownloadsOfA1GiBFileLeaveTheWorkersFreeForCalls() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-file-slow")
+        // GIVEN a finished 1 GiB download (sparse at its source), and haul serve's eight workers
+        try FileManager.default.createDirectory(atPath: work.file("www"), withIntermediateDirectories: true)
+        let source = open(work.file("www/big.bin"), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(source >= 0 && ftruncate(source, 1 << 30) == 0)
+        close(source)
+        let nginx = try NginxServer(documentRoot: work.file("www"))
+        defer { nginx.stop() }
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        defer { CLIServeAttackTests.kill(serve) }
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/big.bin"]]) as? String)
+        try Self.waitFor(serve, gid, status: "complete", timeout: 120)
+        // WHEN twelve clients fetch it at 256 KB/s each (more clients than workers; over an hour each)
+        let downloads = try (0..<12).map { _ in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = [
+                "-s", "-o", "/dev/null", "--limit-rate", "256k", "--max-time", "60", "-H", "Authorization: Bearer \(serve.secret)",
+                serve.base + "/haul/file/" + gid,
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        defer {
+            for download in downloads where download.isRunning {
+                kill(download.processIdentifier, SIGKILL)
+                download.waitUntilExit()
+            }
+        }
+        usleep(1_500_000)
+        let started = downloads.filter { $0.isRunning }.count
+        #expect(started == 12)
+        // THEN calls are still answered at once, one after another
+        for _ in 0..<5 {
+            let (answered, elapsed) = try CLIServeLimitsTests.getVersion(serve, maxTime: 5)
+            #expect(answered && elapsed < .seconds(1), "answered: \(answered) after \(elapsed)")
+        }
+        // AND the server holds about one chunk per client, not the file
+        let memory = try CLIServeLimitsTests.memory(serve.running.pid)
+        #expect(memory.peak < 400, "peak resident set \(memory.peak) MiB")
+        let stillRunning = downloads.filter { $0.isRunning }.count
+        #expect(stillRunning == 12)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func withoutASecretTheFileRouteSaysWhyItIsClosed() throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-file-nosecret")
