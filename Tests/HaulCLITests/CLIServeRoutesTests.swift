@@ -246,16 +246,31 @@ struct CLIServeRoutesTests {
         let files = (0..<200).map { (name: "f\($0).bin", size: 6000 + $0, seed: UInt64($0 + 1)) }
         let nginx = try ServedFiles.start(in: work, files, limitRate: "24k")
         defer { nginx.stop() }
+        try Self.killAndResume(
+            state: work.file("state"), directory: work.file("dl"), urls: files.map { nginx.baseURL + "/limited/" + $0.name }, scratch: work)
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func onPostgreSQLAfterKill9AndARestartEachOf200CompletionsReachesAReconnectingClientExactlyOnce() throws {
+        let fleet = try FleetFixture(limitRate: "24k")
+        defer { fleet.stop() }
+        let names = try fleet.makeFiles(200, size: 6000...6200)
+        let work = try TemporaryDirectory(prefix: "haul-serve-events-kill-pg")
+        try Self.killAndResume(state: fleet.uri("serve"), directory: fleet.output, urls: names.map { fleet.nginx.baseURL + "/limited/" + $0 }, scratch: work)
+    }
+
+    /// A client follows the events while `urls` are added in one call; the server is killed with
+    /// SIGKILL after 40 completions, started again on `state`, and the client reconnects with its
+    /// last id: each completion must reach it exactly once over the two connections.
+    static func killAndResume(state: String, directory: String, urls: [String], scratch work: TemporaryDirectory) throws {
         // GIVEN haul serve, and a client of its event stream
-        let first = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-j", "16"])
+        let first = try ServeProcess(state: state, directory: directory, extra: ["-j", "16"])
         defer { CLIServeAttackTests.kill(first) }
         let before = try EventReader(first.base + "/haul/events?token=" + first.secret, lastEventID: nil, into: work.file("events-1"))
         defer { before.stop() }
         usleep(300_000)
-        // WHEN 200 downloads are added in one call, and the server is killed with SIGKILL mid-run
-        let calls = files.map {
-            ["methodName": "aria2.addUri", "params": ["token:" + first.secret, [nginx.baseURL + "/limited/" + $0.name]]] as [String: Any]
-        }
+        // WHEN the downloads are added in one call, and the server is killed with SIGKILL mid-run
+        let calls = urls.map { ["methodName": "aria2.addUri", "params": ["token:" + first.secret, [$0]]] as [String: Any] }
         let request: [String: Any] = ["jsonrpc": "2.0", "id": 1, "method": "system.multicall", "params": [calls]]
         let reply = try Curl.run([
             "-s", "--data-binary", String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self), first.base + "/jsonrpc",
@@ -263,7 +278,7 @@ struct CLIServeRoutesTests {
         let object = try JSONSerialization.jsonObject(with: Data(reply.stdout)) as? [String: Any]
         let added = try #require(object?["result"] as? [[Any]])
         let gids = Set(added.compactMap { $0.first as? String })
-        #expect(gids.count == 200)
+        #expect(gids.count == urls.count)
         let killAt = Date().addingTimeInterval(60)
         while before.events.filter({ $0.name == "aria2.onDownloadComplete" }).count < 40, Date() < killAt { usleep(20_000) }
         first.running.send(SIGKILL)
@@ -273,10 +288,10 @@ struct CLIServeRoutesTests {
         let seenBefore = before.events
         let lastID = try #require(seenBefore.map(\.id).max())
         let completedBefore = seenBefore.filter { $0.name == "aria2.onDownloadComplete" }.count
-        #expect(completedBefore >= 40 && completedBefore < 200, "the kill landed after \(completedBefore) completions")
+        #expect(completedBefore >= 40 && completedBefore < urls.count, "the kill landed after \(completedBefore) completions")
 
         // AND it starts again on the same store, and the client reconnects with its last id
-        let second = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-j", "16"])
+        let second = try ServeProcess(state: state, directory: directory, extra: ["-j", "16"])
         defer { CLIServeAttackTests.kill(second) }
         let after = try EventReader(second.base + "/haul/events?token=" + second.secret, lastEventID: lastID, into: work.file("events-2"))
         defer { after.stop() }
@@ -284,21 +299,21 @@ struct CLIServeRoutesTests {
         func completions() -> [String] {
             (seenBefore + after.events).filter { $0.name == "aria2.onDownloadComplete" }.map(\.gid)
         }
-        while Set(completions()).count < 200, Date() < deadline { usleep(100_000) }
+        while Set(completions()).count < urls.count, Date() < deadline { usleep(100_000) }
         usleep(1_000_000)
         after.stop()
 
         // THEN every download's completion arrived exactly once over the two connections
         let all = completions()
         #expect(Set(all) == gids)
-        #expect(all.count == 200, "\(all.count) completion events for 200 downloads")
+        #expect(all.count == urls.count, "\(all.count) completion events for \(urls.count) downloads")
         // AND the ids the client saw increase, across the restart, with no resync needed
         let ids = (seenBefore + after.events).filter { $0.name != "haul.progress" }.map(\.id)
         #expect(ids == ids.sorted() && Set(ids).count == ids.count)
         #expect(!after.events.contains { $0.name == "haul.resync" })
         // AND every file is complete
         let status = try second.result("aria2.tellStopped", [0, 1000, ["status"]]) as? [[String: Any]]
-        #expect(status?.filter { $0["status"] as? String == "complete" }.count == 200)
+        #expect(status?.filter { $0["status"] as? String == "complete" }.count == urls.count)
     }
 
     @Test(.timeLimit(.minutes(2)))
