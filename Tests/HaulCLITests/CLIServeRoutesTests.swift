@@ -269,12 +269,12 @@ struct CLIServeRoutesTests {
         let before = try EventReader(first.base + "/haul/events?token=" + first.secret, lastEventID: nil, into: work.file("events-1"))
         defer { before.stop() }
         usleep(300_000)
-        // WHEN the downloads are added (20 to a call: a message's calls get a second), and the
-        // server is killed with SIGKILL mid-run
+        // WHEN the downloads are added (20 to a call: a message's calls get a second) and
+        // started, and the server is killed with SIGKILL mid-run
         var gids = Set<String>()
         for batch in stride(from: 0, to: urls.count, by: 20) {
             let calls = urls[batch..<min(batch + 20, urls.count)].map {
-                ["methodName": "aria2.addUri", "params": ["token:" + first.secret, [$0]]] as [String: Any]
+                ["methodName": "aria2.addUri", "params": ["token:" + first.secret, [$0], ["pause": "true"]]] as [String: Any]
             }
             let request: [String: Any] = ["jsonrpc": "2.0", "id": 1, "method": "system.multicall", "params": [calls]]
             let body = String(decoding: try JSONSerialization.data(withJSONObject: request), as: UTF8.self)
@@ -283,6 +283,8 @@ struct CLIServeRoutesTests {
             let added = try #require(object?["result"] as? [[Any]])
             gids.formUnion(added.compactMap { $0.first as? String })
         }
+        // (added paused, then started together: the kill lands mid-run however long adding took)
+        _ = try first.result("aria2.unpauseAll")
         #expect(gids.count == urls.count)
         let killAt = Date().addingTimeInterval(60)
         while before.events.filter({ $0.name == "aria2.onDownloadComplete" }).count < 40, Date() < killAt { usleep(20_000) }
