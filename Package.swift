@@ -66,7 +66,7 @@ let package = Package(
         // `haul serve`: aria2's JSON-RPC over HTTP and WebSocket, and the dashboard, on the queue.
         .target(
             name: "HaulServe",
-            dependencies: ["Haul", "HaulCore", "HaulRPC", "HaulChecksum", "CHaulSystem"],
+            dependencies: ["Haul", "HaulCore", "HaulRPC", "HaulChecksum", "HaulStore", "CHaulSystem"],
             resources: [
                 .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.js"), .embedInCode("Dashboard/dashboard.css"),
             ]
@@ -87,6 +87,6 @@ let package = Package(
         .testTarget(name: "HaulCLITextTests", dependencies: ["HaulCLIText"]),
         .testTarget(name: "HaulJSONTests", dependencies: ["HaulJSON"]),
         .testTarget(name: "HaulRPCTests", dependencies: ["HaulRPC"]),
-        .testTarget(name: "HaulServeTests", dependencies: ["HaulServe", "HaulRPC", "Haul", "HaulCore", "HaulTestSupport"]),
+        .testTarget(name: "HaulServeTests", dependencies: ["HaulServe", "HaulRPC", "Haul", "HaulCore", "HaulStore", "HaulTestSupport"]),
     ]
 )

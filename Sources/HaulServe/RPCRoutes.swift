@@ -7,6 +7,13 @@ import HaulRPC
 struct RPCRoutes: HTTPServerHandler {
     let service: RPCService
     let policy: RequestPolicy
+    let streams: StreamRoutes
+
+    init(service: RPCService, policy: RequestPolicy) {
+        self.service = service
+        self.policy = policy
+        streams = StreamRoutes(service: service, policy: policy)
+    }
 
     static let rpcPath = "/jsonrpc"
     /// The dashboard's scripts and connections come from this server only, and no other page may
@@ -16,6 +23,11 @@ struct RPCRoutes: HTTPServerHandler {
     func route(_ head: HTTPRequestHead) -> HTTPRoute {
         let origin = head.header("Origin")
         let refusal = policy.refusal(host: head.header("Host"), origin: origin)
+        if StreamRoutes.handles(head.path) {
+            // The same Origin and Host rules as /jsonrpc; the token is checked on the worker.
+            if let refusal { return .answer(response(403, type: "text/plain; charset=utf-8", body: Data((refusal + "\n").utf8))) }
+            return .stream
+        }
         guard head.path == Self.rpcPath else {
             if let refusal { return .answer(response(403, type: "text/plain; charset=utf-8", body: Data(refusal.utf8))) }
             return .answer(page(head))
@@ -41,6 +53,10 @@ struct RPCRoutes: HTTPServerHandler {
             return response(204, type: "application/json-rpc", origin: origin)
         }
         return response(200, type: "application/json-rpc", body: answer, origin: origin)
+    }
+
+    func stream(to head: HTTPRequestHead) -> HTTPStreamReply {
+        streams.answer(head)
     }
 
     func message(_ payload: Data) -> WebSocketReply {

@@ -49,6 +49,11 @@ package final class RPCServer: Sendable {
         server.broadcast(Self.notification(method, gid: gid))
     }
 
+    /// Sends `event` to every open event stream (`/haul/events`). Never waits.
+    func publish(_ event: StreamEvent) {
+        server.publish(event)
+    }
+
     /// `{"jsonrpc":"2.0","method":…,"params":[{"gid":…}]}` as `JSONValue.serialized()` writes it,
     /// but filled into a template: a busy queue sends thousands, and building the tree would be
     /// most of their cost on the sender's thread. The strings go through the one JSON writer.

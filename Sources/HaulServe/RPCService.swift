@@ -16,6 +16,9 @@ package final class RPCService: Sendable {
     /// Called after `aria2.shutdown`'s answer is sent.
     let shutdown: @Sendable (_ force: Bool) -> Void
 
+    /// The `--secret`, nil for none (the file route is then closed).
+    var secret: String? { endpoint.secret }
+
     /// Methods that need no token (aria2's exceptions).
     static let open: Set<String> = ["system.listMethods", "system.listNotifications"]
     static let notifications = [

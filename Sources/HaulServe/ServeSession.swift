@@ -12,6 +12,7 @@ package final class ServeSession: Sendable {
     private let runOptions: QueueRunOptions
     private let maxPerHost: Int?
     private let server: LockedServer
+    private let events: ServeEvents
 
     package struct Configuration: Sendable {
         package var host = "127.0.0.1"
@@ -48,10 +49,12 @@ package final class ServeSession: Sendable {
         maxPerHost = configuration.maxPerHost
         let server = LockedServer()
         self.server = server
+        let events = ServeEvents(queue: queue, server: server)
+        self.events = events
         let concurrency = settings.concurrency
         let service = RPCService(
             queue: queue, settings: settings, secret: configuration.secret,
-            notify: { method, id in server.get()?.notify(method, gid: GID.string(id)) },
+            notify: { method, id in events.publish(method, item: id) },
             // `stop()`: every download pauses at a checkpoint and `run()` ends.
             shutdown: { _ in Self.stop(queue, concurrency) })
         let started = try RPCServer(
@@ -65,11 +68,17 @@ package final class ServeSession: Sendable {
 
     /// Runs the queue until `stop()`; then stops the server.
     package func run() async {
-        let events = queue.allEvents()
-        let pump = Task { [server] in
-            for await event in events {
+        let stream = queue.allEvents()
+        // Completions a server killed before it journaled them are journaled (and sent) first.
+        events.recover()
+        let pump = Task { [events] in
+            for await event in stream {
+                if case .progress(let progress) = event.event {
+                    events.progress(progress, of: event.id)
+                    continue
+                }
                 guard let method = Self.notification(for: event.event) else { continue }
-                server.get()?.notify(method, gid: GID.string(event.id))
+                events.publish(method, item: event.id)
             }
         }
         _ = await queue.run(runOptions, maxPerHost: maxPerHost)

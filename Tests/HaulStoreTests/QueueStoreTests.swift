@@ -70,9 +70,9 @@ extension QueueStoreTests {
             let db = try rawConnection(store)
             #expect(
                 try db.query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
-                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url", "v6-worker-tokens",
+                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url", "v6-worker-tokens", "v7-serve-events",
                 ])
-            #expect(try db.query("PRAGMA user_version").first?[0] == .integer(6))
+            #expect(try db.query("PRAGMA user_version").first?[0] == .integer(7))
             let tables = Set(try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0.string("name") })
             #expect(tables.isSuperset(of: ["downloads", "schema_migrations"]))
             #expect(try store.all().isEmpty)
@@ -89,7 +89,7 @@ extension QueueStoreTests {
 
             #expect(try second.all().map(\.id) == ids)
             #expect(try rawConnection(second).query("SELECT name, applied_at FROM schema_migrations") == appliedBefore)
-            #expect(try rawConnection(second).query("PRAGMA user_version").first?[0] == .integer(6))
+            #expect(try rawConnection(second).query("PRAGMA user_version").first?[0] == .integer(7))
         }
 
         @Test(
@@ -106,7 +106,7 @@ extension QueueStoreTests {
 
             #expect(
                 try rawConnection(store).query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
-                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url", "v6-worker-tokens",
+                    "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url", "v6-worker-tokens", "v7-serve-events",
                 ])
             let ids = try store.add([fileDownload(directory, "a")])
             #expect(try store.all().map(\.id) == ids)
@@ -172,7 +172,7 @@ extension QueueStoreTests {
             #expect(thrown?.message.contains("v9-from-the-future") == true)
             #expect(fileBytes(path) == before)
             let db = try SQLiteConnection(path: path)
-            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 7)
+            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 8)
             #expect(try db.query("SELECT count(*) AS n FROM downloads").first?.int64("n") == 1)
         }
 

@@ -16,6 +16,10 @@ final class Connection {
         /// Waiting for a request head; `started` once a byte of it came (the request deadline runs).
         case awaitingHead(started: Bool)
         case readingBody(HTTPRequestHead, HTTPRequestFraming)
+        /// A streamed request's head arrived: it goes to a worker next.
+        case streamRequested(HTTPRequestHead, keepAlive: Bool)
+        /// Sending a long answer (a file, an event stream; the state is in `stream`).
+        case streaming
         /// A worker has the request; nothing is read until its answer is queued.
         case handling
         /// Upgraded: frames both ways (the state is in `webSocket`).
@@ -49,9 +53,18 @@ final class Connection {
         case message
     }
 
+    /// A long answer under way.
+    enum Stream {
+        /// The rest of a file, then the connection goes on (`keepAlive`) or closes.
+        case file(FileBody, keepAlive: Bool)
+        /// Events until the client goes; `lastSent` is the last durable id it was sent.
+        case events(lastSent: Int64)
+    }
+
     /// A request or message complete and ready for a worker.
     enum Dispatch {
         case request(HTTPRequestHead, body: Data, keepAlive: Bool)
+        case stream(HTTPRequestHead, keepAlive: Bool)
         case message(Data)
     }
 
@@ -74,6 +87,7 @@ final class Connection {
     private(set) var output = OutputQueue()
     private(set) var phase = Phase.awaitingHead(started: false)
     private var webSocket: WebSocketSession?
+    private var stream: Stream?
     /// It holds a WebSocket slot (from its upgrade until it is closed).
     private(set) var isUpgraded = false
     /// When the loop closes it if nothing moves first; nil for none.
@@ -102,6 +116,13 @@ final class Connection {
             return input.isEmpty ? .idleHTTP : .unfinished
         case .awaitingHead(started: true), .readingBody:
             return .unfinished
+        case .streaming:
+            // An event stream with nothing to send waits as an idle WebSocket does; a file is
+            // being sent.
+            guard case .events = stream else { return nil }
+            return .idleWebSocket
+        case .streamRequested:
+            return nil
         case .webSocket:
             guard let webSocket, !webSocket.busy, !webSocket.authenticated else { return nil }
             return webSocket.parser.isMidMessage || !input.isEmpty ? .unfinished : .idleWebSocket
@@ -133,7 +154,10 @@ final class Connection {
         switch phase {
         case .awaitingHead: return output.isEmpty
         case .readingBody: return true
-        case .handling: return false
+        case .handling, .streamRequested: return false
+        // An event stream is read only to see the client go (what it sends is dropped); a file's
+        // next request waits until the file is sent.
+        case .streaming: if case .events = stream { return true } else { return false }
         case .webSocket: return !(webSocket?.busy ?? true) && output.bytes < limits.backlogBytes
         case .closing(let shutDown): return shutDown
         }
@@ -144,6 +168,7 @@ final class Connection {
         switch Socket.receive(fd, into: scratch) {
         case .bytes(let count):
             if case .closing = phase { return }
+            if case .streaming = phase { return }
             lastActivity = now
             // Anything from the client answers a ping and ends an idle spell; a message begun
             // keeps its own deadline.
@@ -165,7 +190,7 @@ final class Connection {
         case .sent(let count):
             if count > 0 { lastActivity = now }
             if count > 0 { unsentSince = output.isEmpty ? nil : now }
-            if count > 0, phase == .awaitingHead(started: false) || phase == .closing(shutDown: false) {
+            if count > 0, phase == .awaitingHead(started: false) || phase == .closing(shutDown: false) || phase == .streaming {
                 // A response still moving is not idle.
                 deadline = now + .seconds(limits.idleSeconds)
             }
@@ -174,6 +199,28 @@ final class Connection {
                 phase = .closing(shutDown: true)
                 deadline = now + .seconds(limits.lingerSeconds)
             }
+        }
+        refill(now: now)
+    }
+
+    /// Reads the next chunk of a file being sent once less than a chunk is unsent; at its end the
+    /// connection goes on (or closes) as after any answer.
+    func refill(now: ContinuousClock.Instant) {
+        guard !isFinished, phase == .streaming, case .file(let body, let keepAlive) = stream, output.bytes < limits.streamChunkBytes else { return }
+        switch body.next(limit: limits.streamChunkBytes) {
+        case .bytes(let chunk):
+            output.append(chunk)
+        case .finished:
+            stream = nil
+            phase = keepAlive ? .awaitingHead(started: false) : .closing(shutDown: false)
+            deadline = now + .seconds(limits.idleSeconds)
+            if output.isEmpty, !keepAlive {
+                _ = shutdown(fd, Int32(SHUT_WR))
+                phase = .closing(shutDown: true)
+                deadline = now + .seconds(limits.lingerSeconds)
+            }
+        case .failed:
+            isFinished = true
         }
     }
 
@@ -184,6 +231,14 @@ final class Connection {
     /// Closes it at `now` if its deadline passed; a WebSocket idle that long is pinged first.
     func expire(now: ContinuousClock.Instant) {
         guard let deadline, now >= deadline else { return }
+        if phase == .streaming, case .events = stream {
+            // Output that has not moved for the idle time belongs to a client that stopped
+            // reading; an empty one gets a comment, whose failing write finds a client gone.
+            if let unsentSince, now - unsentSince >= .seconds(limits.idleSeconds) { return finish() }
+            if output.isEmpty { output.append(Data(": keep-alive\n\n".utf8)) }
+            self.deadline = now + .seconds(limits.streamHeartbeatSeconds)
+            return
+        }
         if phase == .webSocket, webSocket?.timer == .idle {
             output.append(WebSocketFrame.ping(Data()))
             webSocket?.timer = .pong
@@ -222,7 +277,11 @@ final class Connection {
                 phase = .handling
                 deadline = nil
                 return .request(head, body: body, keepAlive: framing.keepAlive)
-            case .handling, .closing:
+            case .streamRequested(let head, let keepAlive):
+                phase = .handling
+                deadline = nil
+                return .stream(head, keepAlive: keepAlive)
+            case .handling, .closing, .streaming:
                 return nil
             case .webSocket:
                 guard webSocket?.busy == false, let step = webSocket?.parser.next(input.readable) else { return nil }
@@ -268,6 +327,49 @@ final class Connection {
         output.append(bytes)
         phase = keepAlive ? .awaitingHead(started: false) : .closing(shutDown: false)
         deadline = now + .seconds(limits.idleSeconds)
+    }
+
+    /// A worker's answer to a streamed request. `recent`: the durable events the loop kept, oldest
+    /// first, for an event stream to take those its worker's reading of the journal missed.
+    func streamed(_ reply: HTTPStreamReply, head: HTTPRequestHead, keepAlive: Bool, recent: [StreamEvent], now: ContinuousClock.Instant) {
+        guard phase == .handling else { return }
+        let connectionHeader = HTTPRequestFraming.connectionHeader(keepAlive: keepAlive, minorVersion: head.minorVersion)
+        let isHEAD = head.method == "HEAD"
+        switch reply {
+        case .whole(let response):
+            responded(response.serialized(connection: connectionHeader, toHEAD: isHEAD), keepAlive: keepAlive, now: now)
+        case .file(let response, let body):
+            output.append(response.serialized(connection: connectionHeader, toHEAD: true))
+            guard !isHEAD else {
+                phase = keepAlive ? .awaitingHead(started: false) : .closing(shutDown: false)
+                deadline = now + .seconds(limits.idleSeconds)
+                return
+            }
+            stream = .file(body, keepAlive: keepAlive)
+            phase = .streaming
+            deadline = now + .seconds(limits.idleSeconds)
+            refill(now: now)
+        case .events(let response, let initial, let after):
+            // The body runs until the connection closes: no length, and no next request.
+            output.append(response.serialized(connection: "close", toHEAD: true, lengthKnown: false))
+            output.append(initial)
+            stream = .events(lastSent: after)
+            phase = .streaming
+            deadline = now + .seconds(limits.streamHeartbeatSeconds)
+            for event in recent { self.event(event) }
+        }
+    }
+
+    /// An event for an open event stream: one it was sent already (by its durable id) is not sent
+    /// again; a stream whose client lets more than `streamBacklogBytes` wait is cut.
+    func event(_ event: StreamEvent) {
+        guard !isFinished, phase == .streaming, case .events(let lastSent) = stream else { return }
+        if let id = event.durableID {
+            guard id > lastSent else { return }
+            stream = .events(lastSent: id)
+        }
+        output.append(event.bytes)
+        if output.bytes > limits.streamBacklogBytes { isFinished = true }
     }
 
     /// A worker's answer to the WebSocket message it had, and whether that message carried the
@@ -318,6 +420,12 @@ final class Connection {
                 output.append(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
             }
             phase = .readingBody(head, framing)
+        case .stream:
+            // A body it announced is not read: the connection cannot be used after it.
+            guard framing.bodyLength == 0 else {
+                return refuse(HTTPResponse.text(400, "this route takes no request body"), context, to: head)
+            }
+            phase = .streamRequested(head, keepAlive: framing.keepAlive)
         case .webSocket:
             switch WebSocketHandshake.check(head) {
             case .failure(let refusal):

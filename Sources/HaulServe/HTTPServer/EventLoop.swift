@@ -24,6 +24,9 @@ final class EventLoop {
     /// otherwise stay readable and the loop spin).
     private var acceptPausedUntil: ContinuousClock.Instant?
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    /// The last durable events published, oldest first (at most `limits.recentEvents`): a stream
+    /// whose worker read the journal before one of them was published gets it from here.
+    private var recentEvents: [StreamEvent] = []
 
     /// At most this many connections accepted per turn, so a flood of connects cannot starve
     /// the connections already open.
@@ -162,6 +165,10 @@ final class EventLoop {
                 let connectionHeader = HTTPRequestFraming.connectionHeader(keepAlive: keepAlive, minorVersion: head.minorVersion)
                 mailbox.post(.response(id, response.serialized(connection: connectionHeader, toHEAD: head.method == "HEAD"), keepAlive: keepAlive))
             }
+        case .stream(let head, let keepAlive):
+            submitted = workers.submit {
+                mailbox.post(.streamed(id, handler.stream(to: head), head: head, keepAlive: keepAlive))
+            }
         case .message(let payload):
             submitted = workers.submit {
                 let reply = handler.message(payload)
@@ -185,6 +192,16 @@ final class EventLoop {
                 answered.append(connection)
             case .broadcast(let frame):
                 for connection in connections.values { connection.broadcast(frame) }
+            case .streamed(let id, let reply, let head, let keepAlive):
+                guard let connection = connections[id] else { continue }
+                connection.streamed(reply, head: head, keepAlive: keepAlive, recent: recentEvents, now: now)
+                answered.append(connection)
+            case .event(let event):
+                if event.durableID != nil {
+                    recentEvents.append(event)
+                    if recentEvents.count > limits.recentEvents { recentEvents.removeFirst(recentEvents.count - limits.recentEvents) }
+                }
+                for connection in connections.values { connection.event(event) }
             }
         }
         // Input that waited for the answer (a pipelined request, the socket's next message).

@@ -31,11 +31,12 @@ struct HTTPResponse: Sendable, Equatable {
     /// when the server closes after it, `keep-alive` for an HTTP/1.0 client that asked), if any.
     /// The answer to a HEAD request (`toHEAD`) announces its body's length and sends no body: a
     /// body sent would be read as the start of the next answer on the connection.
-    func serialized(connection: String?, toHEAD: Bool = false) -> Data {
+    /// `lengthKnown` false: no `Content-Length` (a body that runs until the connection closes).
+    func serialized(connection: String?, toHEAD: Bool = false, lengthKnown: Bool = true) -> Data {
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for header in headers { head += "\(header.name): \(header.value)\r\n" }
         // RFC 9110 section 8.6: no Content-Length on 1xx and 204.
-        if status >= 200, status != 204 { head += "Content-Length: \(announcedLength ?? body.count)\r\n" }
+        if lengthKnown, status >= 200, status != 204, status != 304 { head += "Content-Length: \(announcedLength ?? body.count)\r\n" }
         if let connection { head += "Connection: \(connection)\r\n" }
         head += "\r\n"
         var bytes = Data(head.utf8)
@@ -49,13 +50,20 @@ struct HTTPResponse: Sendable, Equatable {
         case 101: return "Switching Protocols"
         case 200: return "OK"
         case 204: return "No Content"
+        case 206: return "Partial Content"
+        case 304: return "Not Modified"
+        case 401: return "Unauthorized"
         case 400: return "Bad Request"
         case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
+        case 409: return "Conflict"
         case 408: return "Request Timeout"
         case 411: return "Length Required"
+        case 410: return "Gone"
         case 413: return "Payload Too Large"
+        case 412: return "Precondition Failed"
+        case 416: return "Range Not Satisfiable"
         case 417: return "Expectation Failed"
         case 426: return "Upgrade Required"
         case 431: return "Request Header Fields Too Large"

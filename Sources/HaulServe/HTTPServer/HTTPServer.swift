@@ -43,6 +43,11 @@ final class HTTPServer: Sendable {
         mailbox.post(.broadcast(WebSocketFrame.text(message)))
     }
 
+    /// Sends `event` to every open event stream (`HTTPStreamReply.events`). Never waits.
+    func publish(_ event: StreamEvent) {
+        mailbox.post(.event(event))
+    }
+
     /// Waits for the handlers running to return (queued requests are dropped), sends their
     /// answers if the sockets take them at once, closes every connection and stops listening.
     /// Prompt: nothing waits for a client. Later calls return at once.

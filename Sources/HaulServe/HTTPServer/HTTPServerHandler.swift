@@ -10,6 +10,9 @@ enum HTTPRoute: Sendable, Equatable {
     case read(limit: Int, tooLarge: HTTPResponse)
     /// Accept a WebSocket handshake (the server checks it, and answers 400, 426 or 503 itself).
     case webSocket
+    /// A request without a body whose answer may be long (a file, an event stream): a worker asks
+    /// `stream(to:)` what to send, and the loop sends it as the socket drains, holding no worker.
+    case stream
 }
 
 /// What a WebSocket message handler returned.
@@ -30,4 +33,12 @@ protocol HTTPServerHandler: Sendable {
     func respond(to head: HTTPRequestHead, body: Data) -> HTTPResponse
     /// One message of a WebSocket. Runs on a worker, one message of a socket at a time.
     func message(_ payload: Data) -> WebSocketReply
+    /// A request routed `.stream`. Runs on a worker, which is free again once it returned.
+    func stream(to head: HTTPRequestHead) -> HTTPStreamReply
+}
+
+extension HTTPServerHandler {
+    func stream(to head: HTTPRequestHead) -> HTTPStreamReply {
+        .whole(HTTPResponse.text(404, "not found"))
+    }
 }

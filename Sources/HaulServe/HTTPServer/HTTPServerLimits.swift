@@ -43,6 +43,18 @@ struct HTTPServerLimits: Sendable {
     /// most unsent are closed until the rest fits (clients that stopped reading, each within its
     /// own bounds, cannot add up to gigabytes).
     var unsentBytes = 64 << 20
+    /// A streamed file is read this much at a time, and only while less than this is unsent: a
+    /// download of any size holds one chunk of memory, and no thread.
+    var streamChunkBytes = 64 * 1024
+    /// An event stream whose unsent bytes pass this is closed: a client that stopped reading is
+    /// cut (it reconnects with `Last-Event-ID` and misses nothing durable).
+    var streamBacklogBytes = 4 << 20
+    /// An event stream with nothing to send for this long gets a comment line, so a client that
+    /// went away without a word is found by the write that fails.
+    var streamHeartbeatSeconds = 15.0
+    /// Durable events the loop keeps to give a stream that opens the ones published while its
+    /// worker read the journal.
+    var recentEvents = 1024
     /// Threads that run the request handlers, and the stack each gets.
     var workers = 8
     var workerStackBytes = 4 << 20

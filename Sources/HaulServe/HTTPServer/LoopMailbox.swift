@@ -26,6 +26,10 @@ final class LoopMailbox: @unchecked Sendable {
         case webSocketReply(ConnectionID, Data?, authenticated: Bool)
         /// A frame for every WebSocket that receives broadcasts.
         case broadcast(Data)
+        /// A worker's answer to a streamed request (`HTTPRoute.stream`).
+        case streamed(ConnectionID, HTTPStreamReply, head: HTTPRequestHead, keepAlive: Bool)
+        /// An event for every open event stream.
+        case event(StreamEvent)
     }
 
     private let lock = NSLock()

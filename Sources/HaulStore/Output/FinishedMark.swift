@@ -140,6 +140,11 @@ struct FinishedMark: Equatable {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return unchangedSinceMarked(fd)
+    }
+
+    /// The same for the file open as `fd`.
+    static func unchangedSinceMarked(_ fd: Int32) -> (request: String, identity: FileIdentity)? {
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         var buffer = [UInt8](repeating: 0, count: 256)

@@ -96,6 +96,15 @@ extension QueueDialect {
         // A priority is a 64-bit integer on both databases (SQLite's INTEGER is): 32 bits refused
         // what the other store keeps.
         migrator.registerMigration("v7-priority-bigint") { db in try db.execute("ALTER TABLE downloads ALTER COLUMN priority TYPE BIGINT") }
+        // `haul serve`'s event journal (see `QueueStore+Events`): a completion at most once per item.
+        migrator.registerMigration("v8-serve-events") { db in
+            try db.execute(
+                """
+                CREATE TABLE serve_events (
+                    id BIGSERIAL PRIMARY KEY, item_id BIGINT NOT NULL, method TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL);
+                CREATE UNIQUE INDEX serve_events_completion ON serve_events (item_id) WHERE method = 'aria2.onDownloadComplete';
+                """)
+        }
         return migrator
     }()
 

@@ -105,6 +105,25 @@ package struct QueueDialect: Sendable {
     /// The schema, as ordered named migrations.
     let migrator: Migrator
 
+    // `haul serve`'s event journal (`QueueStore+Events`): the same text on both databases.
+    /// Appends event `$2` of item `$1` at `$3`; returns `id`, or no row for a second completion of an item.
+    let appendEvent = "INSERT INTO serve_events (item_id, method, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING id"
+    /// Forgets the events up to id `$1`.
+    let trimEvents = "DELETE FROM serve_events WHERE id <= $1"
+    /// Events after id `$1`, oldest first, `$2` at most: `id`, `item_id`, `method`.
+    let eventsAfter = "SELECT id, item_id, method FROM serve_events WHERE id > $1 ORDER BY id LIMIT $2"
+    /// The journal's extent: `oldest`, `newest` ids, `kept` rows, `since` (the oldest's time).
+    let eventBounds = "SELECT min(id) AS oldest, max(id) AS newest, count(*) AS kept, min(created_at) AS since FROM serve_events"
+    /// When the journal began (its migration's time): `at`.
+    let journalStart = "SELECT min(applied_at) AS at FROM schema_migrations WHERE name LIKE '%-serve-events'"
+    /// Journals a completion (at `$2`) for each item completed since `$1` without one; returns the new rows' `id`, `item_id`.
+    let journalMissedCompletions = """
+        INSERT INTO serve_events (item_id, method, created_at)
+            SELECT id, 'aria2.onDownloadComplete', CAST($2 AS DOUBLE PRECISION) FROM downloads
+            WHERE state = 'completed' AND updated_at >= CAST($1 AS DOUBLE PRECISION)
+        ON CONFLICT DO NOTHING RETURNING id, item_id
+        """
+
     /// A dialect whose clock is `now` (seconds since 1970, for `created_at` and `updated_at`) and
     /// whose other statements differ as given.
     init(

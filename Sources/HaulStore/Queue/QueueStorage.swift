@@ -67,6 +67,14 @@ package protocol QueueStorage: AnyObject, Sendable {
     /// The resume record of an item just claimed by `owner`, fenced by its lease.
     func resumeRecord(for item: StoredDownload, owner: LeaseOwner) -> any ResumeRecordStore
 
+    /// Appends a notification to `haul serve`'s event journal, keeping the last `keeping`; its id,
+    /// or nil for a second completion of an item (see `QueueStore+Events`).
+    func appendEvent(item: Int64, method: String, keeping: Int) throws(StoreError) -> Int64?
+    /// The journal's events after id `after`, `limit` at most, and its extent.
+    func events(after: Int64, limit: Int) throws(StoreError) -> JournalPage
+    /// Journals the completions a server that died never journaled; returns them.
+    func journalMissedCompletions(keeping: Int) throws(StoreError) -> [JournalEvent]
+
     /// Makes sure no earlier copy of a removed secret stays in the store's files, now.
     func forgetRemovedSecrets()
     /// The same, at most about once a second.

@@ -145,6 +145,16 @@ extension QueueDialect {
                 ALTER TABLE downloads ADD COLUMN add_token TEXT;
                 """)
         }
+        migrator.registerMigration("v7-serve-events") { db in
+            // `haul serve`'s event journal (see `QueueStore+Events`): ids never reused
+            // (AUTOINCREMENT), a completion at most once per item.
+            try db.execute(
+                """
+                CREATE TABLE serve_events (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, item_id INTEGER NOT NULL, method TEXT NOT NULL, created_at REAL NOT NULL);
+                CREATE UNIQUE INDEX serve_events_completion ON serve_events (item_id) WHERE method = 'aria2.onDownloadComplete';
+                """)
+        }
         return migrator
     }()
 }

@@ -1,0 +1,80 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A file's bytes to send after a response head: an open descriptor and the span of it to send.
+/// The event loop reads it in chunks only as the socket drains (`HTTPServerLimits.streamChunkBytes`
+/// at a time), so a large file costs one chunk of memory and no thread. Closed when released.
+///
+/// `@unchecked Sendable`: a worker creates it and hands it to the loop once (in a letter); from
+/// then on only the loop thread reads from it or advances it.
+final class FileBody: @unchecked Sendable {
+    let fd: Int32
+    /// The next byte to send, and how many are left.
+    private(set) var offset: Int64
+    private(set) var remaining: Int64
+
+    /// Takes ownership of `fd`: it is closed with this.
+    init(fd: Int32, offset: Int64, length: Int64) {
+        self.fd = fd
+        self.offset = offset
+        remaining = length
+    }
+
+    deinit { _ = systemClose(fd) }
+
+    /// Sends only `length` bytes from `offset` (a range), before it is handed to the loop.
+    func select(offset: Int64, length: Int64) {
+        self.offset = offset
+        remaining = length
+    }
+
+    /// What reading the next chunk came to.
+    enum Read {
+        case bytes(Data)
+        case finished
+        /// The file ended early or could not be read: the answer cannot be completed, and the
+        /// connection must close (its announced length was not sent).
+        case failed
+    }
+
+    /// Reads up to `limit` bytes at the current offset (pread: the descriptor's position is not
+    /// used, and a regular file's read does not wait on a network).
+    func next(limit: Int) -> Read {
+        guard remaining > 0 else { return .finished }
+        let count = Int(min(Int64(limit), remaining))
+        var data = Data(count: count)
+        let read = data.withUnsafeMutableBytes { raw in pread(fd, raw.baseAddress, count, off_t(offset)) }
+        guard read > 0 else { return .failed }
+        if read < count { data.removeSubrange(read..<count) }
+        offset += Int64(read)
+        remaining -= Int64(read)
+        return .bytes(data)
+    }
+}
+
+/// One event of the event stream (`text/event-stream`), formatted, and the id the journal gave it
+/// (nil for a transient one, as progress figures, which are not kept and never replayed).
+struct StreamEvent: Sendable, Equatable {
+    let durableID: Int64?
+    let bytes: Data
+}
+
+/// How a streamed request is answered: the worker decides (it may read the store and the disk),
+/// the loop sends.
+enum HTTPStreamReply: Sendable {
+    /// A whole answer, as `respond(to:body:)` gives.
+    case whole(HTTPResponse)
+    /// `head` (its `announcedLength` is the body's length), then `body` as the socket drains. A
+    /// HEAD request gets the head only.
+    case file(HTTPResponse, FileBody)
+    /// `head`, then `initial` (the events a client missed), then every event published with a
+    /// durable id above `after` (and every transient one), until the client goes. Never ends by
+    /// itself; a client that does not read is cut once its unsent bytes pass
+    /// `HTTPServerLimits.streamBacklogBytes`.
+    case events(HTTPResponse, initial: Data, after: Int64)
+}
