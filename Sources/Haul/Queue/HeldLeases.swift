@@ -13,6 +13,9 @@ final class HeldLeases: Sendable {
         var held: [Int64: Lease] = [:]
         /// Running downloads whose lease was lost: nothing more of theirs is written.
         var lost: Set<Int64> = []
+        /// Pauses and cancels other processes asked for items held but not started yet (claimed
+        /// ahead): each reaches its transfer as it starts (`takeRequested`).
+        var requested: [Int64: RunControl.Request] = [:]
     }
 
     private let state = Mutex(State())
@@ -59,12 +62,28 @@ final class HeldLeases: Sendable {
         state.withLock { $0.lost.remove(id) != nil }
     }
 
+    /// Another process asked `request` of held item `id`, which has no transfer yet: kept for
+    /// when it starts.
+    func requestAtStart(_ id: Int64, _ request: RunControl.Request) {
+        state.withLock { state in
+            if state.held[id] != nil { state.requested[id] = request }
+        }
+    }
+
+    /// What another process asked of `id` before its transfer started, forgetting it.
+    func takeRequested(_ id: Int64) -> RunControl.Request? {
+        state.withLock { $0.requested.removeValue(forKey: id) }
+    }
+
     /// `settled` reached the store: their leases are no longer this process's to renew (those of a
     /// later claim of the same item, under another epoch, stay).
     func letGo(_ settled: [Lease]) {
         guard !settled.isEmpty else { return }
         state.withLock { state in
-            for lease in settled where state.held[lease.item] == lease { state.held.removeValue(forKey: lease.item) }
+            for lease in settled where state.held[lease.item] == lease {
+                state.held.removeValue(forKey: lease.item)
+                state.requested.removeValue(forKey: lease.item)
+            }
         }
     }
 }

@@ -38,20 +38,23 @@ final class LeaseKeeper: Sendable {
         let held = queue.leases.held
         guard let states = try? queue.store.renewLeases(Array(held.values)) else { return }
         for (id, state) in states {
+            let request: RunControl.Request
             switch state {
-            case .pausing: queue.control(id)?.request(.pause)
-            case .cancelling: queue.control(id)?.request(.cancel)
-            default: break
+            case .pausing: request = .pause
+            case .cancelling: request = .cancel
+            default: continue
             }
+            // An item claimed ahead has no transfer yet: it hears the request as it starts.
+            if let control = queue.control(id) { control.request(request) } else { queue.leases.requestAtStart(id, request) }
         }
-        // A transfer whose lease another process took over (this one hung past the lease) must
-        // stop at once: the item is someone else's now, and each write it would still make
-        // (progress, record, settlement) names a lease the store no longer has.
-        // (An item let go meanwhile, its settlement committed while this renewal waited, is not
-        // lost: it is done. Hence the look at what is held now, not at the snapshot.)
-        for (id, control) in running where states[id] == nil {
-            guard let lease = held[id], queue.leases.lose(lease) else { continue }
-            control.request(.pause)
+        // A lease another process took over (this one hung past the lease) is lost: a transfer
+        // under it must stop at once (the item is someone else's now, and each write it would
+        // still make names a lease the store no longer has), and an item held ahead is passed
+        // over. (An item let go meanwhile, its settlement committed while this renewal waited,
+        // is not lost: it is done. Hence `lose`'s look at what is held now, not at the snapshot.)
+        for (id, lease) in held where states[id] == nil {
+            guard queue.leases.lose(lease) else { continue }
+            running[id]?.request(.pause)
         }
         // Secrets a settlement removed within a second of the previous truncation.
         queue.store.forgetRemovedSecretsSoon()

@@ -134,6 +134,17 @@ struct QueueWorker: Sendable {
         // Leased by a claim asked for before the run began to drain: not started, its settlement
         // (a pause while draining) hands it back to the queue.
         guard queue.running.started(item.id, control) else { return .paused }
+        // Paused or cancelled by another process while it was held ahead: it ends so before
+        // anything is asked or written.
+        switch queue.leases.takeRequested(item.id) {
+        case .pause?:
+            hub.publish(.paused(DownloadProgress(bytes: item.bytes, totalBytes: item.totalBytes, bytesPerSecond: 0, secondsLeft: nil)))
+            return .paused
+        case .cancel?, .cancelAndDelete?:
+            hub.publish(.cancelled)
+            return .cancelled
+        case .none?, nil: break
+        }
         defer { queue.running.ended(item.id) }
         var request: DownloadRequest
         do {
