@@ -1,0 +1,193 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A hostile review of `haul.removeWithFiles` and `haul.move`: calls that race each other, path
+/// tricks, a crash in the middle of a move. Each test names the behaviour expected.
+@Suite("haul serve: haul.removeWithFiles and haul.move under attack")
+struct CLIServeFilesAttackTests {
+    static let size = 3 << 20
+
+    /// The files in `directory` (recursively, as paths relative to it), the lock file left out.
+    static func files(in directory: String) -> [String] {
+        let all = (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String]) ?? []
+        return all.filter { path in
+            var info = stat()
+            return lstat(directory + "/" + path, &info) == 0 && info.st_mode & S_IFMT != S_IFDIR && !path.hasSuffix(".haul-lock")
+        }.sorted()
+    }
+
+    /// Sends each of `calls` (a method and its parameters, the token put first) to `serve` at
+    /// once, one thread each, and returns their parsed replies in order.
+    static func atOnce(_ serve: ServeProcess, _ calls: [(String, [Any])]) throws -> [[String: Any]] {
+        let bodies = try calls.map { method, params in
+            let body: [String: Any] = ["jsonrpc": "2.0", "id": "t", "method": method, "params": ["token:" + serve.secret] + params]
+            return String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
+        }
+        let url = serve.base + "/jsonrpc"
+        let replies = ReplyBox(count: calls.count)
+        DispatchQueue.concurrentPerform(iterations: bodies.count) { index in
+            let reply = try? Curl.run(["-s", "--data-binary", bodies[index], url])
+            let object = reply.flatMap { try? JSONSerialization.jsonObject(with: Data($0.stdout)) as? [String: Any] }
+            replies.set(index, object ?? ["error": ["message": "no reply: \(reply?.stdoutString ?? "-")"]])
+        }
+        return replies.all
+    }
+
+    final class ReplyBox: @unchecked Sendable {
+        // Guarded by `lock`: written from the threads of `concurrentPerform`, read after it returns.
+        private let lock = NSLock()
+        private var replies: [[String: Any]]
+        init(count: Int) { replies = Array(repeating: [:], count: count) }
+        func set(_ index: Int, _ reply: [String: Any]) { lock.withLock { replies[index] = reply } }
+        var all: [[String: Any]] { lock.withLock { replies } }
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func concurrentMovesOfOneRunningDownloadLeaveItsPartialWithItAndEndBitExactWithNothingOrphaned() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-race")
+        let nginx = try ServedFiles.start(in: work, [("slow.bin", Self.size, 11)], limitRate: "512k")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        // GIVEN a download a fifth of the way through
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/slow.bin"], ["out": "start.bin"]]) as? String)
+        #expect(Disk.waitUntil(timeout: 30) { CLIServeFilesTests.completed(serve, gid) > Int64(Self.size / 5) })
+        // WHEN eight clients move it at once, each to a name of its own
+        let replies = try Self.atOnce(serve, (0..<8).map { index in ("haul.move", [gid, ["out": "moved-\(index).bin"]]) })
+        // THEN it ends complete, bit-exact, at the place its status names
+        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+        let status = try serve.result("aria2.tellStatus", [gid, ["files"]]) as? [String: Any]
+        let path = try #require(CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String)
+        #expect(Disk.difference(path, TestData.bytes(count: Self.size, seed: 11)) == nil)
+        // AND that place is the one the last successful move reported
+        let succeeded = replies.compactMap { $0["result"] as? [String: Any] }
+        #expect(!succeeded.isEmpty, "\(replies)")
+        // AND no partial or other file of it is left anywhere else (no move "succeeded" without its files)
+        #expect(Self.files(in: dl) == [(path as NSString).lastPathComponent], "\(Self.files(in: dl)); replies: \(replies)")
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aRemovalWithFilesRacingAMoveDeletesThePartialWhereverTheMoveLeftIt() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-rm-move-race")
+        let nginx = try ServedFiles.start(in: work, [("slow.bin", Self.size, 12)], limitRate: "512k")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        // GIVEN a download a fifth of the way through
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/slow.bin"], ["out": "start.bin"]]) as? String)
+        #expect(Disk.waitUntil(timeout: 30) { CLIServeFilesTests.completed(serve, gid) > Int64(Self.size / 5) })
+        // WHEN it is moved and removed with its files at the same time
+        let replies = try Self.atOnce(serve, [("haul.move", [gid, ["dir": "elsewhere", "out": "moved.bin"]]), ("haul.removeWithFiles", [gid])])
+        let removed = replies[1]["result"] != nil
+        // THEN a removal that succeeded left nothing of the download on disk, and the download is gone
+        if removed {
+            usleep(500_000)
+            #expect(Self.files(in: dl).isEmpty, "\(Self.files(in: dl)); replies: \(replies)")
+            #expect(CLIServeFilesTests.error(try serve.call("aria2.tellStatus", [gid])).contains("not found"))
+        } else {
+            // AND a refused one left the download in the queue, with its files where its status says
+            let status = try serve.result("aria2.tellStatus", [gid, ["status"]]) as? [String: Any]
+            #expect(status?["status"] as? String != nil, "\(replies)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aDirLeadingOutThroughASymlinkToTheRootsUnicodeTwinIsRefused() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-nfd")
+        let nginx = try ServedFiles.start(in: work, [("done.bin", 40_000, 13)], limitRate: "1m")
+        defer { nginx.stop() }
+        // GIVEN a root whose name has an accented letter (NFC), and beside it, outside, its twin
+        // spelled with a combining accent (NFD): another directory the file system tells apart
+        let dl = work.file("t\u{E9}l\u{E9}chargements")
+        let twin = work.file("te\u{301}le\u{301}chargements")
+        try FileManager.default.createDirectory(atPath: twin, withIntermediateDirectories: true)
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"]]) as? String)
+        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+        // AND a symlink inside the root that leads to the twin
+        #expect(symlink(twin, dl + "/esc") == 0)
+        // WHEN the download is moved through it, and another is added through it
+        let move = try serve.call("haul.move", [gid, ["dir": "esc"]])
+        let add = try serve.call("aria2.addUri", [[nginx.baseURL + "/done.bin"], ["dir": "esc", "out": "added.bin"]])
+        // THEN both are refused as leading outside the root, and nothing lands in the twin
+        #expect(CLIServeFilesTests.error(move).contains("outside"), "\(move)")
+        #expect(CLIServeFilesTests.error(add).contains("outside"), "\(add)")
+        usleep(300_000)
+        #expect(Self.files(in: twin).isEmpty, "\(Self.files(in: twin))")
+        #expect(Disk.difference(dl + "/done.bin", TestData.bytes(count: 40_000, seed: 13)) == nil)
+    }
+
+    /// Holds SQLite's write lock on the store in `state` (another process, `sqlite3`) until
+    /// `release`, so the server's next write waits (its busy timeout) in the middle of what it does.
+    final class StoreWriteLock {
+        let process = Process()
+        let input = Pipe()
+
+        init(state: String) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            process.arguments = [state + "/haul.sqlite"]
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nSELECT 1;\n".utf8))
+        }
+
+        func release() {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aCrashBetweenAMovesRenameAndItsRecordLeavesTheDownloadFoundCompleteAtItsFile() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-crash")
+        let nginx = try ServedFiles.start(in: work, [("done.bin", 60_000, 14)], limitRate: "1m")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"]]) as? String)
+        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+        // GIVEN the store's write lock held by another process, so the move's record waits
+        let held = try StoreWriteLock(state: work.file("state"))
+        defer { held.release() }
+        usleep(200_000)
+        // WHEN a move is under way and haul serve is killed (-9) once the file has its new name
+        let body = #"{"jsonrpc":"2.0","id":1,"method":"haul.move","params":["token:\#(serve.secret)","\#(gid)",{"dir":"sub","out":"moved.bin"}]}"#
+        let url = serve.base + "/jsonrpc"
+        let call = Thread { _ = try? Curl.run(["-s", "--data-binary", body, url]) }
+        call.start()
+        let renamed = Disk.waitUntil(timeout: 4) { Disk.exists(dl + "/sub/moved.bin") }
+        serve.running.send(SIGKILL)
+        _ = try? serve.running.wait(timeout: 10)
+        held.release()
+        // THEN once started again on the same state, the download is found complete, and the path
+        // its status names holds its file, bit-exact
+        let again = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? again.stop() }
+        let status = try again.result("aria2.tellStatus", [gid, ["status", "files"]]) as? [String: Any]
+        let path = CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String ?? "-"
+        #expect(status?["status"] as? String == "complete", "\(String(describing: status))")
+        #expect(
+            Disk.difference(path, TestData.bytes(count: 60_000, seed: 14)) == nil,
+            "renamed before the kill: \(renamed); status: \(String(describing: status)); files: \(Self.files(in: dl))")
+        // AND a removal with its files deletes it, leaving nothing behind
+        _ = try? again.result("haul.removeWithFiles", [gid])
+        #expect(Self.files(in: dl).isEmpty, "\(Self.files(in: dl))")
+    }
+}
