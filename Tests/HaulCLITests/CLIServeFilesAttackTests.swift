@@ -64,7 +64,7 @@ struct CLIServeFilesAttackTests {
         #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
         let status = try serve.result("aria2.tellStatus", [gid, ["files"]]) as? [String: Any]
         let path = try #require(CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String)
-        #expect(Disk.difference(path, TestData.bytes(count: Self.size, seed: 11)) == nil)
+        #expect(Disk.difference(path, TestData.bytes(count: Self.size, seed: 11)) == nil, "replies: \(replies)")
         // AND that place is the one the last successful move reported
         let succeeded = replies.compactMap { $0["result"] as? [String: Any] }
         #expect(!succeeded.isEmpty, "\(replies)")

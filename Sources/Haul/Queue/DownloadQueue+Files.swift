@@ -59,6 +59,16 @@ extension DownloadQueue {
     /// holds is refused (`heldElsewhere`), and nothing changes. `inside`: whether a path is inside
     /// the directory files may be deleted from; a file outside is kept.
     package func removeWithFiles(_ id: Int64, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval {
+        for _ in 0..<Self.placementAttempts {
+            if let removal = try removeWithFilesOnce(id, inside: inside) { return removal }
+        }
+        throw Self.keptMoving(id)
+    }
+
+    /// One attempt of `removeWithFiles`; nil when the download was moved (by a concurrent
+    /// `move`) between reading where its files are and taking their lock: the files are then no
+    /// longer where the lock and the checks would look, so it is tried again from its new place.
+    private func removeWithFilesOnce(_ id: Int64, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval? {
         let item = try storedItem(id)
         let (request, layout) = try placement(of: item)
         let stopped = try stopForFiles(item, cancelling: true)
@@ -71,6 +81,7 @@ extension DownloadQueue {
         }
         defer { lock.release() }
         let current = try storedItem(id)
+        guard Self.samePlacement(current, item) else { return nil }
         guard current.state.isSettled || current.state == .queued else {
             throw DownloadError(.usage, "download \(id) is \(current.state.rawValue) in another process; stop it there first")
         }
@@ -126,6 +137,30 @@ extension DownloadQueue {
     /// renamed and its finished mark set again. Renames only: a destination on another file
     /// system is refused, as is one that exists or that another process holds.
     package func move(_ id: Int64, to destination: Destination) throws(DownloadError) -> FileMove {
+        for _ in 0..<Self.placementAttempts {
+            if let move = try moveOnce(id, to: destination) { return move }
+        }
+        throw Self.keptMoving(id)
+    }
+
+    /// How often a removal or move starts again when a concurrent move changed the download's
+    /// place under it.
+    static let placementAttempts = 8
+
+    static func keptMoving(_ id: Int64) -> DownloadError {
+        DownloadError(.usage, "download \(id) kept being moved by other calls meanwhile; nothing was done, try again")
+    }
+
+    /// Whether `current` still has the place `before` had: the same destination and final path.
+    /// What was read before the lock is only trusted while this holds.
+    static func samePlacement(_ current: StoredDownload, _ before: StoredDownload) -> Bool {
+        current.destinationKind == before.destinationKind && current.destination == before.destination && current.finalPath == before.finalPath
+    }
+
+    /// One attempt of `move`; nil when the download was moved by another call between reading
+    /// where its files are and taking their lock (nothing was done by this one; it is stopped no
+    /// more than it was, and is tried again from its new place).
+    private func moveOnce(_ id: Int64, to destination: Destination) throws(DownloadError) -> FileMove? {
         let item = try storedItem(id)
         let (request, layout) = try placement(of: item)
         var moved = request
@@ -146,6 +181,13 @@ extension DownloadQueue {
             do throws(OutputError) { try TaskFiles.createDirectory(target.directory) } catch { throw DownloadError(error) }
             locks.append(try lockDestination(target, waiting: false))
             let current = try storedItem(id)
+            // Moved meanwhile, or put back in the queue (here) by another call that ended first.
+            let requeuedHere = !current.state.isSettled && (current.state == .queued || control(id) != nil)
+            guard Self.samePlacement(current, item), !requeuedHere else {
+                for lock in locks { lock.release() }
+                if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
+                return nil
+            }
             guard current.state.isSettled else {
                 throw DownloadError(.usage, "download \(id) is \(current.state.rawValue) in another process; stop it there first")
             }
@@ -188,9 +230,11 @@ extension DownloadQueue {
             result.moved = moves
             // Let the locks go first: the run that claims it at once takes the new one.
             for lock in locks { lock.release() }
+            // The move is done once recorded: a resume refused now (a concurrent cancel or removal
+            // took the download meanwhile) must not put the files back under a record that names
+            // the new place.
             if stopped.wasRunning || stopped.wasQueued {
-                try resume(id)
-                result.resumed = true
+                result.resumed = (try? resume(id)) != nil
             }
             return result
         } catch {
