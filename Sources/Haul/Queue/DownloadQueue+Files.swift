@@ -175,7 +175,11 @@ extension DownloadQueue {
         let stopped = try stopForFiles(item, cancelling: false)
         var locks: [DestinationLock] = []
         defer { for lock in locks { lock.release() } }
-        var renamed: [(from: String, to: String)] = []
+        // Each file gets its new name first and loses its old one only once the store names the
+        // new place: a crash in between leaves both names of the same file, never a record that
+        // names a place with no file.
+        var linked: [(from: String, to: String)] = []
+        var remark: (path: String, identity: FileIdentity)?
         do throws(DownloadError) {
             locks.append(try lockDestination(layout, waiting: stopped.stoppedHere))
             do throws(OutputError) { try TaskFiles.createDirectory(target.directory) } catch { throw DownloadError(error) }
@@ -205,9 +209,9 @@ extension DownloadQueue {
                     // Another file under its name is not this download's to move.
                     throw DownloadError(.destinationExists, "\(from) is \(reason); nothing was moved")
                 }
-                try rename(from, to, &renamed)
+                try linkNewName(from, to, &linked)
                 moves.append(TaskFile(role: .file, path: from, movedTo: to))
-                result.finishedMarkKept = proven && TaskFiles.markAgain(to, of: moved.outputRequest, identity: identity)
+                remark = proven ? (to, identity) : nil
             } else {
                 if let final = target.finalPath, FoundFile.at(final) != .missing {
                     throw DownloadError(.destinationExists, "\(final) exists already; a move never replaces a file")
@@ -221,13 +225,18 @@ extension DownloadQueue {
                     let from = layout.path(of: sidecar)
                     guard FoundFile.at(from) != .missing else { continue }
                     let to = target.path(of: sidecar)
-                    try rename(from, to, &renamed)
+                    try linkNewName(from, to, &linked)
                     moves.append(TaskFile(role: role, path: from, movedTo: to))
                 }
             }
             let kind: StoredDownload.DestinationKind = if case .directory = destination { .directory } else { .file }
             try storeCall { try $0.relocate(id, kind: kind, destination: Self.path(of: destination), finalPath: newFinal) }
             result.moved = moves
+            for step in linked { TaskFiles.unlinkOldName(step.from, linkedAt: step.to) }
+            if let remark {
+                // Marked again after the old name went (each name's change touches the file's change time).
+                result.finishedMarkKept = TaskFiles.markAgain(remark.path, of: moved.outputRequest, identity: remark.identity)
+            }
             // Let the locks go first: the run that claims it at once takes the new one.
             for lock in locks { lock.release() }
             // The move is done once recorded: a resume refused now (a concurrent cancel or removal
@@ -238,21 +247,21 @@ extension DownloadQueue {
             }
             return result
         } catch {
-            // Put back what was renamed, newest first; the download stays where it was.
-            for step in renamed.reversed() { try? TaskFiles.moveWithoutReplacing(step.to, to: step.from) }
+            // Take back the new names given, newest first; the download stays where it was.
+            for step in linked.reversed() { TaskFiles.unlinkOldName(step.to, linkedAt: step.from) }
             for lock in locks { lock.release() }
             if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
             throw error
         }
     }
 
-    private func rename(_ from: String, _ to: String, _ renamed: inout [(from: String, to: String)]) throws(DownloadError) {
+    private func linkNewName(_ from: String, _ to: String, _ linked: inout [(from: String, to: String)]) throws(DownloadError) {
         do {
-            try TaskFiles.moveWithoutReplacing(from, to: to)
+            try TaskFiles.linkWithoutReplacing(from, to: to)
         } catch {
             throw DownloadError(error)
         }
-        renamed.append((from, to))
+        linked.append((from, to))
     }
 
     /// Where a known final path goes when the download moves to `target`: the target's own final

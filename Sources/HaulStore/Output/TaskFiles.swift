@@ -100,26 +100,37 @@ package enum TaskFiles {
         return FinishedMark.provenFinished(at: path, request: FinishedMark.requestKey(of: request.fresh)) != nil
     }
 
-    /// Renames `source` to `target`, never replacing a file there: a hard link to the new name,
-    /// then the old name removed. Refused when `target` exists, and when it is on another file
-    /// system (no copy: the download's files move by name only, and keep their identity).
-    package static func moveWithoutReplacing(_ source: String, to target: String) throws(OutputError) {
-        guard link(source, target) == 0 else {
-            let code = errno
-            switch code {
-            case EEXIST: throw OutputError(.destinationExists, "\(target) exists already; a move never replaces a file", path: target)
-            case EXDEV:
-                throw OutputError(
-                    .usage, "\(target) is on another file system than \(source); a move renames within one file system only (it never copies)",
-                    path: target)
-            default: throw OutputError(.io, "cannot move \(source) to \(target): \(String(cString: strerror(code)))", path: target)
+    /// Gives `source` a second name, `target`, never replacing a file there (the first step of a
+    /// move that survives a crash: until the old name is removed, both name the same file, so
+    /// whichever a record names holds it). A `target` that is already a name of the very same
+    /// file (a move cut short by a crash, asked again) counts as linked. Refused when another
+    /// file is at `target`, and when it is on another file system (no copy).
+    package static func linkWithoutReplacing(_ source: String, to target: String) throws(OutputError) {
+        guard link(source, target) != 0 else { return }
+        let code = errno
+        switch code {
+        case EEXIST:
+            if case .regular(let there) = FoundFile.at(target), case .regular(let here) = FoundFile.at(source), there.device == here.device,
+                there.inode == here.inode
+            {
+                return
             }
+            throw OutputError(.destinationExists, "\(target) exists already; a move never replaces a file", path: target)
+        case EXDEV:
+            throw OutputError(
+                .usage, "\(target) is on another file system than \(source); a move renames within one file system only (it never copies)",
+                path: target)
+        default: throw OutputError(.io, "cannot move \(source) to \(target): \(String(cString: strerror(code)))", path: target)
         }
-        guard unlink(source) == 0 || errno == ENOENT else {
-            let code = errno
-            unlink(target)
-            throw OutputError(.io, "cannot move \(source) (removing its old name): \(String(cString: strerror(code)))", path: source)
-        }
+    }
+
+    /// Removes the old name `source` of a file just linked at `target`, only while both still name
+    /// the same file (a file put at `source` meanwhile is not the download's, and stays).
+    package static func unlinkOldName(_ source: String, linkedAt target: String) {
+        guard case .regular(let old) = FoundFile.at(source), case .regular(let new) = FoundFile.at(target), old.device == new.device,
+            old.inode == new.inode
+        else { return }
+        unlink(source)
     }
 
     /// Marks the file at `path` again as the finished download of `request` after it was moved (a
