@@ -189,4 +189,80 @@ struct CLIServeFilesAttackTests {
         // AND every file left in the root is the download's, whole (at worst a second name of it)
         for file in Self.files(in: dl) { #expect(Disk.difference(dl + "/" + file, TestData.bytes(count: 60_000, seed: 14)) == nil, "\(file)") }
     }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aMoveOntoTheNameAnotherQueuedDownloadWillWriteIsRefusedAndBothEndBitExact() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-collide")
+        let nginx = try ServedFiles.start(in: work, [("a.bin", Self.size, 15), ("b.bin", 200_000, 16)], limitRate: "512k")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        // GIVEN a download paused a fifth of the way through, and another added paused to taken.bin (no file yet)
+        let a = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/a.bin"], ["out": "a.bin"]]) as? String)
+        #expect(Disk.waitUntil(timeout: 30) { CLIServeFilesTests.completed(serve, a) > Int64(Self.size / 5) })
+        #expect(try serve.result("aria2.pause", [a]) as? String == a)
+        let b = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/b.bin"], ["out": "taken.bin", "pause": "true"]]) as? String)
+        // WHEN the first is moved onto the name the second will write
+        let reply = try serve.call("haul.move", [a, ["out": "taken.bin"]])
+        // THEN the move is refused, naming the other download
+        #expect(CLIServeFilesTests.error(reply).contains("taken.bin"), "\(reply)")
+        // AND once both run, each ends complete and bit-exact at its own path
+        #expect(try serve.result("aria2.unpause", [b]) as? String == b)
+        #expect(CLIServeFilesTests.settled(serve, b) == "complete")
+        #expect(try serve.result("aria2.unpause", [a]) as? String == a)
+        let ended = CLIServeFilesTests.settled(serve, a)
+        #expect(ended == "complete", "\(String(describing: try? serve.result("aria2.tellStatus", [a, ["errorMessage", "files"]])))")
+        for (gid, seed, size) in [(a, UInt64(15), Self.size), (b, UInt64(16), 200_000)] {
+            let status = try serve.result("aria2.tellStatus", [gid, ["files"]]) as? [String: Any]
+            let path = CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String ?? "-"
+            #expect(Disk.difference(path, TestData.bytes(count: size, seed: seed)) == nil, "\(gid): \(path)")
+        }
+    }
+
+    @Test(
+        .timeLimit(.minutes(3)),
+        .disabled(
+            "open: a crash between a move's link and the store's record leaves the partial with a second name (sub/second.bin.haul-partial); unpaused after the restart it ends in error ('has 2 hard links; ... Haul will not'). Nothing is lost, and asking for the same move again completes it, but finishing or undoing it by itself needs the move's intent recorded in the store (no such field yet). Before the link-first change the store named the old place while the partial had gone to the new one: the download started again from byte 0 and the moved partial was orphaned"
+        ))
+    func aCrashInTheMiddleOfMovingAPausedDownloadLeavesItToContinueBitExactWithNoPartialNameLeftBehind() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-crash-partial")
+        let nginx = try ServedFiles.start(in: work, [("slow.bin", Self.size, 17)], limitRate: "512k")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        // GIVEN a download paused a third of the way through
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/slow.bin"], ["out": "first.bin"]]) as? String)
+        #expect(Disk.waitUntil(timeout: 30) { CLIServeFilesTests.completed(serve, gid) > Int64(Self.size / 3) })
+        #expect(try serve.result("aria2.pause", [gid]) as? String == gid)
+        #expect(Disk.waitUntil(timeout: 10) { (try? serve.result("aria2.tellStatus", [gid, ["status"]]) as? [String: Any])?["status"] as? String == "paused" })
+        // AND the store's write lock held by another process
+        let held = try StoreWriteLock(state: work.file("state"))
+        defer { held.release() }
+        usleep(200_000)
+        // WHEN it is being moved and haul serve is killed (-9) once the partial has its new name
+        let body = #"{"jsonrpc":"2.0","id":1,"method":"haul.move","params":["token:\#(serve.secret)","\#(gid)",{"dir":"sub","out":"second.bin"}]}"#
+        let url = serve.base + "/jsonrpc"
+        let call = Thread { _ = try? Curl.run(["-s", "--data-binary", body, url]) }
+        call.start()
+        let renamed = Disk.waitUntil(timeout: 4) { Disk.exists(dl + "/sub/second.bin.haul-partial") }
+        serve.running.send(SIGKILL)
+        _ = try? serve.running.wait(timeout: 10)
+        held.release()
+        // THEN started again and unpaused, it ends complete and bit-exact where its status says
+        let again = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? again.stop() }
+        #expect(try again.result("aria2.unpause", [gid]) as? String == gid)
+        let ended = CLIServeFilesTests.settled(again, gid)
+        #expect(ended == "complete", "\(String(describing: try? again.result("aria2.tellStatus", [gid, ["errorMessage"]])))")
+        let status = try again.result("aria2.tellStatus", [gid, ["files"]]) as? [String: Any]
+        let path = CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String ?? "-"
+        #expect(Disk.difference(path, TestData.bytes(count: Self.size, seed: 17)) == nil, "renamed before the kill: \(renamed)")
+        // AND continued rather than started again
+        let served = nginx.accessLog().filter { $0.uri.hasSuffix("slow.bin") }.reduce(Int64(0)) { $0 + Int64($1.bodyBytesSent) }
+        #expect(served < Int64(Self.size) + Int64(Self.size) / 2, "served \(served)")
+        // AND nothing but its file is left: no partial's name, at the old place or the new
+        #expect(Self.files(in: dl) == [String(path.dropFirst(dl.count + 1))], "\(Self.files(in: dl))")
+    }
 }
