@@ -195,6 +195,14 @@ extension DownloadQueue {
             guard current.state.isSettled else {
                 throw DownloadError(.usage, "download \(id) is \(current.state.rawValue) in another process; stop it there first")
             }
+            if let other = try otherDownload(at: target, finalPath: newFinal, except: id) {
+                // Its run would take this one's partial for stale bytes of its own and clear it, or
+                // find its file in the way.
+                throw DownloadError(
+                    .destinationExists,
+                    "download \(other.id) in the queue writes to \(other.finalPath ?? other.destination) already; a move never shares a destination; nothing was moved"
+                )
+            }
             var result = FileMove(destination: Self.path(of: destination), finalPath: newFinal)
             var moves: [TaskFile] = []
             if current.state == .completed {
@@ -262,6 +270,21 @@ extension DownloadQueue {
             throw DownloadError(error)
         }
         linked.append((from, to))
+    }
+
+    /// Another download in the queue whose files are (or will be) at `target`'s names: its partial,
+    /// its final path given up front, or the file it finished. Names compared byte for byte, as
+    /// the file system does.
+    private func otherDownload(at target: OutputLayout, finalPath: String?, except id: Int64) throws(DownloadError) -> StoredDownload? {
+        let wanted = Set([target.partialPath, target.finalPath, finalPath].compactMap { $0.map { Array($0.utf8) } })
+        for other in try storeCall({ try $0.all() }) where other.id != id && other.placementIsReadable {
+            guard let url = URL(string: other.url) else { continue }
+            let destination: Destination = other.destinationKind == .file ? .file(other.destination) : .directory(other.destination)
+            guard let layout = OutputLayout.of(destination, existingFile: other.existingPolicy, url: url) else { continue }
+            let names = [layout.partialPath, layout.finalPath, other.finalPath].compactMap { $0.map { Array($0.utf8) } }
+            if names.contains(where: wanted.contains) { return other }
+        }
+        return nil
     }
 
     /// Where a known final path goes when the download moves to `target`: the target's own final
