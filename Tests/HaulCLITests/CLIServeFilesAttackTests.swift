@@ -265,4 +265,66 @@ struct CLIServeFilesAttackTests {
         // AND nothing but its file is left: no partial's name, at the old place or the new
         #expect(Self.files(in: dl) == [String(path.dropFirst(dl.count + 1))], "\(Self.files(in: dl))")
     }
+
+    /// Swaps `directory/sub` between a real directory and a symlink to `outside`, over and over,
+    /// on a thread of its own, until stopped: a hostile process racing the server's checks.
+    final class SymlinkFlipper: @unchecked Sendable {
+        // `stopped` is guarded by `lock`; the paths never change.
+        private let lock = NSLock()
+        private var stopped = false
+        private let done = DispatchSemaphore(value: 0)
+
+        init(directory: String, outside: String) {
+            let sub = directory + "/sub"
+            let aside = directory + "/sub.real"
+            Thread.detachNewThread { [self] in
+                while !lock.withLock({ stopped }) {
+                    if rename(sub, aside) == 0 {
+                        _ = symlink(outside, sub)
+                        usleep(500)
+                        unlink(sub)
+                        rename(aside, sub)
+                    }
+                    usleep(500)
+                }
+                done.signal()
+            }
+        }
+
+        func stop() {
+            lock.withLock { stopped = true }
+            done.wait()
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aParentSwappedForASymlinkBetweenTheCheckAndTheMoveNeverPutsAFileOutsideTheRoot() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-swap")
+        let nginx = try ServedFiles.start(in: work, [("done.bin", 50_000, 18)], limitRate: "1m")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let outside = work.file("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dl + "/sub", withIntermediateDirectories: true)
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"]]) as? String)
+        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+        // GIVEN a hostile process swapping dl/sub for a symlink out of the root, over and over
+        let flipper = SymlinkFlipper(directory: dl, outside: outside)
+        // WHEN the download is moved into dl/sub and back again and again, for a few seconds
+        let deadline = Date().addingTimeInterval(20)
+        var moves = 0
+        while Date() < deadline, Self.files(in: outside).isEmpty {
+            if (try? serve.result("haul.move", [gid, ["dir": "sub", "out": "in-\(moves).bin"]])) != nil { moves += 1 }
+            _ = try? serve.result("haul.move", [gid, ["dir": dl, "out": "back.bin"]])
+        }
+        flipper.stop()
+        // THEN nothing ever lands outside the root
+        #expect(Self.files(in: outside).isEmpty, "after \(moves) moves into dl/sub: \(Self.files(in: outside))")
+        // AND the download's file is whole where its status says
+        let status = try serve.result("aria2.tellStatus", [gid, ["files"]]) as? [String: Any]
+        let path = CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String ?? "-"
+        #expect(Disk.difference(path, TestData.bytes(count: 50_000, seed: 18)) == nil, "\(path)")
+    }
 }
