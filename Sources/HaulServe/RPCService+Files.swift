@@ -78,7 +78,9 @@ extension RPCService {
         } else {
             destination = .file(try Aria2Options.join(directory, (before.destination as NSString).lastPathComponent, what: "out"))
         }
-        let move = try queue.move(id, to: destination)
+        // Confined at the last step too: a parent swapped for a symlink after the checks above
+        // never takes a file out of the root.
+        let move = try queue.move(id, to: destination, within: settings.root)
         let after = try item(id, gid)
         let shown = status(of: after)
         return [

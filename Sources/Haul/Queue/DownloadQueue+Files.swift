@@ -136,9 +136,12 @@ extension DownloadQueue {
     /// partial keeps its device and inode, which the record names). A complete one's file is
     /// renamed and its finished mark set again. Renames only: a destination on another file
     /// system is refused, as is one that exists or that another process holds.
-    package func move(_ id: Int64, to destination: Destination) throws(DownloadError) -> FileMove {
+    /// `root`: the directory the move stays within; the new names are then made in directories
+    /// reached from it without following a symlink (see `TaskFiles.pinnedDirectory`), so a parent
+    /// swapped for a symlink after the caller checked the path never takes a file out of it.
+    package func move(_ id: Int64, to destination: Destination, within root: String? = nil) throws(DownloadError) -> FileMove {
         for _ in 0..<Self.placementAttempts {
-            if let move = try moveOnce(id, to: destination) { return move }
+            if let move = try moveOnce(id, to: destination, within: root) { return move }
         }
         throw Self.keptMoving(id)
     }
@@ -160,7 +163,7 @@ extension DownloadQueue {
     /// One attempt of `move`; nil when the download was moved by another call between reading
     /// where its files are and taking their lock (nothing was done by this one; it is stopped no
     /// more than it was, and is tried again from its new place).
-    private func moveOnce(_ id: Int64, to destination: Destination) throws(DownloadError) -> FileMove? {
+    private func moveOnce(_ id: Int64, to destination: Destination, within root: String?) throws(DownloadError) -> FileMove? {
         let item = try storedItem(id)
         let (request, layout) = try placement(of: item)
         var moved = request
@@ -182,7 +185,17 @@ extension DownloadQueue {
         var remark: (path: String, identity: FileIdentity)?
         do throws(DownloadError) {
             locks.append(try lockDestination(layout, waiting: stopped.stoppedHere))
-            do throws(OutputError) { try TaskFiles.createDirectory(target.directory) } catch { throw DownloadError(error) }
+            let pinned: PinnedDirectory?
+            do throws(OutputError) {
+                if let root {
+                    pinned = try TaskFiles.pinnedDirectory(target.directory, under: root)
+                } else {
+                    try TaskFiles.createDirectory(target.directory)
+                    pinned = nil
+                }
+            } catch {
+                throw DownloadError(error)
+            }
             locks.append(try lockDestination(target, waiting: false))
             let current = try storedItem(id)
             // Moved meanwhile, or put back in the queue (here) by another call that ended first.
@@ -217,7 +230,7 @@ extension DownloadQueue {
                     // Another file under its name is not this download's to move.
                     throw DownloadError(.destinationExists, "\(from) is \(reason); nothing was moved")
                 }
-                try linkNewName(from, to, &linked)
+                try linkNewName(from, to, expected: identity, in: pinned, &linked)
                 moves.append(TaskFile(role: .file, path: from, movedTo: to))
                 remark = proven ? (to, identity) : nil
             } else {
@@ -233,7 +246,7 @@ extension DownloadQueue {
                     let from = layout.path(of: sidecar)
                     guard FoundFile.at(from) != .missing else { continue }
                     let to = target.path(of: sidecar)
-                    try linkNewName(from, to, &linked)
+                    try linkNewName(from, to, expected: role == .partial ? record?.partialIdentity : nil, in: pinned, &linked)
                     moves.append(TaskFile(role: role, path: from, movedTo: to))
                 }
             }
@@ -243,7 +256,7 @@ extension DownloadQueue {
             for step in linked { TaskFiles.unlinkOldName(step.from, linkedAt: step.to) }
             if let remark {
                 // Marked again after the old name went (each name's change touches the file's change time).
-                result.finishedMarkKept = TaskFiles.markAgain(remark.path, of: moved.outputRequest, identity: remark.identity)
+                result.finishedMarkKept = TaskFiles.markAgain(remark.path, in: pinned, of: moved.outputRequest, identity: remark.identity)
             }
             // Let the locks go first: the run that claims it at once takes the new one.
             for lock in locks { lock.release() }
@@ -263,9 +276,22 @@ extension DownloadQueue {
         }
     }
 
-    private func linkNewName(_ from: String, _ to: String, _ linked: inout [(from: String, to: String)]) throws(DownloadError) {
-        do {
-            try TaskFiles.linkWithoutReplacing(from, to: to)
+    /// Links `from` at `to`: in `pinned` (the directory `to` is in, held open) when the move is
+    /// confined to a root, else by path.
+    private func linkNewName(
+        _ from: String, _ to: String, expected: FileIdentity?, in pinned: PinnedDirectory?, _ linked: inout [(from: String, to: String)]
+    ) throws(DownloadError) {
+        do throws(OutputError) {
+            if let pinned {
+                let bytes = Array(to.utf8)
+                let directory = Array((pinned.path.hasSuffix("/") ? pinned.path : pinned.path + "/").utf8)
+                guard bytes.starts(with: directory), !bytes[directory.count...].contains(UInt8(ascii: "/")) else {
+                    throw OutputError(.io, "internal: \(to) is not in \(pinned.path)", path: to)
+                }
+                try TaskFiles.linkWithoutReplacing(from, into: pinned, as: String(decoding: bytes[directory.count...], as: UTF8.self), expected: expected)
+            } else {
+                try TaskFiles.linkWithoutReplacing(from, to: to)
+            }
         } catch {
             throw DownloadError(error)
         }
