@@ -269,9 +269,10 @@ struct CLIServeFilesAttackTests {
     /// Swaps `directory/sub` between a real directory and a symlink to `outside`, over and over,
     /// on a thread of its own, until stopped: a hostile process racing the server's checks.
     final class SymlinkFlipper: @unchecked Sendable {
-        // `stopped` is guarded by `lock`; the paths never change.
+        // `stopped` and `held` are guarded by `lock`; the paths never change.
         private let lock = NSLock()
         private var stopped = false
+        private var held = false
         private let done = DispatchSemaphore(value: 0)
 
         init(directory: String, outside: String) {
@@ -279,6 +280,10 @@ struct CLIServeFilesAttackTests {
             let aside = directory + "/sub.real"
             Thread.detachNewThread { [self] in
                 while !lock.withLock({ stopped }) {
+                    if lock.withLock({ held }) {
+                        usleep(500)
+                        continue
+                    }
                     if rename(sub, aside) == 0 {
                         _ = symlink(outside, sub)
                         usleep(500)
@@ -294,6 +299,12 @@ struct CLIServeFilesAttackTests {
         func stop() {
             lock.withLock { stopped = true }
             done.wait()
+        }
+
+        /// Holds the flipping (dl/sub a real directory again within a millisecond) or lets it go on.
+        func hold(_ holding: Bool) {
+            lock.withLock { held = holding }
+            if holding { usleep(3_000) }
         }
     }
 
@@ -328,5 +339,40 @@ struct CLIServeFilesAttackTests {
         let status = try serve.result("aria2.tellStatus", [gid, ["files"]]) as? [String: Any]
         let path = CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String ?? "-"
         #expect(Disk.difference(path, TestData.bytes(count: 50_000, seed: 18)) == nil, "\(path)")
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aParentSwappedForASymlinkDuringARemovalWithFilesNeverDeletesAFileOutsideTheRoot() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-rm-swap")
+        let nginx = try ServedFiles.start(in: work, [("f.bin", 20_000, 19)], limitRate: "10m")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let outside = work.file("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dl + "/sub", withIntermediateDirectories: true)
+        // GIVEN a precious file outside the root under the name the downloads below take
+        try Disk.write([7, 7, 7], to: outside + "/f.bin")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        // AND a hostile process swapping dl/sub for a symlink to that directory, over and over
+        let flipper = SymlinkFlipper(directory: dl, outside: outside)
+        defer { flipper.stop() }
+        var attempts = 0
+        while attempts < 60, Disk.exists(outside + "/f.bin") {
+            attempts += 1
+            // WHEN a download finished at dl/sub/f.bin is removed with its files while dl/sub flips
+            flipper.hold(true)
+            let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/f.bin"], ["dir": "sub", "out": "f.bin"]]) as? String)
+            #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+            flipper.hold(false)
+            _ = try serve.call("haul.removeWithFiles", [gid])
+            flipper.hold(true)
+            if Disk.exists(dl + "/sub/f.bin") { _ = try? serve.call("haul.removeWithFiles", [gid]) }
+            // (this test's own cleanup only while dl/sub is the real directory)
+            var info = stat()
+            if lstat(dl + "/sub", &info) == 0, info.st_mode & S_IFMT == S_IFDIR { unlink(dl + "/sub/f.bin") }
+        }
+        // THEN the file outside the root is never deleted
+        #expect(Disk.difference(outside + "/f.bin", [7, 7, 7]) == nil, "after \(attempts) removals")
     }
 }
