@@ -20,7 +20,7 @@ extension RPCService {
         // Through a Result: `catch let error where error.heldElsewhere` on this typed throw crashes
         // Swift 6.3.1's ownership verifier ("Found outside of lifetime use").
         let outcome = Result { () throws(DownloadError) -> FileRemoval in
-            try queue.removeWithFiles(id) { ConfinedPath.relative(ConfinedPath.resolved($0), within: root) != nil }
+            try queue.removeWithFiles(id, within: settings.root) { ConfinedPath.relative(ConfinedPath.resolved($0), within: root) != nil }
         }
         let removal: FileRemoval
         switch outcome {

@@ -58,9 +58,12 @@ extension DownloadQueue {
     /// reported. A download running here is cancelled first; one whose destination another process
     /// holds is refused (`heldElsewhere`), and nothing changes. `inside`: whether a path is inside
     /// the directory files may be deleted from; a file outside is kept.
-    package func removeWithFiles(_ id: Int64, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval {
+    /// `root`: each file is then deleted in its directory reached from `root` without following a
+    /// symlink, and only while it is still the file judged the download's own (a parent swapped for
+    /// a symlink after the judgement never leads the deletion out of it).
+    package func removeWithFiles(_ id: Int64, within root: String? = nil, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval {
         for _ in 0..<Self.placementAttempts {
-            if let removal = try removeWithFilesOnce(id, inside: inside) { return removal }
+            if let removal = try removeWithFilesOnce(id, within: root, inside: inside) { return removal }
         }
         throw Self.keptMoving(id)
     }
@@ -68,7 +71,7 @@ extension DownloadQueue {
     /// One attempt of `removeWithFiles`; nil when the download was moved (by a concurrent
     /// `move`) between reading where its files are and taking their lock: the files are then no
     /// longer where the lock and the checks would look, so it is tried again from its new place.
-    private func removeWithFilesOnce(_ id: Int64, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval? {
+    private func removeWithFilesOnce(_ id: Int64, within root: String?, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval? {
         let item = try storedItem(id)
         let (request, layout) = try placement(of: item)
         let stopped = try stopForFiles(item, cancelling: true)
@@ -102,23 +105,28 @@ extension DownloadQueue {
                 return true
             }
         }
-        var doomed: [TaskFile] = []
-        let partial = OwnedFileRule.partial(recorded: record?.partialIdentity, found: .at(layout.partialPath))
-        if judge(.partial, layout.partialPath, partial) { doomed.append(TaskFile(role: .partial, path: layout.partialPath)) }
-        let map = OwnedFileRule.companion(of: partial, found: .at(layout.segmentMapPath))
-        if judge(.segmentMap, layout.segmentMapPath, map) { doomed.append(TaskFile(role: .segmentMap, path: layout.segmentMapPath)) }
+        // Each file to delete with what was found at its name when it was judged.
+        var doomed: [(file: TaskFile, found: FoundFile)] = []
+        let foundPartial = FoundFile.at(layout.partialPath)
+        let partial = OwnedFileRule.partial(recorded: record?.partialIdentity, found: foundPartial)
+        if judge(.partial, layout.partialPath, partial) { doomed.append((TaskFile(role: .partial, path: layout.partialPath), foundPartial)) }
+        let foundMap = FoundFile.at(layout.segmentMapPath)
+        let map = OwnedFileRule.companion(of: partial, found: foundMap)
+        if judge(.segmentMap, layout.segmentMapPath, map) { doomed.append((TaskFile(role: .segmentMap, path: layout.segmentMapPath), foundMap)) }
         _ = judge(.rejected, layout.rejectedPath, OwnedFileRule.unidentified(found: .at(layout.rejectedPath)))
         if current.state == .completed, let final = current.finalPath ?? layout.finalPath {
             let output = request.outputRequest
-            let verdict = OwnedFileRule.finished(found: .at(final), provable: output.provable, markProves: TaskFiles.markProves(final, of: output))
-            if judge(.file, final, verdict) { doomed.append(TaskFile(role: .file, path: final)) }
+            let found = FoundFile.at(final)
+            let verdict = OwnedFileRule.finished(found: found, provable: output.provable, markProves: TaskFiles.markProves(final, of: output))
+            if judge(.file, final, verdict) { doomed.append((TaskFile(role: .file, path: final), found)) }
         }
-        for file in doomed {
-            if unlink(file.path) == 0 || errno == ENOENT {
+        for (file, found) in doomed {
+            guard case .regular(let identity) = found else { continue }
+            do throws(OutputError) {
+                try TaskFiles.delete(file.path, ifStill: identity, within: root)
                 removal.deleted.append(file)
-            } else {
-                let reason = String(cString: strerror(errno))
-                removal.kept.append(TaskFile(role: file.role, path: file.path, keptBecause: "cannot delete it: \(reason)"))
+            } catch {
+                removal.kept.append(TaskFile(role: file.role, path: file.path, keptBecause: DownloadError(error).message))
             }
         }
         if record != nil { removal.deleted.append(TaskFile(role: .record, path: "(in the queue's store)")) }

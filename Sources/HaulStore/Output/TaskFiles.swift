@@ -154,7 +154,7 @@ package enum TaskFiles {
     /// linked into it lands inside `root`, whatever a hostile process swaps under the path after
     /// it was checked. Refused when `directory` is not `root` or below it (byte for byte), or
     /// when one of its components is a symlink or not a directory.
-    package static func pinnedDirectory(_ directory: String, under root: String) throws(OutputError) -> PinnedDirectory {
+    package static func pinnedDirectory(_ directory: String, under root: String, creating: Bool = true) throws(OutputError) -> PinnedDirectory {
         var prefix = Array(root.utf8)
         let path = Array(directory.utf8)
         if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
@@ -167,7 +167,7 @@ package enum TaskFiles {
         for component in components {
             let name = String(decoding: component, as: UTF8.self)
             var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if next < 0, errno == ENOENT {
+            if next < 0, errno == ENOENT, creating {
                 _ = mkdirat(fd, name, 0o777)
                 next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             }
@@ -217,6 +217,29 @@ package enum TaskFiles {
             unlinkat(directory.fd, name, 0)
             throw OutputError(
                 .destinationExists, "\(source) changed while it was being moved (another file is under its name now); nothing was moved", path: source)
+        }
+    }
+
+    /// Deletes the file at `path` only while it is still `identity` (device and inode), found in its
+    /// directory reached from `root` without following a symlink when `root` is given (a parent
+    /// swapped meanwhile never leads the deletion out of it). Gone already counts as deleted.
+    package static func delete(_ path: String, ifStill identity: FileIdentity, within root: String?) throws(OutputError) {
+        let directory = AbsolutePath.directory(of: path)
+        let name = (path as NSString).lastPathComponent
+        let pinned = try root.map { root throws(OutputError) in try pinnedDirectory(directory, under: root, creating: false) }
+        let at = pinned?.fd ?? AT_FDCWD
+        let target = pinned == nil ? path : name
+        var info = stat()
+        guard fstatat(at, target, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+            if errno == ENOENT { return }
+            throw OutputError(.io, "cannot delete it: \(String(cString: strerror(errno)))", path: path)
+        }
+        let now = FileIdentity(info)
+        guard info.st_mode & S_IFMT == S_IFREG, now.device == identity.device, now.inode == identity.inode else {
+            throw OutputError(.destinationExists, "another file is under its name now (it changed while it was being removed)", path: path)
+        }
+        guard unlinkat(at, target, 0) == 0 || errno == ENOENT else {
+            throw OutputError(.io, "cannot delete it: \(String(cString: strerror(errno)))", path: path)
         }
     }
 
