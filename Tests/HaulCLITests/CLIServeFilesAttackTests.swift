@@ -375,4 +375,73 @@ struct CLIServeFilesAttackTests {
         // THEN the file outside the root is never deleted
         #expect(Disk.difference(outside + "/f.bin", [7, 7, 7]) == nil, "after \(attempts) removals")
     }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aRemovalWithFilesRacingADownloadsCompletionLeavesNothingOfItBehind() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-rm-finish")
+        let nginx = try ServedFiles.start(in: work, [("f.bin", 120_000, 20)], limitRate: "1m")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        var outcomes: [String] = []
+        for round in 0..<16 {
+            // GIVEN a download about to finish (120 kB at 1 MB/s)
+            let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/f.bin"], ["out": "f\(round).bin"]]) as? String)
+            usleep(useconds_t(60_000 + round * 5_000))
+            // WHEN it is removed with its files as it completes (the partial renamed into place meanwhile)
+            let reply = try serve.call("haul.removeWithFiles", [gid])
+            outcomes.append("\(round): \(reply["result"] != nil ? "removed" : CLIServeFilesTests.error(reply))")
+            // THEN once removed, nothing of it is left: no partial, no finished file, no sidecar
+            if reply["result"] != nil {
+                usleep(200_000)
+                let left = Self.files(in: dl).filter { $0.hasPrefix("f\(round).bin") }
+                #expect(left.isEmpty, "round \(round): \(left); \(reply)")
+                #expect(CLIServeFilesTests.error(try serve.call("aria2.tellStatus", [gid])).contains("not found"))
+            }
+        }
+        // AND each removal succeeded
+        #expect(outcomes.allSatisfy { $0.hasSuffix("removed") }, "\(outcomes)")
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func movesOnAFullDiskLoseNothingAndAPausedOneFinishesBitExactOnceThereIsRoom() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-full")
+        let nginx = try ServedFiles.start(in: work, [("done.bin", 1 << 20, 21), ("slow.bin", 2 << 20, 22)], limitRate: "256k")
+        defer { nginx.stop() }
+        let disk = try SmallFileSystem(sizeBytes: 6 << 20)
+        defer { disk.unmount() }
+        let dl = disk.path + "/dl"
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        // GIVEN a complete download and one paused partway, on a small file system
+        let done = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"], ["out": "done.bin"]]) as? String)
+        #expect(CLIServeFilesTests.settled(serve, done) == "complete")
+        let paused = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/slow.bin"], ["out": "slow.bin"]]) as? String)
+        #expect(Disk.waitUntil(timeout: 30) { CLIServeFilesTests.completed(serve, paused) > 300_000 })
+        #expect(try serve.result("aria2.pause", [paused]) as? String == paused)
+        #expect(
+            Disk.waitUntil(timeout: 10) { (try? serve.result("aria2.tellStatus", [paused, ["status"]]) as? [String: Any])?["status"] as? String == "paused" })
+        // AND the file system then filled to the last byte
+        let filler = disk.path + "/filler"
+        let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 0, count: 64 << 10)
+        while write(fd, block, block.count) > 0 {}
+        close(fd)
+        // WHEN both are moved into directories that do not exist yet
+        let movedDone = try serve.call("haul.move", [done, ["dir": "a/b", "out": "moved.bin"]])
+        let movedPaused = try serve.call("haul.move", [paused, ["dir": "c/d", "out": "moved.bin"]])
+        // THEN each either moved or was refused with a reason, and the complete one is whole where its status says
+        for reply in [movedDone, movedPaused] { #expect(reply["result"] != nil || !CLIServeFilesTests.error(reply).isEmpty, "\(reply)") }
+        let status = try serve.result("aria2.tellStatus", [done, ["status", "files"]]) as? [String: Any]
+        let path = CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String ?? "-"
+        #expect(Disk.difference(path, TestData.bytes(count: 1 << 20, seed: 21)) == nil, "\(movedDone)")
+        // AND once there is room again, the paused one finishes bit-exact where its status says
+        unlink(filler)
+        #expect(try serve.result("aria2.unpause", [paused]) as? String == paused)
+        #expect(CLIServeFilesTests.settled(serve, paused) == "complete", "\(movedPaused)")
+        let pausedStatus = try serve.result("aria2.tellStatus", [paused, ["files"]]) as? [String: Any]
+        let pausedPath = CLIServeFilesTests.entries(pausedStatus?["files"]).first?["path"] as? String ?? "-"
+        #expect(Disk.difference(pausedPath, TestData.bytes(count: 2 << 20, seed: 22)) == nil, "\(movedPaused)")
+    }
 }
