@@ -444,4 +444,23 @@ struct CLIServeFilesAttackTests {
         let pausedPath = CLIServeFilesTests.entries(pausedStatus?["files"]).first?["path"] as? String ?? "-"
         #expect(Disk.difference(pausedPath, TestData.bytes(count: 2 << 20, seed: 22)) == nil, "\(movedPaused)")
     }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aMoveToTheUnicodeTwinOfItsNameIsAMoveNotAlreadyThere() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-twin")
+        let nginx = try ServedFiles.start(in: work, [("done.bin", 30_000, 23)], limitRate: "1m")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        // GIVEN a complete download named with a precomposed accent (NFC)
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"], ["out": "caf\u{E9}.bin"]]) as? String)
+        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+        // WHEN it is moved to the same name spelled with a combining accent (NFD), another name on Linux
+        let reply = try serve.call("haul.move", [gid, ["out": "cafe\u{301}.bin"]])
+        // THEN it moves: the file is under the new bytes, and the old name is gone
+        #expect(reply["result"] != nil, "\(reply)")
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: dl)) ?? []).filter { !$0.hasSuffix(".haul-lock") }
+        #expect(names.map { Array($0.utf8) } == [Array("cafe\u{301}.bin".utf8)], "\(names.map { Array($0.utf8) })")
+    }
 }
