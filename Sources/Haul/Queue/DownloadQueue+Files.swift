@@ -165,7 +165,15 @@ extension DownloadQueue {
     /// Whether `current` still has the place `before` had: the same destination and final path.
     /// What was read before the lock is only trusted while this holds.
     static func samePlacement(_ current: StoredDownload, _ before: StoredDownload) -> Bool {
-        current.destinationKind == before.destinationKind && current.destination == before.destination && current.finalPath == before.finalPath
+        current.destinationKind == before.destinationKind && sameBytes(current.destination, before.destination)
+            && sameBytes(current.finalPath, before.finalPath)
+    }
+
+    /// Paths compared as the file system compares names, byte for byte: Swift's `==` takes
+    /// canonically equivalent strings as equal, and "é" (NFC) and "e" + U+0301 (NFD) are two
+    /// different names on Linux.
+    static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        a.map { Array($0.utf8) } == b.map { Array($0.utf8) }
     }
 
     /// One attempt of `move`; nil when the download was moved by another call between reading
@@ -180,7 +188,7 @@ extension DownloadQueue {
             throw DownloadError(.usage, "a download cannot be moved to standard output")
         }
         let newFinal = Self.movedFinalPath(item.finalPath, layout: layout, to: target)
-        if target.partialPath == layout.partialPath, newFinal == item.finalPath {
+        if Self.sameBytes(target.partialPath, layout.partialPath), Self.sameBytes(newFinal, item.finalPath) {
             throw DownloadError(.usage, "download \(id) is there already")
         }
         let stopped = try stopForFiles(item, cancelling: false)
