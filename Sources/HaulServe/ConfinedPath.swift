@@ -31,11 +31,16 @@ enum ConfinedPath {
     }
 
     /// `path` relative to `root` ("" for the root itself), or nil when it is not inside it.
+    /// Compared byte by byte, as the kernel compares names: Swift's `==` and `hasPrefix` take
+    /// canonically equivalent strings as equal, and "é" (NFC) and "e" + U+0301 (NFD) are two
+    /// different directories on Linux, so a root's Unicode twin beside it is not inside it.
     static func relative(_ path: String, within root: String) -> String? {
-        if path == root { return "" }
-        let prefix = root.hasSuffix("/") ? root : root + "/"
-        guard path.hasPrefix(prefix) else { return nil }
-        return String(path.dropFirst(prefix.count))
+        let pathBytes = Array(path.utf8)
+        var prefix = Array(root.utf8)
+        if pathBytes == prefix { return "" }
+        if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
+        guard pathBytes.starts(with: prefix) else { return nil }
+        return String(decoding: pathBytes[prefix.count...], as: UTF8.self)
     }
 
     private static func realPath(_ path: String) -> String? {

@@ -20,7 +20,7 @@ extension RPCService {
         // Through a Result: `catch let error where error.heldElsewhere` on this typed throw crashes
         // Swift 6.3.1's ownership verifier ("Found outside of lifetime use").
         let outcome = Result { () throws(DownloadError) -> FileRemoval in
-            try queue.removeWithFiles(id) { ConfinedPath.relative(ConfinedPath.resolved($0), within: root) != nil }
+            try queue.removeWithFiles(id, within: settings.root) { ConfinedPath.relative(ConfinedPath.resolved($0), within: root) != nil }
         }
         let removal: FileRemoval
         switch outcome {
@@ -78,7 +78,9 @@ extension RPCService {
         } else {
             destination = .file(try Aria2Options.join(directory, (before.destination as NSString).lastPathComponent, what: "out"))
         }
-        let move = try queue.move(id, to: destination)
+        // Confined at the last step too: a parent swapped for a symlink after the checks above
+        // never takes a file out of the root.
+        let move = try queue.move(id, to: destination, within: settings.root)
         let after = try item(id, gid)
         let shown = status(of: after)
         return [

@@ -58,7 +58,20 @@ extension DownloadQueue {
     /// reported. A download running here is cancelled first; one whose destination another process
     /// holds is refused (`heldElsewhere`), and nothing changes. `inside`: whether a path is inside
     /// the directory files may be deleted from; a file outside is kept.
-    package func removeWithFiles(_ id: Int64, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval {
+    /// `root`: each file is then deleted in its directory reached from `root` without following a
+    /// symlink, and only while it is still the file judged the download's own (a parent swapped for
+    /// a symlink after the judgement never leads the deletion out of it).
+    package func removeWithFiles(_ id: Int64, within root: String? = nil, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval {
+        for _ in 0..<Self.placementAttempts {
+            if let removal = try removeWithFilesOnce(id, within: root, inside: inside) { return removal }
+        }
+        throw Self.keptMoving(id)
+    }
+
+    /// One attempt of `removeWithFiles`; nil when the download was moved (by a concurrent
+    /// `move`) between reading where its files are and taking their lock: the files are then no
+    /// longer where the lock and the checks would look, so it is tried again from its new place.
+    private func removeWithFilesOnce(_ id: Int64, within root: String?, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval? {
         let item = try storedItem(id)
         let (request, layout) = try placement(of: item)
         let stopped = try stopForFiles(item, cancelling: true)
@@ -71,6 +84,7 @@ extension DownloadQueue {
         }
         defer { lock.release() }
         let current = try storedItem(id)
+        guard Self.samePlacement(current, item) else { return nil }
         guard current.state.isSettled || current.state == .queued else {
             throw DownloadError(.usage, "download \(id) is \(current.state.rawValue) in another process; stop it there first")
         }
@@ -91,23 +105,28 @@ extension DownloadQueue {
                 return true
             }
         }
-        var doomed: [TaskFile] = []
-        let partial = OwnedFileRule.partial(recorded: record?.partialIdentity, found: .at(layout.partialPath))
-        if judge(.partial, layout.partialPath, partial) { doomed.append(TaskFile(role: .partial, path: layout.partialPath)) }
-        let map = OwnedFileRule.companion(of: partial, found: .at(layout.segmentMapPath))
-        if judge(.segmentMap, layout.segmentMapPath, map) { doomed.append(TaskFile(role: .segmentMap, path: layout.segmentMapPath)) }
+        // Each file to delete with what was found at its name when it was judged.
+        var doomed: [(file: TaskFile, found: FoundFile)] = []
+        let foundPartial = FoundFile.at(layout.partialPath)
+        let partial = OwnedFileRule.partial(recorded: record?.partialIdentity, found: foundPartial)
+        if judge(.partial, layout.partialPath, partial) { doomed.append((TaskFile(role: .partial, path: layout.partialPath), foundPartial)) }
+        let foundMap = FoundFile.at(layout.segmentMapPath)
+        let map = OwnedFileRule.companion(of: partial, found: foundMap)
+        if judge(.segmentMap, layout.segmentMapPath, map) { doomed.append((TaskFile(role: .segmentMap, path: layout.segmentMapPath), foundMap)) }
         _ = judge(.rejected, layout.rejectedPath, OwnedFileRule.unidentified(found: .at(layout.rejectedPath)))
         if current.state == .completed, let final = current.finalPath ?? layout.finalPath {
             let output = request.outputRequest
-            let verdict = OwnedFileRule.finished(found: .at(final), provable: output.provable, markProves: TaskFiles.markProves(final, of: output))
-            if judge(.file, final, verdict) { doomed.append(TaskFile(role: .file, path: final)) }
+            let found = FoundFile.at(final)
+            let verdict = OwnedFileRule.finished(found: found, provable: output.provable, markProves: TaskFiles.markProves(final, of: output))
+            if judge(.file, final, verdict) { doomed.append((TaskFile(role: .file, path: final), found)) }
         }
-        for file in doomed {
-            if unlink(file.path) == 0 || errno == ENOENT {
+        for (file, found) in doomed {
+            guard case .regular(let identity) = found else { continue }
+            do throws(OutputError) {
+                try TaskFiles.delete(file.path, ifStill: identity, within: root)
                 removal.deleted.append(file)
-            } else {
-                let reason = String(cString: strerror(errno))
-                removal.kept.append(TaskFile(role: file.role, path: file.path, keptBecause: "cannot delete it: \(reason)"))
+            } catch {
+                removal.kept.append(TaskFile(role: file.role, path: file.path, keptBecause: DownloadError(error).message))
             }
         }
         if record != nil { removal.deleted.append(TaskFile(role: .record, path: "(in the queue's store)")) }
@@ -125,7 +144,42 @@ extension DownloadQueue {
     /// partial keeps its device and inode, which the record names). A complete one's file is
     /// renamed and its finished mark set again. Renames only: a destination on another file
     /// system is refused, as is one that exists or that another process holds.
-    package func move(_ id: Int64, to destination: Destination) throws(DownloadError) -> FileMove {
+    /// `root`: the directory the move stays within; the new names are then made in directories
+    /// reached from it without following a symlink (see `TaskFiles.pinnedDirectory`), so a parent
+    /// swapped for a symlink after the caller checked the path never takes a file out of it.
+    package func move(_ id: Int64, to destination: Destination, within root: String? = nil) throws(DownloadError) -> FileMove {
+        for _ in 0..<Self.placementAttempts {
+            if let move = try moveOnce(id, to: destination, within: root) { return move }
+        }
+        throw Self.keptMoving(id)
+    }
+
+    /// How often a removal or move starts again when a concurrent move changed the download's
+    /// place under it.
+    static let placementAttempts = 8
+
+    static func keptMoving(_ id: Int64) -> DownloadError {
+        DownloadError(.usage, "download \(id) kept being moved by other calls meanwhile; nothing was done, try again")
+    }
+
+    /// Whether `current` still has the place `before` had: the same destination and final path.
+    /// What was read before the lock is only trusted while this holds.
+    static func samePlacement(_ current: StoredDownload, _ before: StoredDownload) -> Bool {
+        current.destinationKind == before.destinationKind && sameBytes(current.destination, before.destination)
+            && sameBytes(current.finalPath, before.finalPath)
+    }
+
+    /// Paths compared as the file system compares names, byte for byte: Swift's `==` takes
+    /// canonically equivalent strings as equal, and "é" (NFC) and "e" + U+0301 (NFD) are two
+    /// different names on Linux.
+    static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        a.map { Array($0.utf8) } == b.map { Array($0.utf8) }
+    }
+
+    /// One attempt of `move`; nil when the download was moved by another call between reading
+    /// where its files are and taking their lock (nothing was done by this one; it is stopped no
+    /// more than it was, and is tried again from its new place).
+    private func moveOnce(_ id: Int64, to destination: Destination, within root: String?) throws(DownloadError) -> FileMove? {
         let item = try storedItem(id)
         let (request, layout) = try placement(of: item)
         var moved = request
@@ -134,20 +188,49 @@ extension DownloadQueue {
             throw DownloadError(.usage, "a download cannot be moved to standard output")
         }
         let newFinal = Self.movedFinalPath(item.finalPath, layout: layout, to: target)
-        if target.partialPath == layout.partialPath, newFinal == item.finalPath {
+        if Self.sameBytes(target.partialPath, layout.partialPath), Self.sameBytes(newFinal, item.finalPath) {
             throw DownloadError(.usage, "download \(id) is there already")
         }
         let stopped = try stopForFiles(item, cancelling: false)
         var locks: [DestinationLock] = []
         defer { for lock in locks { lock.release() } }
-        var renamed: [(from: String, to: String)] = []
+        // Each file gets its new name first and loses its old one only once the store names the
+        // new place: a crash in between leaves both names of the same file, never a record that
+        // names a place with no file.
+        var linked: [(from: String, to: String)] = []
+        var remark: (path: String, identity: FileIdentity)?
         do throws(DownloadError) {
             locks.append(try lockDestination(layout, waiting: stopped.stoppedHere))
-            do throws(OutputError) { try TaskFiles.createDirectory(target.directory) } catch { throw DownloadError(error) }
+            let pinned: PinnedDirectory?
+            do throws(OutputError) {
+                if let root {
+                    pinned = try TaskFiles.pinnedDirectory(target.directory, under: root)
+                } else {
+                    try TaskFiles.createDirectory(target.directory)
+                    pinned = nil
+                }
+            } catch {
+                throw DownloadError(error)
+            }
             locks.append(try lockDestination(target, waiting: false))
             let current = try storedItem(id)
+            // Moved meanwhile, or put back in the queue (here) by another call that ended first.
+            let requeuedHere = !current.state.isSettled && (current.state == .queued || control(id) != nil)
+            guard Self.samePlacement(current, item), !requeuedHere else {
+                for lock in locks { lock.release() }
+                if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
+                return nil
+            }
             guard current.state.isSettled else {
                 throw DownloadError(.usage, "download \(id) is \(current.state.rawValue) in another process; stop it there first")
+            }
+            if let other = try otherDownload(at: target, finalPath: newFinal, except: id) {
+                // Its run would take this one's partial for stale bytes of its own and clear it, or
+                // find its file in the way.
+                throw DownloadError(
+                    .destinationExists,
+                    "download \(other.id) in the queue writes to \(other.finalPath ?? other.destination) already; a move never shares a destination; nothing was moved"
+                )
             }
             var result = FileMove(destination: Self.path(of: destination), finalPath: newFinal)
             var moves: [TaskFile] = []
@@ -163,9 +246,9 @@ extension DownloadQueue {
                     // Another file under its name is not this download's to move.
                     throw DownloadError(.destinationExists, "\(from) is \(reason); nothing was moved")
                 }
-                try rename(from, to, &renamed)
+                try linkNewName(from, to, expected: identity, in: pinned, &linked)
                 moves.append(TaskFile(role: .file, path: from, movedTo: to))
-                result.finishedMarkKept = proven && TaskFiles.markAgain(to, of: moved.outputRequest, identity: identity)
+                remark = proven ? (to, identity) : nil
             } else {
                 if let final = target.finalPath, FoundFile.at(final) != .missing {
                     throw DownloadError(.destinationExists, "\(final) exists already; a move never replaces a file")
@@ -179,36 +262,71 @@ extension DownloadQueue {
                     let from = layout.path(of: sidecar)
                     guard FoundFile.at(from) != .missing else { continue }
                     let to = target.path(of: sidecar)
-                    try rename(from, to, &renamed)
+                    try linkNewName(from, to, expected: role == .partial ? record?.partialIdentity : nil, in: pinned, &linked)
                     moves.append(TaskFile(role: role, path: from, movedTo: to))
                 }
             }
             let kind: StoredDownload.DestinationKind = if case .directory = destination { .directory } else { .file }
             try storeCall { try $0.relocate(id, kind: kind, destination: Self.path(of: destination), finalPath: newFinal) }
             result.moved = moves
+            for step in linked { TaskFiles.unlinkOldName(step.from, linkedAt: step.to) }
+            if let remark {
+                // Marked again after the old name went (each name's change touches the file's change time).
+                result.finishedMarkKept = TaskFiles.markAgain(remark.path, in: pinned, of: moved.outputRequest, identity: remark.identity)
+            }
             // Let the locks go first: the run that claims it at once takes the new one.
             for lock in locks { lock.release() }
+            // The move is done once recorded: a resume refused now (a concurrent cancel or removal
+            // took the download meanwhile) must not put the files back under a record that names
+            // the new place.
             if stopped.wasRunning || stopped.wasQueued {
-                try resume(id)
-                result.resumed = true
+                result.resumed = (try? resume(id)) != nil
             }
             return result
         } catch {
-            // Put back what was renamed, newest first; the download stays where it was.
-            for step in renamed.reversed() { try? TaskFiles.moveWithoutReplacing(step.to, to: step.from) }
+            // Take back the new names given, newest first; the download stays where it was.
+            for step in linked.reversed() { TaskFiles.unlinkOldName(step.to, linkedAt: step.from) }
             for lock in locks { lock.release() }
             if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
             throw error
         }
     }
 
-    private func rename(_ from: String, _ to: String, _ renamed: inout [(from: String, to: String)]) throws(DownloadError) {
-        do {
-            try TaskFiles.moveWithoutReplacing(from, to: to)
+    /// Links `from` at `to`: in `pinned` (the directory `to` is in, held open) when the move is
+    /// confined to a root, else by path.
+    private func linkNewName(
+        _ from: String, _ to: String, expected: FileIdentity?, in pinned: PinnedDirectory?, _ linked: inout [(from: String, to: String)]
+    ) throws(DownloadError) {
+        do throws(OutputError) {
+            if let pinned {
+                let bytes = Array(to.utf8)
+                let directory = Array((pinned.path.hasSuffix("/") ? pinned.path : pinned.path + "/").utf8)
+                guard bytes.starts(with: directory), !bytes[directory.count...].contains(UInt8(ascii: "/")) else {
+                    throw OutputError(.io, "internal: \(to) is not in \(pinned.path)", path: to)
+                }
+                try TaskFiles.linkWithoutReplacing(from, into: pinned, as: String(decoding: bytes[directory.count...], as: UTF8.self), expected: expected)
+            } else {
+                try TaskFiles.linkWithoutReplacing(from, to: to)
+            }
         } catch {
             throw DownloadError(error)
         }
-        renamed.append((from, to))
+        linked.append((from, to))
+    }
+
+    /// Another download in the queue whose files are (or will be) at `target`'s names: its partial,
+    /// its final path given up front, or the file it finished. Names compared byte for byte, as
+    /// the file system does.
+    private func otherDownload(at target: OutputLayout, finalPath: String?, except id: Int64) throws(DownloadError) -> StoredDownload? {
+        let wanted = Set([target.partialPath, target.finalPath, finalPath].compactMap { $0.map { Array($0.utf8) } })
+        for other in try storeCall({ try $0.all() }) where other.id != id && other.placementIsReadable {
+            guard let url = URL(string: other.url) else { continue }
+            let destination: Destination = other.destinationKind == .file ? .file(other.destination) : .directory(other.destination)
+            guard let layout = OutputLayout.of(destination, existingFile: other.existingPolicy, url: url) else { continue }
+            let names = [layout.partialPath, layout.finalPath, other.finalPath].compactMap { $0.map { Array($0.utf8) } }
+            if names.contains(where: wanted.contains) { return other }
+        }
+        return nil
     }
 
     /// Where a known final path goes when the download moves to `target`: the target's own final

@@ -100,14 +100,112 @@ package enum TaskFiles {
         return FinishedMark.provenFinished(at: path, request: FinishedMark.requestKey(of: request.fresh)) != nil
     }
 
-    /// Renames `source` to `target`, never replacing a file there: a hard link to the new name,
-    /// then the old name removed. Refused when `target` exists, and when it is on another file
-    /// system (no copy: the download's files move by name only, and keep their identity).
-    package static func moveWithoutReplacing(_ source: String, to target: String) throws(OutputError) {
-        guard link(source, target) == 0 else {
+    /// Gives `source` a second name, `target`, never replacing a file there (the first step of a
+    /// move that survives a crash: until the old name is removed, both name the same file, so
+    /// whichever a record names holds it). A `target` that is already a name of the very same
+    /// file (a move cut short by a crash, asked again) counts as linked. Refused when another
+    /// file is at `target`, and when it is on another file system (no copy).
+    package static func linkWithoutReplacing(_ source: String, to target: String) throws(OutputError) {
+        guard link(source, target) != 0 else { return }
+        let code = errno
+        switch code {
+        case EEXIST:
+            if case .regular(let there) = FoundFile.at(target), case .regular(let here) = FoundFile.at(source), there.device == here.device,
+                there.inode == here.inode
+            {
+                return
+            }
+            throw OutputError(.destinationExists, "\(target) exists already; a move never replaces a file", path: target)
+        case EXDEV:
+            throw OutputError(
+                .usage, "\(target) is on another file system than \(source); a move renames within one file system only (it never copies)",
+                path: target)
+        default: throw OutputError(.io, "cannot move \(source) to \(target): \(String(cString: strerror(code)))", path: target)
+        }
+    }
+
+    /// Removes the old name `source` of a file just linked at `target`, only while both still name
+    /// the same file (a file put at `source` meanwhile is not the download's, and stays).
+    package static func unlinkOldName(_ source: String, linkedAt target: String) {
+        guard case .regular(let old) = FoundFile.at(source), case .regular(let new) = FoundFile.at(target), old.device == new.device,
+            old.inode == new.inode
+        else { return }
+        unlink(source)
+    }
+
+    /// Marks the file at `path` again as the finished download of `request` after it was moved (a
+    /// move changes its change time, which the mark bounds): only when it is still exactly
+    /// `identity`. Returns whether it is marked.
+    /// `pinned`: the directory `path` is in, held open (the file is opened in it, never through a
+    /// parent swapped meanwhile).
+    package static func markAgain(_ path: String, in pinned: PinnedDirectory? = nil, of request: PartialDownload.Request, identity: FileIdentity)
+        -> Bool
+    {
+        guard request.provable else { return false }
+        let flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK
+        let fd = pinned.map { openat($0.fd, (path as NSString).lastPathComponent, flags) } ?? open(path, flags)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return FinishedMark.mark(fd, request: FinishedMark.requestKey(of: request.fresh), expecting: identity) != nil
+    }
+
+    /// `directory`, created if missing, held open by a descriptor reached from `root` one
+    /// component at a time without following any symlink (`root` itself may be one): what is
+    /// linked into it lands inside `root`, whatever a hostile process swaps under the path after
+    /// it was checked. Refused when `directory` is not `root` or below it (byte for byte), or
+    /// when one of its components is a symlink or not a directory.
+    package static func pinnedDirectory(_ directory: String, under root: String, creating: Bool = true) throws(OutputError) -> PinnedDirectory {
+        var prefix = Array(root.utf8)
+        let path = Array(directory.utf8)
+        if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
+        guard path == Array(root.utf8) || path.starts(with: prefix) else {
+            throw OutputError(.usage, "\(directory) is not inside \(root)", path: directory)
+        }
+        var fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw OutputError(.io, "cannot open \(root): \(String(cString: strerror(errno)))", path: root) }
+        let components = path.count > prefix.count ? path[prefix.count...].split(separator: UInt8(ascii: "/")) : []
+        for component in components {
+            let name = String(decoding: component, as: UTF8.self)
+            var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if next < 0, errno == ENOENT, creating {
+                _ = mkdirat(fd, name, 0o777)
+                next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            let code = errno
+            close(fd)
+            guard next >= 0 else {
+                let why = code == ELOOP || code == ENOTDIR ? "a symbolic link or not a directory" : String(cString: strerror(code))
+                throw OutputError(.usage, "\(directory) cannot be reached inside \(root) without leaving it: \(name) is \(why)", path: directory)
+            }
+            fd = next
+        }
+        return PinnedDirectory(fd: fd, path: directory)
+    }
+
+    /// Gives `source` a second name, `name`, in the pinned `directory`, never replacing a file
+    /// there, and only when the file linked is `expected` (device and inode; a source whose
+    /// parent was swapped meanwhile names another file, which is never linked in). A name that is
+    /// already `expected` (a move cut short, asked again) counts as linked.
+    package static func linkWithoutReplacing(
+        _ source: String, into directory: PinnedDirectory, as name: String, expected: FileIdentity?
+    ) throws(OutputError) {
+        let target = directory.path + "/" + name
+        func there() -> FileIdentity? {
+            var info = stat()
+            guard fstatat(directory.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return FileIdentity(info)
+        }
+        func same(_ a: FileIdentity?, _ b: FileIdentity?) -> Bool {
+            guard let a, let b else { return false }
+            return a.device == b.device && a.inode == b.inode
+        }
+        guard linkat(AT_FDCWD, source, directory.fd, name, 0) == 0 else {
             let code = errno
             switch code {
-            case EEXIST: throw OutputError(.destinationExists, "\(target) exists already; a move never replaces a file", path: target)
+            case EEXIST:
+                let current: FileIdentity? = if case .regular(let identity) = FoundFile.at(source) { identity } else { nil }
+                if same(there(), expected ?? current), expected == nil || same(current, expected) { return }
+                throw OutputError(.destinationExists, "\(target) exists already; a move never replaces a file", path: target)
             case EXDEV:
                 throw OutputError(
                     .usage, "\(target) is on another file system than \(source); a move renames within one file system only (it never copies)",
@@ -115,22 +213,34 @@ package enum TaskFiles {
             default: throw OutputError(.io, "cannot move \(source) to \(target): \(String(cString: strerror(code)))", path: target)
             }
         }
-        guard unlink(source) == 0 || errno == ENOENT else {
-            let code = errno
-            unlink(target)
-            throw OutputError(.io, "cannot move \(source) (removing its old name): \(String(cString: strerror(code)))", path: source)
+        if let expected, !same(there(), expected) {
+            unlinkat(directory.fd, name, 0)
+            throw OutputError(
+                .destinationExists, "\(source) changed while it was being moved (another file is under its name now); nothing was moved", path: source)
         }
     }
 
-    /// Marks the file at `path` again as the finished download of `request` after it was moved (a
-    /// move changes its change time, which the mark bounds): only when it is still exactly
-    /// `identity`. Returns whether it is marked.
-    package static func markAgain(_ path: String, of request: PartialDownload.Request, identity: FileIdentity) -> Bool {
-        guard request.provable else { return false }
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return FinishedMark.mark(fd, request: FinishedMark.requestKey(of: request.fresh), expecting: identity) != nil
+    /// Deletes the file at `path` only while it is still `identity` (device and inode), found in its
+    /// directory reached from `root` without following a symlink when `root` is given (a parent
+    /// swapped meanwhile never leads the deletion out of it). Gone already counts as deleted.
+    package static func delete(_ path: String, ifStill identity: FileIdentity, within root: String?) throws(OutputError) {
+        let directory = AbsolutePath.directory(of: path)
+        let name = (path as NSString).lastPathComponent
+        let pinned = try root.map { root throws(OutputError) in try pinnedDirectory(directory, under: root, creating: false) }
+        let at = pinned?.fd ?? AT_FDCWD
+        let target = pinned == nil ? path : name
+        var info = stat()
+        guard fstatat(at, target, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+            if errno == ENOENT { return }
+            throw OutputError(.io, "cannot delete it: \(String(cString: strerror(errno)))", path: path)
+        }
+        let now = FileIdentity(info)
+        guard info.st_mode & S_IFMT == S_IFREG, now.device == identity.device, now.inode == identity.inode else {
+            throw OutputError(.destinationExists, "another file is under its name now (it changed while it was being removed)", path: path)
+        }
+        guard unlinkat(at, target, 0) == 0 || errno == ENOENT else {
+            throw OutputError(.io, "cannot delete it: \(String(cString: strerror(errno)))", path: path)
+        }
     }
 
     /// Creates `directory` and its parents.
@@ -153,4 +263,18 @@ extension TaskFiles {
             throw OutputError.store(error, path: layout.finalPath ?? layout.directory)
         }
     }
+}
+
+/// A directory held open (see `TaskFiles.pinnedDirectory`): closed when let go.
+package final class PinnedDirectory: Sendable {
+    let fd: Int32
+    /// The path it was reached by (for messages and the paths reported).
+    package let path: String
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { close(fd) }
 }
