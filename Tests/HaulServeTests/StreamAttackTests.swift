@@ -1,0 +1,122 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulServe
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A handler that streams the file at `path` as the file route does (`FileBody` over a descriptor
+/// opened once), and answers `POST /call` on a worker.
+private struct FileHandler: HTTPServerHandler {
+    let path: String
+
+    func route(_ head: HTTPRequestHead) -> HTTPRoute {
+        head.path == "/call" ? .read(limit: 1024, tooLarge: HTTPResponse.text(413, "too large")) : .stream
+    }
+
+    func respond(to head: HTTPRequestHead, body: Data) -> HTTPResponse {
+        HTTPResponse.text(200, "answered")
+    }
+
+    func message(_ payload: Data) -> WebSocketReply {
+        WebSocketReply(message: nil, authenticated: false)
+    }
+
+    func stream(to head: HTTPRequestHead) -> HTTPStreamReply {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        var info = stat()
+        guard fd >= 0, fstat(fd, &info) == 0 else { return .whole(HTTPResponse.text(404, "no file")) }
+        return .file(HTTPResponse(status: 200, announcedLength: Int(info.st_size)), FileBody(fd: fd, offset: 0, length: Int64(info.st_size)))
+    }
+}
+
+/// Hostile clients and careless users against the streamed answers (found by a hostile review).
+@Suite("haul serve: streamed answers under attack", .serialized)
+struct StreamAttackTests {
+    /// Reads one response head (up to its blank line) and returns its length in bytes.
+    private static func readHead(_ client: RawClient) throws -> [UInt8] {
+        try client.read(timeout: 5) { bytes in RawClient.range(of: Array("\r\n\r\n".utf8), in: bytes).map { $0 + 4 } }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFileRewrittenInPlaceWhileItIsSentIsCutNeverSentWithMixedBytes() throws {
+        // GIVEN a 32 MiB file being sent to a client that has read only its first bytes
+        let directory = try TemporaryDirectory(prefix: "haul-stream-rewrite")
+        let path = directory.file("a.bin")
+        let size = 32 << 20
+        try TestData.writeFile(at: path, size: size, seed: 1)
+        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: FileHandler(path: path))
+        defer { server.stop() }
+        let client = try RawClient(port: server.port, receiveBuffer: 4096)
+        try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let head = String(decoding: try Self.readHead(client), as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        var body: [UInt8] = []
+        while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
+        usleep(300_000)
+        // WHEN the file is rewritten in place (same name, same inode, same size, other bytes), as
+        // an editor or `dd conv=notrunc` would
+        let writer = open(path, O_WRONLY | O_CLOEXEC)
+        #expect(writer >= 0)
+        let replacement = TestData.bytes(count: size, seed: 2)
+        let written = replacement.withUnsafeBytes { pwrite(writer, $0.baseAddress, size, 0) }
+        #expect(written == size)
+        close(writer)
+        // THEN the client reads every byte the server sends until it closes
+        let deadline = ContinuousClock.now + .seconds(40)
+        while ContinuousClock.now < deadline, let more = client.receive(timeout: 5) { body += more }
+        // AND what it got is the original's start only: the answer is cut (shorter than its
+        // Content-Length, which the client sees) rather than completed with the new bytes
+        let mixed = body != Array(original.prefix(body.count))
+        let firstForeign = zip(body, original).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(!mixed, "\(body.count) bytes received; the first not the original's at offset \(firstForeign ?? -1)")
+        #expect(body.count < size, "a full-length answer was sent for a file that changed while it was sent")
+    }
+
+    @Test(
+        arguments: [
+            // GIVEN numbers past what 64 bits hold, for a 1000-byte file
+            // THEN a last byte past the end means "to the end" (RFC 9110 14.1.2), however large
+            ("bytes=0-99999999999999999999", FileRange.partial(first: 0, last: 999)),
+            ("bytes=10-99999999999999999999", .partial(first: 10, last: 999)),
+            // AND a first byte past the end is unsatisfiable (416), however large
+            ("bytes=99999999999999999999-", .unsatisfiable),
+            ("bytes=99999999999999999999-99999999999999999999", .unsatisfiable),
+            // AND a suffix longer than the file is the whole file as a range
+            ("bytes=-99999999999999999999", .partial(first: 0, last: 999)),
+        ] as [(String, FileRange)])
+    func aRangeWithNumbersPast64BitsIsReadAsItsValueNotIgnored(range: String, expected: FileRange) {
+        #expect(FileRange.of(range, ifRange: nil, length: 1000, etag: "\"1\"") == expected)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func clientsThatStoppedReadingFilesCannotLockACallOutOfAFullServer() throws {
+        // GIVEN a server full (4 connections at most) of file downloads whose clients stopped reading
+        let directory = try TemporaryDirectory(prefix: "haul-stream-full")
+        let path = directory.file("a.bin")
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(fd >= 0 && ftruncate(fd, 1 << 30) == 0)
+        close(fd)
+        var limits = HTTPServerLimits()
+        limits.connections = 4
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: FileHandler(path: path))
+        defer { server.stop() }
+        let stalled = try (0..<4).map { _ in
+            let client = try RawClient(port: server.port, receiveBuffer: 4096)
+            try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            _ = try Self.readHead(client)
+            return client
+        }
+        // (their output has stood still for a few seconds)
+        usleep(3_000_000)
+        // WHEN a call comes
+        let answer = try ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "5", "--data-binary", "x", "http://127.0.0.1:\(server.port)/call"])
+        // THEN it is answered (room made by closing a stalled download, which can resume with Range)
+        #expect(answer.stdoutString == "answered\n", "curl exit \(answer.status)")
+        withExtendedLifetime(stalled) {}
+    }
+}
