@@ -105,9 +105,17 @@ final class Connection {
         lastActivity = now
     }
 
-    /// How readily it may be closed to make room for a new client; nil when it must not be: a
-    /// call with a worker, an answer still being sent, a WebSocket that proved the token.
-    var shedding: Shedding.Rank? {
+    /// How readily it may be closed at `now` to make room for a new client; nil when it must not
+    /// be: a call with a worker, an answer still being sent (unless it is a stream its client
+    /// stopped reading), a WebSocket that proved the token.
+    func shedding(now: ContinuousClock.Instant) -> Shedding.Rank? {
+        if phase == .streaming, !output.isEmpty {
+            // A file or event stream whose client took nothing for a while goes last of all: its
+            // client resumes (Range, Last-Event-ID). Kept at any cost, a few hundred clients that
+            // stopped reading would hold every slot and lock every call out.
+            guard let unsentSince, now - unsentSince >= .seconds(limits.stalledStreamSeconds) else { return nil }
+            return .stalledStream
+        }
         guard output.isEmpty else { return nil }
         switch phase {
         case .closing:
