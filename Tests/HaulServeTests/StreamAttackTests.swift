@@ -33,6 +33,25 @@ private struct FileHandler: HTTPServerHandler {
     }
 }
 
+/// An event stream whose worker takes until `go` is signalled to answer (a busy machine), having
+/// read a journal whose newest id was 0; it signals `entered` when it starts.
+private struct SlowEventsHandler: HTTPServerHandler {
+    let entered: DispatchSemaphore
+    let go: DispatchSemaphore
+
+    func route(_ head: HTTPRequestHead) -> HTTPRoute { .stream }
+
+    func respond(to head: HTTPRequestHead, body: Data) -> HTTPResponse { HTTPResponse.text(404, "none") }
+
+    func message(_ payload: Data) -> WebSocketReply { WebSocketReply(message: nil, authenticated: false) }
+
+    func stream(to head: HTTPRequestHead) -> HTTPStreamReply {
+        entered.signal()
+        go.wait()
+        return .events(HTTPResponse(status: 200, headers: [HTTPHeader(name: "Content-Type", value: "text/event-stream")]), initial: Data(), after: 0)
+    }
+}
+
 /// Hostile clients and careless users against the streamed answers (found by a hostile review).
 @Suite("haul serve: streamed answers under attack", .serialized)
 struct StreamAttackTests {
@@ -118,5 +137,39 @@ struct StreamAttackTests {
         // THEN it is answered (room made by closing a stalled download, which can resume with Range)
         #expect(answer.stdoutString == "answered\n", "curl exit \(answer.status)")
         withExtendedLifetime(stalled) {}
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anEventStreamThatMissedMoreEventsThanTheLoopKeepsIsCutNotContinuedWithAGap() throws {
+        // GIVEN an event stream whose worker read the journal (newest id 0) and is slow to answer
+        let entered = DispatchSemaphore(value: 0)
+        let go = DispatchSemaphore(value: 0)
+        var limits = HTTPServerLimits()
+        limits.recentEvents = 100
+        let server = try HTTPServer(
+            host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: SlowEventsHandler(entered: entered, go: go))
+        defer { server.stop() }
+        let client = try RawClient(port: server.port)
+        try client.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+        // WHEN 300 durable events are published meanwhile (more than the loop keeps: 100)
+        for id in 1...300 { server.publish(StreamEvent(durableID: Int64(id), bytes: Data("id: \(id)\ndata: x\n\n".utf8))) }
+        usleep(300_000)
+        go.signal()
+        // THEN the client gets every one in order, or the stream ends (it reconnects with its
+        // Last-Event-ID and the journal gives it the rest): never a stream that goes on past a gap
+        var text = ""
+        var closed = false
+        let deadline = ContinuousClock.now + .seconds(3)
+        while ContinuousClock.now < deadline {
+            guard let more = client.receive(timeout: 0.5) else {
+                closed = true
+                break
+            }
+            text += String(decoding: more, as: UTF8.self)
+        }
+        let ids = text.split(whereSeparator: \.isNewline).compactMap { line in line.hasPrefix("id: ") ? Int(line.dropFirst(4)) : nil }
+        let contiguousFromOne = ids == Array(1...max(1, ids.count)).prefix(ids.count).map { $0 }
+        #expect(contiguousFromOne && (ids.count == 300 || closed), "ids \(ids.first ?? -1)...\(ids.last ?? -1) (\(ids.count)), closed: \(closed)")
     }
 }
