@@ -361,6 +361,14 @@ final class Connection {
             // The body runs until the connection closes: no length, and no next request.
             output.append(response.serialized(connection: "close", toHEAD: true, lengthKnown: false))
             output.append(initial)
+            if recent.count >= limits.recentEvents, let oldest = recent.first?.durableID, oldest > after + 1 {
+                // More events came while its worker answered than the loop keeps: some after
+                // `after` are in neither. The stream ends after what it has; its client reconnects
+                // with its Last-Event-ID and the journal gives it the rest, with no gap.
+                phase = .closing(shutDown: false)
+                deadline = now + .seconds(limits.idleSeconds)
+                return
+            }
             stream = .events(lastSent: after)
             phase = .streaming
             deadline = now + .seconds(limits.streamHeartbeatSeconds)
