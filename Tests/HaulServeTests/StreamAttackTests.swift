@@ -96,6 +96,31 @@ struct StreamAttackTests {
         #expect(body.count < size, "a full-length answer was sent for a file that changed while it was sent")
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aFileDeletedOrRenamedWhileItIsSentIsStillSentWhole() throws {
+        for rename in [false, true] {
+            // GIVEN an 8 MiB file being sent to a client that has read only its first bytes
+            let directory = try TemporaryDirectory(prefix: "haul-stream-unlink")
+            let path = directory.file("a.bin")
+            let size = 8 << 20
+            try TestData.writeFile(at: path, size: size, seed: 3)
+            let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: FileHandler(path: path))
+            defer { server.stop() }
+            let client = try RawClient(port: server.port, receiveBuffer: 4096)
+            try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            _ = try Self.readHead(client)
+            var body: [UInt8] = []
+            while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
+            // WHEN the file is deleted (or renamed, as haul.move does): its bytes do not change
+            #expect(rename ? Glibc.rename(path, directory.file("b.bin")) == 0 : unlink(path) == 0)
+            // THEN the client gets the whole file, exact
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, let more = client.receive(timeout: 5) { body += more }
+            #expect(body.count == size && body == original, "rename: \(rename): \(body.count) bytes")
+        }
+    }
+
     @Test(
         arguments: [
             // GIVEN numbers past what 64 bits hold, for a 1000-byte file

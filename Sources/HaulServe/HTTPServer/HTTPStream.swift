@@ -18,7 +18,7 @@ final class FileBody: @unchecked Sendable {
     private(set) var offset: Int64
     private(set) var remaining: Int64
 
-    /// The file's size and times when it was handed over: a file changed since (rewritten in
+    /// The file's size and modification time when it was handed over: a file changed since (rewritten in
     /// place, truncated, grown) is not sent on, so no answer mixes its old and new bytes.
     private let baseline: FileVersion?
 
@@ -54,8 +54,8 @@ final class FileBody: @unchecked Sendable {
         let count = Int(min(Int64(limit), remaining))
         var data = Data(count: count)
         let read = data.withUnsafeMutableBytes { raw in pread(fd, raw.baseAddress, count, off_t(offset)) }
-        // Checked after the read: a write whose bytes the read saw had already moved the file's
-        // times (the kernel stamps them before it copies), so a chunk with new bytes is never sent.
+        // Checked after the read: a write whose bytes the read saw had already moved the file's modification
+        // time (the kernel stamps them before it copies), so a chunk with new bytes is never sent.
         guard read > 0, let baseline, FileVersion(of: fd) == baseline else { return .failed }
         if read < count { data.removeSubrange(read..<count) }
         offset += Int64(read)
@@ -64,23 +64,22 @@ final class FileBody: @unchecked Sendable {
     }
 }
 
-/// What tells one version of an open file from the next: its size, and the times any write moves.
+/// What tells one version of an open file's bytes from the next: its size and modification time,
+/// which every write moves (the ETag's parts that change). Not its change time: a rename or an
+/// unlink moves that and leaves the bytes being sent as they were.
 private struct FileVersion: Equatable {
     let size: Int64
     let modified: timespec
-    let changed: timespec
 
     init?(of fd: Int32) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
         size = Int64(info.st_size)
         modified = info.st_mtim
-        changed = info.st_ctim
     }
 
     static func == (left: FileVersion, right: FileVersion) -> Bool {
         left.size == right.size && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
-            && left.changed.tv_sec == right.changed.tv_sec && left.changed.tv_nsec == right.changed.tv_nsec
     }
 }
 
