@@ -55,7 +55,7 @@ final class FileBody: @unchecked Sendable {
         var data = Data(count: count)
         let read = data.withUnsafeMutableBytes { raw in pread(fd, raw.baseAddress, count, off_t(offset)) }
         // Checked after the read: a write whose bytes the read saw had already moved the file's modification
-        // time (the kernel stamps them before it copies), so a chunk with new bytes is never sent.
+        // time (the kernel stamps it before it copies), so a chunk with new bytes is never sent.
         guard read > 0, let baseline, FileVersion(of: fd) == baseline else { return .failed }
         if read < count { data.removeSubrange(read..<count) }
         offset += Int64(read)
