@@ -14,6 +14,9 @@ package enum FinishedFileRefusal: Error, Equatable {
     /// Haul could not mark it (a request with headers, a body or credentials, or a file system
     /// without extended attributes): nothing proves it is this download's.
     case notProven(path: String)
+    /// The file cannot be opened now (`reason`: out of descriptors or memory, or not readable):
+    /// another try may succeed.
+    case unreadable(path: String, reason: String)
 }
 
 extension DownloadQueue {
@@ -28,6 +31,7 @@ extension DownloadQueue {
         case .success(let file): return .success((file, path))
         case .failure(.missing): return .failure(.missing(path: path))
         case .failure(.notProven): return .failure(.notProven(path: path))
+        case .failure(.unreadable(let error)): return .failure(.unreadable(path: path, reason: String(cString: strerror(error))))
         }
     }
 }

@@ -41,10 +41,12 @@ enum FileRange: Equatable {
         return .partial(first: first, last: last)
     }
 
-    /// Digits only (no sign, no spaces), within Int64.
+    /// Digits only (no sign, no spaces). A value past Int64 is Int64.max: it is still past any
+    /// file's end (RFC 9110 gives the numbers no bound), so `bytes=0-<huge>` is the whole file as a
+    /// range and `bytes=<huge>-` unsatisfiable, not a range ignored.
     private static func number(_ text: Substring) -> Int64? {
         guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-        return Int64(text)
+        return Int64(text) ?? .max
     }
 }
 

@@ -102,6 +102,8 @@ struct StreamRoutes: Sendable {
                     409,
                     "the file at \(path) is not the one haul finished for download \(gid) (replaced or changed since, or a request haul cannot recognise its file by): it is not served"
                 ))
+        case .failure(.unreadable(let path, let reason)):
+            return .whole(Self.text(503, "the file of download \(gid) at \(path) cannot be opened now (\(reason)): try again"))
         case .success(let value):
             (file, path) = value
         }

@@ -105,9 +105,17 @@ final class Connection {
         lastActivity = now
     }
 
-    /// How readily it may be closed to make room for a new client; nil when it must not be: a
-    /// call with a worker, an answer still being sent, a WebSocket that proved the token.
-    var shedding: Shedding.Rank? {
+    /// How readily it may be closed at `now` to make room for a new client; nil when it must not
+    /// be: a call with a worker, an answer still being sent (unless it is a stream its client
+    /// stopped reading), a WebSocket that proved the token.
+    func shedding(now: ContinuousClock.Instant) -> Shedding.Rank? {
+        if phase == .streaming, !output.isEmpty {
+            // A file or event stream whose client took nothing for a while goes last of all: its
+            // client resumes (Range, Last-Event-ID). Kept at any cost, a few hundred clients that
+            // stopped reading would hold every slot and lock every call out.
+            guard let unsentSince, now - unsentSince >= .seconds(limits.stalledStreamSeconds) else { return nil }
+            return .stalledStream
+        }
         guard output.isEmpty else { return nil }
         switch phase {
         case .closing:
@@ -353,6 +361,14 @@ final class Connection {
             // The body runs until the connection closes: no length, and no next request.
             output.append(response.serialized(connection: "close", toHEAD: true, lengthKnown: false))
             output.append(initial)
+            if recent.count >= limits.recentEvents, let oldest = recent.first?.durableID, oldest > after + 1 {
+                // More events came while its worker answered than the loop keeps: some after
+                // `after` are in neither. The stream ends after what it has; its client reconnects
+                // with its Last-Event-ID and the journal gives it the rest, with no gap.
+                phase = .closing(shutDown: false)
+                deadline = now + .seconds(limits.idleSeconds)
+                return
+            }
             stream = .events(lastSent: after)
             phase = .streaming
             deadline = now + .seconds(limits.streamHeartbeatSeconds)

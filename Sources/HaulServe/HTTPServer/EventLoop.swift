@@ -131,9 +131,9 @@ final class EventLoop {
 
     /// Closes the connection that matters least, if any may go (`Shedding`), to make room for a
     /// new one; among WebSockets only when `webSocketsOnly`.
-    private func makeRoom(webSocketsOnly: Bool) -> Bool {
+    private func makeRoom(webSocketsOnly: Bool, now: ContinuousClock.Instant) -> Bool {
         let candidates = connections.values.lazy.compactMap { connection in
-            connection.shedding.map {
+            connection.shedding(now: now).map {
                 Shedding.Candidate(id: connection.id, rank: $0, isWebSocket: connection.isUpgraded, idleSince: connection.lastActivity)
             }
         }
@@ -148,7 +148,7 @@ final class EventLoop {
         guard !connection.isFinished else { return }
         let context = Connection.Context(
             handler: handler, now: now,
-            webSocketRoom: { [unowned self] in self.webSockets < self.limits.webSockets || self.makeRoom(webSocketsOnly: true) },
+            webSocketRoom: { [unowned self] in self.webSockets < self.limits.webSockets || self.makeRoom(webSocketsOnly: true, now: now) },
             subscribeNewSockets: subscribeNewSockets)
         let wasUpgraded = connection.isUpgraded
         let dispatch = connection.advance(context)
@@ -219,7 +219,7 @@ final class EventLoop {
                 }
                 return
             }
-            guard connections.count < limits.connections || makeRoom(webSocketsOnly: false) else {
+            guard connections.count < limits.connections || makeRoom(webSocketsOnly: false, now: now) else {
                 _ = systemClose(fd)
                 continue
             }

@@ -49,6 +49,10 @@ struct HTTPServerLimits: Sendable {
     /// An event stream whose unsent bytes pass this is closed: a client that stopped reading is
     /// cut (it reconnects with `Last-Event-ID` and misses nothing durable).
     var streamBacklogBytes = 4 << 20
+    /// A file or event stream whose client has taken none of its unsent bytes for this long may
+    /// be closed to make room for a new client when the server is full (after every other kind
+    /// `Shedding` may close): its client resumes with `Range` or `Last-Event-ID`.
+    var stalledStreamSeconds = 2.0
     /// An event stream with nothing to send for this long gets a comment line, so a client that
     /// went away without a word is found by the write that fails.
     var streamHeartbeatSeconds = 15.0

@@ -18,11 +18,16 @@ final class FileBody: @unchecked Sendable {
     private(set) var offset: Int64
     private(set) var remaining: Int64
 
+    /// The file's size and modification time when it was handed over: a file changed since (rewritten in
+    /// place, truncated, grown) is not sent on, so no answer mixes its old and new bytes.
+    private let baseline: FileVersion?
+
     /// Takes ownership of `fd`: it is closed with this.
     init(fd: Int32, offset: Int64, length: Int64) {
         self.fd = fd
         self.offset = offset
         remaining = length
+        baseline = FileVersion(of: fd)
     }
 
     deinit { _ = systemClose(fd) }
@@ -49,11 +54,32 @@ final class FileBody: @unchecked Sendable {
         let count = Int(min(Int64(limit), remaining))
         var data = Data(count: count)
         let read = data.withUnsafeMutableBytes { raw in pread(fd, raw.baseAddress, count, off_t(offset)) }
-        guard read > 0 else { return .failed }
+        // Checked after the read: a write whose bytes the read saw had already moved the file's modification
+        // time (the kernel stamps it before it copies), so a chunk with new bytes is never sent.
+        guard read > 0, let baseline, FileVersion(of: fd) == baseline else { return .failed }
         if read < count { data.removeSubrange(read..<count) }
         offset += Int64(read)
         remaining -= Int64(read)
         return .bytes(data)
+    }
+}
+
+/// What tells one version of an open file's bytes from the next: its size and modification time,
+/// which every write moves (the ETag's parts that change). Not its change time: a rename or an
+/// unlink moves that and leaves the bytes being sent as they were.
+private struct FileVersion: Equatable {
+    let size: Int64
+    let modified: timespec
+
+    init?(of fd: Int32) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+    }
+
+    static func == (left: FileVersion, right: FileVersion) -> Bool {
+        left.size == right.size && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
     }
 }
 

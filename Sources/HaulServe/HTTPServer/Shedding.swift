@@ -2,12 +2,12 @@
 /// which it closes first when the unsent bytes of all of them pass the server's bound. Pure: the
 /// event loop hands it what each connection is doing and since when.
 ///
-/// Never chosen to make room: a call with a worker, an answer still being sent, and a WebSocket
+/// Never chosen to make room: a call with a worker, an answer still being read by its client, and a WebSocket
 /// that made a call with the token (a web UI's: a newcomer that proved nothing is refused rather
 /// than close it). Among the rest, the least useful goes first: one lingering after its last
 /// answer, then an idle HTTP connection, then one with a request or message begun and not
 /// finished (a client that opened it and stopped), then an idle WebSocket that never proved the
-/// token; within a kind, the one idle longest. So silent or stalled sockets by the hundred
+/// token, then a streamed answer its client stopped reading; within a kind, the one idle longest. So silent or stalled sockets by the hundred
 /// cannot lock a new client out, and a flood of them sheds its own before anything else.
 enum Shedding {
     /// How readily a connection may go, first to last.
@@ -16,6 +16,9 @@ enum Shedding {
         case idleHTTP
         case unfinished
         case idleWebSocket
+        /// A file or event stream whose client has taken nothing for
+        /// `HTTPServerLimits.stalledStreamSeconds`: it resumes, so it may go when nothing else can.
+        case stalledStream
 
         static func < (left: Rank, right: Rank) -> Bool { left.rawValue < right.rawValue }
     }

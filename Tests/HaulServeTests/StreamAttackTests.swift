@@ -1,0 +1,200 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+@testable import HaulServe
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A handler that streams the file at `path` as the file route does (`FileBody` over a descriptor
+/// opened once), and answers `POST /call` on a worker.
+private struct FileHandler: HTTPServerHandler {
+    let path: String
+
+    func route(_ head: HTTPRequestHead) -> HTTPRoute {
+        head.path == "/call" ? .read(limit: 1024, tooLarge: HTTPResponse.text(413, "too large")) : .stream
+    }
+
+    func respond(to head: HTTPRequestHead, body: Data) -> HTTPResponse {
+        HTTPResponse.text(200, "answered")
+    }
+
+    func message(_ payload: Data) -> WebSocketReply {
+        WebSocketReply(message: nil, authenticated: false)
+    }
+
+    func stream(to head: HTTPRequestHead) -> HTTPStreamReply {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        var info = stat()
+        guard fd >= 0, fstat(fd, &info) == 0 else { return .whole(HTTPResponse.text(404, "no file")) }
+        return .file(HTTPResponse(status: 200, announcedLength: Int(info.st_size)), FileBody(fd: fd, offset: 0, length: Int64(info.st_size)))
+    }
+}
+
+/// An event stream whose worker takes until `go` is signalled to answer (a busy machine), having
+/// read a journal whose newest id was 0; it signals `entered` when it starts.
+private struct SlowEventsHandler: HTTPServerHandler {
+    let entered: DispatchSemaphore
+    let go: DispatchSemaphore
+
+    func route(_ head: HTTPRequestHead) -> HTTPRoute { .stream }
+
+    func respond(to head: HTTPRequestHead, body: Data) -> HTTPResponse { HTTPResponse.text(404, "none") }
+
+    func message(_ payload: Data) -> WebSocketReply { WebSocketReply(message: nil, authenticated: false) }
+
+    func stream(to head: HTTPRequestHead) -> HTTPStreamReply {
+        entered.signal()
+        go.wait()
+        return .events(HTTPResponse(status: 200, headers: [HTTPHeader(name: "Content-Type", value: "text/event-stream")]), initial: Data(), after: 0)
+    }
+}
+
+/// Hostile clients and careless users against the streamed answers (found by a hostile review).
+@Suite("haul serve: streamed answers under attack", .serialized)
+struct StreamAttackTests {
+    /// Reads one response head (up to its blank line) and returns its length in bytes.
+    private static func readHead(_ client: RawClient) throws -> [UInt8] {
+        try client.read(timeout: 5) { bytes in RawClient.range(of: Array("\r\n\r\n".utf8), in: bytes).map { $0 + 4 } }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFileRewrittenInPlaceWhileItIsSentIsCutNeverSentWithMixedBytes() throws {
+        // GIVEN a 32 MiB file being sent to a client that has read only its first bytes
+        let directory = try TemporaryDirectory(prefix: "haul-stream-rewrite")
+        let path = directory.file("a.bin")
+        let size = 32 << 20
+        try TestData.writeFile(at: path, size: size, seed: 1)
+        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: FileHandler(path: path))
+        defer { server.stop() }
+        let client = try RawClient(port: server.port, receiveBuffer: 4096)
+        try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let head = String(decoding: try Self.readHead(client), as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        var body: [UInt8] = []
+        while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
+        usleep(300_000)
+        // WHEN the file is rewritten in place (same name, same inode, same size, other bytes), as
+        // an editor or `dd conv=notrunc` would
+        let writer = open(path, O_WRONLY | O_CLOEXEC)
+        #expect(writer >= 0)
+        let replacement = TestData.bytes(count: size, seed: 2)
+        let written = replacement.withUnsafeBytes { pwrite(writer, $0.baseAddress, size, 0) }
+        #expect(written == size)
+        close(writer)
+        // THEN the client reads every byte the server sends until it closes
+        let deadline = ContinuousClock.now + .seconds(40)
+        while ContinuousClock.now < deadline, let more = client.receive(timeout: 5) { body += more }
+        // AND what it got is the original's start only: the answer is cut (shorter than its
+        // Content-Length, which the client sees) rather than completed with the new bytes
+        let mixed = body != Array(original.prefix(body.count))
+        let firstForeign = zip(body, original).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(!mixed, "\(body.count) bytes received; the first not the original's at offset \(firstForeign ?? -1)")
+        #expect(body.count < size, "a full-length answer was sent for a file that changed while it was sent")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFileDeletedOrRenamedWhileItIsSentIsStillSentWhole() throws {
+        for rename in [false, true] {
+            // GIVEN an 8 MiB file being sent to a client that has read only its first bytes
+            let directory = try TemporaryDirectory(prefix: "haul-stream-unlink")
+            let path = directory.file("a.bin")
+            let size = 8 << 20
+            try TestData.writeFile(at: path, size: size, seed: 3)
+            let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: FileHandler(path: path))
+            defer { server.stop() }
+            let client = try RawClient(port: server.port, receiveBuffer: 4096)
+            try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            _ = try Self.readHead(client)
+            var body: [UInt8] = []
+            while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
+            // WHEN the file is deleted (or renamed, as haul.move does): its bytes do not change
+            #expect(rename ? Glibc.rename(path, directory.file("b.bin")) == 0 : unlink(path) == 0)
+            // THEN the client gets the whole file, exact
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, let more = client.receive(timeout: 5) { body += more }
+            #expect(body.count == size && body == original, "rename: \(rename): \(body.count) bytes")
+        }
+    }
+
+    @Test(
+        arguments: [
+            // GIVEN numbers past what 64 bits hold, for a 1000-byte file
+            // THEN a last byte past the end means "to the end" (RFC 9110 14.1.2), however large
+            ("bytes=0-99999999999999999999", FileRange.partial(first: 0, last: 999)),
+            ("bytes=10-99999999999999999999", .partial(first: 10, last: 999)),
+            // AND a first byte past the end is unsatisfiable (416), however large
+            ("bytes=99999999999999999999-", .unsatisfiable),
+            ("bytes=99999999999999999999-99999999999999999999", .unsatisfiable),
+            // AND a suffix longer than the file is the whole file as a range
+            ("bytes=-99999999999999999999", .partial(first: 0, last: 999)),
+        ] as [(String, FileRange)])
+    func aRangeWithNumbersPast64BitsIsReadAsItsValueNotIgnored(range: String, expected: FileRange) {
+        #expect(FileRange.of(range, ifRange: nil, length: 1000, etag: "\"1\"") == expected)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func clientsThatStoppedReadingFilesCannotLockACallOutOfAFullServer() throws {
+        // GIVEN a server full (4 connections at most) of file downloads whose clients stopped reading
+        let directory = try TemporaryDirectory(prefix: "haul-stream-full")
+        let path = directory.file("a.bin")
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(fd >= 0 && ftruncate(fd, 1 << 30) == 0)
+        close(fd)
+        var limits = HTTPServerLimits()
+        limits.connections = 4
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: FileHandler(path: path))
+        defer { server.stop() }
+        let stalled = try (0..<4).map { _ in
+            let client = try RawClient(port: server.port, receiveBuffer: 4096)
+            try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            _ = try Self.readHead(client)
+            return client
+        }
+        // (their output has stood still for a few seconds)
+        usleep(3_000_000)
+        // WHEN a call comes
+        let answer = try ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "5", "--data-binary", "x", "http://127.0.0.1:\(server.port)/call"])
+        // THEN it is answered (room made by closing a stalled download, which can resume with Range)
+        #expect(answer.stdoutString == "answered\n", "curl exit \(answer.status)")
+        withExtendedLifetime(stalled) {}
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anEventStreamThatMissedMoreEventsThanTheLoopKeepsIsCutNotContinuedWithAGap() throws {
+        // GIVEN an event stream whose worker read the journal (newest id 0) and is slow to answer
+        let entered = DispatchSemaphore(value: 0)
+        let go = DispatchSemaphore(value: 0)
+        var limits = HTTPServerLimits()
+        limits.recentEvents = 100
+        let server = try HTTPServer(
+            host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: SlowEventsHandler(entered: entered, go: go))
+        defer { server.stop() }
+        let client = try RawClient(port: server.port)
+        try client.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+        // WHEN 300 durable events are published meanwhile (more than the loop keeps: 100)
+        for id in 1...300 { server.publish(StreamEvent(durableID: Int64(id), bytes: Data("id: \(id)\ndata: x\n\n".utf8))) }
+        usleep(300_000)
+        go.signal()
+        // THEN the client gets every one in order, or the stream ends (it reconnects with its
+        // Last-Event-ID and the journal gives it the rest): never a stream that goes on past a gap
+        var text = ""
+        var closed = false
+        let deadline = ContinuousClock.now + .seconds(3)
+        while ContinuousClock.now < deadline {
+            guard let more = client.receive(timeout: 0.5) else {
+                closed = true
+                break
+            }
+            text += String(decoding: more, as: UTF8.self)
+        }
+        let ids = text.split(whereSeparator: \.isNewline).compactMap { line in line.hasPrefix("id: ") ? Int(line.dropFirst(4)) : nil }
+        let contiguousFromOne = ids == Array(1...max(1, ids.count)).prefix(ids.count).map { $0 }
+        #expect(contiguousFromOne && (ids.count == 300 || closed), "ids \(ids.first ?? -1)...\(ids.last ?? -1) (\(ids.count)), closed: \(closed)")
+    }
+}
