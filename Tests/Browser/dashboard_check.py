@@ -467,6 +467,22 @@ def main():
                      lambda: seen_row(gid),
                      lambda r: r is None or r["state"] == "removed")
 
+        step = "secret stays home"
+        # The secret this tab saved goes back only to the endpoint it was given to: the same tab
+        # opened with ?rpc= naming another loopback port (another local process) connects on
+        # load with none.
+        elsewhere = args.page + ("&" if "?" in args.page else "?") + "rpc=ws://127.0.0.1:9/jsonrpc"
+        nav = cdp.send("Page.navigate", {"url": elsewhere})
+        if nav.get("errorText"):
+            raise StepFailed("open page %s: %s" % (elsewhere, nav["errorText"]))
+        seen = wait_for("the page with ?rpc= elsewhere loaded, its endpoint shown",
+                        lambda: cdp.eval("document.readyState === 'complete' && (document.querySelector('#endpoint')||{}).textContent"),
+                        lambda v: bool(v) and "127.0.0.1:9/" in v)
+        secret_there = cdp.eval("document.querySelector('#secret').value")
+        if secret_there:
+            raise StepFailed("the saved secret was filled in (and sent) for another endpoint: %r" % secret_there)
+        log("secret stays home: %s connects with none" % seen)
+
         step = "page errors"
         if cdp.exceptions:
             raise StepFailed("page threw: %s" % "; ".join(cdp.exceptions))

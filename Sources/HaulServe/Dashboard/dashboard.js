@@ -34,6 +34,10 @@
     return fallback;
   }
 
+  // A secret is kept for the endpoint it was given to, and only ever sent back there: a crafted
+  // `?rpc=` to another loopback port (another local process) gets none on load.
+  function secretKey(url) { return STORAGE_KEY + " " + url; }
+
   // ---- formatting ---------------------------------------------------------------------------
   function num(s) { var n = Number(s); return isFinite(n) ? n : 0; }
 
@@ -127,7 +131,7 @@
         authed = true;
         keepAlive = true;
         $("connect-form").classList.remove("needs-secret");
-        try { sessionStorage.setItem(STORAGE_KEY, secret); } catch (e) { /* storage disabled */ }
+        try { sessionStorage.setItem(secretKey(url), secret); } catch (e) { /* storage disabled */ }
         setStatus("connected", "good");
         renderGlobal(stat);
         rpc("aria2.getVersion").then(function (v) {
@@ -141,7 +145,7 @@
         ws = null; sock.close();
         if (/unauthorized/i.test(err.message)) {
           // The server wants a secret (aria2's "Unauthorized"): only now is one asked for.
-          try { sessionStorage.removeItem(STORAGE_KEY); } catch (e) { /* storage disabled */ }
+          try { sessionStorage.removeItem(secretKey(url)); } catch (e) { /* storage disabled */ }
           setStatus(secret ? "error: wrong secret; enter the server's --secret and Connect" :
             "error: this server needs its secret; enter it and Connect", "bad");
           $("connect-form").classList.add("needs-secret");
@@ -327,7 +331,7 @@
     $("downloads").addEventListener("click", onTableClick);
     $("endpoint").textContent = rpcUrl();
     var saved = null;
-    try { saved = sessionStorage.getItem(STORAGE_KEY); } catch (e) { /* storage disabled */ }
+    try { saved = sessionStorage.getItem(secretKey(rpcUrl())); } catch (e) { /* storage disabled */ }
     if (saved !== null) $("secret").value = saved;
     // Connect at once, with the secret this tab used before or none: a server started without
     // --secret lists its downloads on the first visit; one that refuses asks for its secret.

@@ -144,8 +144,11 @@ package struct QueueDialect: Sendable {
         self.loadLocking = loadLocking
         self.loadManyLocking = loadManyLocking
         updateOptions = "UPDATE downloads SET options = $1, updated_at = \(now) WHERE id = $2"
+        // A completed item keeps its time: it is the completion's, which the event journal reads
+        // (a moved download's completion, trimmed from the journal, must not look new).
         relocate = """
-            UPDATE downloads SET destination_kind = $1, destination = $2, final_path = $3, updated_at = \(now)
+            UPDATE downloads SET destination_kind = $1, destination = $2, final_path = $3,
+                updated_at = CASE WHEN state = 'completed' THEN updated_at ELSE \(now) END
             WHERE id = $4 AND state IN (\(Self.atRestStates))
             """
         self.claimedEarlier = claimedEarlier
