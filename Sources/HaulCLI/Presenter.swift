@@ -101,16 +101,17 @@ final class Presenter: @unchecked Sendable {
             case .json:
                 writeStdout(JSONEvent.summary(summary, total: total, skipped: skipped))
             case .quiet:
-                break
+                if let line = Self.tally(summary, total: total, skipped: skipped).quietLine { message(line) }
             case .normal:
-                let already = summary.alreadyComplete.count + skipped
-                var parts = ["\(summary.completed.count + skipped) of \(total) downloads complete" + (already > 0 ? " (\(already) already complete)" : "")]
-                if !summary.failed.isEmpty { parts.append("\(summary.failed.count) failed") }
-                if !summary.paused.isEmpty { parts.append("\(summary.paused.count) stopped (run again to resume)") }
-                if !summary.cancelled.isEmpty { parts.append("\(summary.cancelled.count) cancelled") }
-                message(parts.joined(separator: ", "))
+                message(Self.tally(summary, total: total, skipped: skipped).line)
             }
         }
+    }
+
+    static func tally(_ summary: QueueRunSummary, total: Int, skipped: Int) -> RunTally {
+        RunTally(
+            total: total, skipped: skipped, completed: summary.completed.count, alreadyComplete: summary.alreadyComplete.count,
+            failed: summary.failed.count, paused: summary.paused.count, cancelled: summary.cancelled.count)
     }
 
     private func clearBlock() {

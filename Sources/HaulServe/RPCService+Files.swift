@@ -8,6 +8,7 @@ extension RPCService {
     static let haulMethods: [String: Method] = [
         "haul.removeWithFiles": { try $0.removeWithFiles($1) },
         "haul.move": { try $0.moveTask($1) },
+        "haul.fileLink": { try $0.fileLink($1) },
     ]
 
     /// `haul.removeWithFiles(gid)`: the download leaves the queue with the files it wrote, and

@@ -43,7 +43,6 @@ extension RPCService {
         "aria2.saveSession": { _, _ in "OK" },
         "aria2.shutdown": { service, _ in service.requestShutdown(force: false) },
         "aria2.forceShutdown": { service, _ in service.requestShutdown(force: true) },
-        "haul.fileLink": { try $0.fileLink($1) },
         "system.listMethods": { _, _ in .array((Array(methods.keys) + ["system.multicall"]).sorted().map(JSONValue.string)) },
         "system.listNotifications": { _, _ in .array(notifications.map(JSONValue.string)) },
     ]

@@ -16,6 +16,9 @@ final class HeldLeases: Sendable {
         /// Pauses and cancels other processes asked for items held but not started yet (claimed
         /// ahead): each reaches its transfer as it starts (`takeRequested`).
         var requested: [Int64: RunControl.Request] = [:]
+        /// Leases whose settlement is being committed: a renewal that misses one of them read the
+        /// store after the commit, and the settlement (not the renewal) says what became of it.
+        var settling: Set<Lease> = []
     }
 
     private let state = Mutex(State())
@@ -47,7 +50,7 @@ final class HeldLeases: Sendable {
     /// nothing) when `lease` is no longer held: its settlement was committed meanwhile.
     func lose(_ lease: Lease) -> Bool {
         state.withLock { state in
-            guard state.held[lease.item] == lease else { return false }
+            guard state.held[lease.item] == lease, !state.settling.contains(lease) else { return false }
             state.lost.insert(lease.item)
             return true
         }
@@ -75,11 +78,25 @@ final class HeldLeases: Sendable {
         state.withLock { $0.requested.removeValue(forKey: id) }
     }
 
+    /// The settlements of `leases` are about to be committed: none of them is taken for lost
+    /// until `letGo` (committed) or `settled(failing:)` (not committed).
+    func settling(_ leases: [Lease]) {
+        guard !leases.isEmpty else { return }
+        state.withLock { $0.settling.formUnion(leases) }
+    }
+
+    /// The settlements of `leases` were not committed: they are held as before.
+    func settlingFailed(_ leases: [Lease]) {
+        guard !leases.isEmpty else { return }
+        state.withLock { $0.settling.subtract(leases) }
+    }
+
     /// `settled` reached the store: their leases are no longer this process's to renew (those of a
     /// later claim of the same item, under another epoch, stay).
     func letGo(_ settled: [Lease]) {
         guard !settled.isEmpty else { return }
         state.withLock { state in
+            state.settling.subtract(settled)
             for lease in settled where state.held[lease.item] == lease {
                 state.held.removeValue(forKey: lease.item)
                 state.requested.removeValue(forKey: lease.item)

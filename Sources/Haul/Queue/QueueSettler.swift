@@ -24,7 +24,15 @@ final class QueueSettler: Sendable {
         -> [StoredDownload]
     {
         progressWrites.flush(settling.map(\.id))
-        let next = try store.claim(count, for: owner, among: ids, settling: settling, rules: rules)
+        let settled = settling.compactMap(\.lease)
+        leases.settling(settled)
+        let next: [StoredDownload]
+        do {
+            next = try store.claim(count, for: owner, among: ids, settling: settling, rules: rules)
+        } catch {
+            leases.settlingFailed(settled)
+            throw error
+        }
         // Held from now on (renewed by the heartbeat), whether a worker runs it now or later.
         for item in next { leases.claimed(item.lease(for: owner)) }
         letGo(settling)
@@ -36,6 +44,8 @@ final class QueueSettler: Sendable {
     /// returns those still to hand over.
     func settleOnly(_ pending: [QueueSettlement]) -> [QueueSettlement] {
         progressWrites.flush(pending.map(\.id))
+        let settled = pending.compactMap(\.lease)
+        leases.settling(settled)
         do {
             _ = try store.claimNext(for: owner, among: [], settling: pending)
             // Let go at once: a heartbeat meanwhile must not take them for lost leases.
@@ -44,6 +54,7 @@ final class QueueSettler: Sendable {
             return []
         } catch {
             // Kept for the next claim.
+            leases.settlingFailed(settled)
             return pending
         }
     }
