@@ -94,4 +94,14 @@ struct CLIClaimAheadTests {
         #expect(!asked.contains("/b2.bin"), "requests: \(asked)")
         #expect(!Disk.exists(out.file("b2.bin")))
     }
+
+    @Test(
+        "GIVEN --claim-batch with 0, a negative, a fraction, 1025 or a word WHEN a queue run is asked THEN it is refused as bad usage (exit 2) with the range, and nothing runs",
+        arguments: ["0", "-3", "1.5", "1025", "many"])
+    func aClaimBatchOutOfRangeIsRefused(value: String) throws {
+        let store = try StoreFixture()
+        let result = try store.haul(["run", "--claim-batch", value])
+        #expect(result.status == 2, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("--claim-batch needs a whole number from 1 to 1024"), "stderr: \(result.stderr)")
+    }
 }
