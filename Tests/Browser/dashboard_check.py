@@ -376,6 +376,9 @@ def main():
     ap.add_argument("--first-visit-active", type=int, default=None, metavar="N",
                     help="only check a first visit to a server without a secret: with no click, #status "
                          "says connected and N downloads are listed active (#empty hidden)")
+    ap.add_argument("--stream-blocked", action="store_true",
+                    help="with --first-visit-active: the browser blocks /haul/events, and the rows must "
+                         "still move by polling (the fallback)")
     ap.add_argument("--live-figures", action="store_true",
                     help="check that the active row's figures arrive by the event stream, polling slowed")
     ap.add_argument("--complete-url", help="a URL that completes quickly, for the file actions (needs --dir)")
@@ -433,6 +436,10 @@ def main():
         cdp.send("Runtime.enable")
         cdp.send("Log.enable")
         cdp.send("Page.enable")
+        if args.stream_blocked:
+            # Every request to the event stream fails in the browser (net::ERR_BLOCKED_BY_CLIENT).
+            cdp.send("Network.enable")
+            cdp.send("Network.setBlockedURLs", {"urls": ["*/haul/events*"]})
         cdp.send("Emulation.setDeviceMetricsOverride",
                  {"width": 1200, "height": 800, "deviceScaleFactor": 1, "mobile": False})
 
@@ -463,6 +470,29 @@ def main():
             summary["status"] = seen["status"]
             summary["states_seen"] = ["active"] * seen["active"]
             log("first visit -> %s" % json.dumps(seen))
+            if args.stream_blocked:
+                step = "stream blocked: polling takes over"
+                # The page tried the stream (it fails), says so, and the rows still move: by
+                # refreshes (the counter grows), with no stream event counted.
+                wait_for("stream blocked: the page says live figures are off or reconnecting",
+                         lambda: {"stream": cdp.eval("document.body.getAttribute('data-stream')"),
+                                  "live": cdp.eval("__chk.text('#live')")},
+                         lambda v: v["stream"] != "open" and v["live"] is not None
+                         and ("polling" in v["live"]))
+                gids = cdp.eval("__chk.gids()") or []
+                first_texts = {g: (cdp.eval("__chk.row(%s)" % json.dumps(g)) or {}).get("progressText") for g in gids}
+                refreshes0 = int(cdp.eval("document.body.getAttribute('data-refreshes')") or "0")
+                moved = wait_for("stream blocked: a row's figures change by polling",
+                                 lambda: [g for g in gids if (cdp.eval("__chk.row(%s)" % json.dumps(g)) or {}).get("progressText")
+                                          not in (None, first_texts[g])],
+                                 lambda v: len(v) > 0)
+                refreshes = int(cdp.eval("document.body.getAttribute('data-refreshes')") or "0")
+                events = int(cdp.eval("document.body.getAttribute('data-stream-events')") or "0")
+                if refreshes <= refreshes0 or events != 0:
+                    raise StepFailed("stream blocked: refreshes %d -> %d, stream events %d" % (refreshes0, refreshes, events))
+                summary["fallback"] = {"refreshes": refreshes - refreshes0, "moved": moved,
+                                       "live": cdp.eval("__chk.text('#live')")}
+                log("stream blocked: %s" % json.dumps(summary["fallback"]))
             if cdp.exceptions:
                 raise StepFailed("page threw: %s" % "; ".join(cdp.exceptions))
             step = "done"

@@ -136,6 +136,33 @@ struct CLIServeClientTests {
         #expect(result.status == 0, "first visit check failed:\n\(result.stderr)\n\(result.stdoutString)")
     }
 
+    @Test(.timeLimit(.minutes(3)))
+    func theDashboardFallsBackToPollingWhenTheEventStreamFails() throws {
+        let chromium = "/usr/bin/chromium"
+        try #require(FileManager.default.isExecutableFile(atPath: chromium), "chromium is missing: apt-get install chromium (.ci/run does)")
+        let python = try Self.python()
+        let work = try TemporaryDirectory(prefix: "haul-serve-fallback")
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 64 << 20, 47)], limitRate: "1m")
+        defer { nginx.stop() }
+        // GIVEN `haul serve` without --secret running two downloads
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), withSecret: false, extra: ["-x", "1"])
+        defer { _ = try? serve.stop() }
+        for index in 1...2 {
+            _ = try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/big.bin"], ["out": "file\(index).bin"]])
+        }
+        // WHEN the dashboard opens in a browser that fails every request to /haul/events
+        let result = try ProcessRunner.run(
+            python,
+            [
+                Self.script("Tests/Browser/dashboard_check.py"), "--page", serve.base + "/", "--first-visit-active", "2", "--stream-blocked", "--chromium",
+                chromium, "--timeout", "60",
+            ],
+            timeout: 120)
+        // THEN it says the stream is off, and the rows' figures still move, by polling alone
+        #expect(result.status == 0, "fallback check failed:\n\(result.stderr)\n\(result.stdoutString)")
+        #expect(result.stdoutString.contains("\"fallback\""), "\(result.stdoutString)")
+    }
+
     /// GIVEN `haul serve` with a secret and real files from nginx; WHEN the dashboard is driven in
     /// headless Chromium; THEN the old steps pass (refused, connect, add, pause, resume, remove),
     /// the active row's figures come from the event stream with no refresh between them, and a
