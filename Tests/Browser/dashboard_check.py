@@ -379,6 +379,9 @@ def main():
     ap.add_argument("--stream-blocked", action="store_true",
                     help="with --first-visit-active: the browser blocks /haul/events, and the rows must "
                          "still move by polling (the fallback)")
+    ap.add_argument("--file-needs-secret", metavar="GID",
+                    help="with --first-visit-active (a server without --secret): GID's Download says why "
+                         "it is not offered, and no link is made")
     ap.add_argument("--live-figures", action="store_true",
                     help="check that the active row's figures arrive by the event stream, polling slowed")
     ap.add_argument("--complete-url", help="a URL that completes quickly, for the file actions (needs --dir)")
@@ -493,6 +496,20 @@ def main():
                 summary["fallback"] = {"refreshes": refreshes - refreshes0, "moved": moved,
                                        "live": cdp.eval("__chk.text('#live')")}
                 log("stream blocked: %s" % json.dumps(summary["fallback"]))
+            if args.file_needs_secret:
+                step = "download needs a secret"
+                gid = args.file_needs_secret
+                wait_for("download needs a secret: %s listed complete" % gid,
+                         lambda: cdp.eval("__chk.row(%s)" % json.dumps(gid)),
+                         lambda r: r is not None and r["state"] == "complete")
+                cdp.eval("__chk.click(%s)" % json.dumps(row_sel(gid) + " .file"))
+                said = wait_for("download needs a secret: #message says why",
+                                lambda: cdp.eval("__chk.text('#message')"),
+                                lambda m: bool(m) and "--secret" in m)
+                if not cdp.eval("document.querySelector('#file-box').hidden"):
+                    raise StepFailed("download needs a secret: a file link was made anyway")
+                summary["file_needs_secret"] = said
+                log("download needs a secret: %r" % said)
             if cdp.exceptions:
                 raise StepFailed("page threw: %s" % "; ".join(cdp.exceptions))
             step = "done"

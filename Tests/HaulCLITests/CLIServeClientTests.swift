@@ -142,11 +142,12 @@ struct CLIServeClientTests {
         try #require(FileManager.default.isExecutableFile(atPath: chromium), "chromium is missing: apt-get install chromium (.ci/run does)")
         let python = try Self.python()
         let work = try TemporaryDirectory(prefix: "haul-serve-fallback")
-        let nginx = try ServedFiles.start(in: work, [("big.bin", 64 << 20, 47)], limitRate: "1m")
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 64 << 20, 47), ("small.bin", 40_000, 48)], limitRate: "1m")
         defer { nginx.stop() }
-        // GIVEN `haul serve` without --secret running two downloads
+        // GIVEN `haul serve` without --secret with one complete download and two running
         let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), withSecret: false, extra: ["-x", "1"])
         defer { _ = try? serve.stop() }
+        let complete = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/small.bin"]]) as? String)
         for index in 1...2 {
             _ = try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/big.bin"], ["out": "file\(index).bin"]])
         }
@@ -154,11 +155,13 @@ struct CLIServeClientTests {
         let result = try ProcessRunner.run(
             python,
             [
-                Self.script("Tests/Browser/dashboard_check.py"), "--page", serve.base + "/", "--first-visit-active", "2", "--stream-blocked", "--chromium",
+                Self.script("Tests/Browser/dashboard_check.py"), "--page", serve.base + "/", "--first-visit-active", "2", "--stream-blocked",
+                "--file-needs-secret", complete, "--chromium",
                 chromium, "--timeout", "60",
             ],
             timeout: 120)
         // THEN it says the stream is off, and the rows' figures still move, by polling alone
+        // AND the complete one's Download says the server serves files only with a --secret
         #expect(result.status == 0, "fallback check failed:\n\(result.stderr)\n\(result.stdoutString)")
         #expect(result.stdoutString.contains("\"fallback\""), "\(result.stdoutString)")
     }
