@@ -350,7 +350,7 @@
     var tr = el("tr");
     tr.setAttribute("data-gid", gid);
     var name = el("td", "name"), state = el("td"), prog = el("td"), speed = el("td", "speed"),
-      etaCell = el("td", "eta"), actions = el("td", "actions");
+      etaCell = el("td", "eta"), actions = el("td", "actions"), buttons = el("div", "buttons");
     name.appendChild(el("div", "name-text"));
     name.appendChild(el("div", "detail"));
     state.appendChild(el("span", "state"));
@@ -362,8 +362,9 @@
       ["delete-files", "Delete files"]].forEach(function (b) {
       var btn = el("button", b[0], b[1]);
       btn.type = "button";
-      actions.appendChild(btn);
+      buttons.appendChild(btn);
     });
+    actions.appendChild(buttons);
     [name, state, prog, speed, etaCell, actions].forEach(function (c) { tr.appendChild(c); });
     return tr;
   }
