@@ -13,11 +13,31 @@ extension RPCService {
 
     /// `haul.removeWithFiles(gid)`: the download leaves the queue with the files it wrote, and
     /// only those (see `DownloadQueue.removeWithFiles`); a running one is stopped first. Answers
-    /// `{gid, deleted: [{role, path}], kept: [{role, path, reason}]}`.
+    /// `{gid, deleted: [{role, path}], kept: [{role, path, reason}]}`. With `{dryRun: true}` as
+    /// its second parameter it answers the same for what it would delete and keep, and changes
+    /// nothing (a confirmation that lists the files).
     func removeWithFiles(_ params: [JSONValue]) throws -> JSONValue {
         let (gid, id) = try RPCParams.gid(params)
+        let options = try RPCParams.options(params, at: 1)
+        if let unknown = options.keys.first(where: { $0 != "dryRun" }) {
+            throw RPCError.invalidParams("haul.removeWithFiles takes {dryRun}; \(unknown) is not one of them")
+        }
+        var dryRun = false
+        if let value = options["dryRun"] {
+            guard case .bool(let flag) = value else { throw RPCError.invalidParams("haul.removeWithFiles: dryRun must be true or false") }
+            dryRun = flag
+        }
         let before = try item(id, gid)
         let root = ConfinedPath.resolved(settings.root)
+        if dryRun {
+            let preview = Result { () throws(DownloadError) -> FileRemoval in
+                try queue.filesRemovalWouldDelete(id) { ConfinedPath.relative(ConfinedPath.resolved($0), within: root) != nil }
+            }
+            switch preview {
+            case .success(let would): return Self.answer(gid, would)
+            case .failure(let error): throw RPCError("haul.removeWithFiles for GID \(gid): \(error.message)")
+            }
+        }
         // Through a Result: `catch let error where error.heldElsewhere` on this typed throw crashes
         // Swift 6.3.1's ownership verifier ("Found outside of lifetime use").
         let outcome = Result { () throws(DownloadError) -> FileRemoval in
@@ -32,7 +52,12 @@ extension RPCService {
         }
         // A running one reports its own stop; a waiting or paused one has no transfer to report it.
         if before.state == .queued || before.state == .paused { notify("aria2.onDownloadStop", id) }
-        return [
+        return Self.answer(gid, removal)
+    }
+
+    /// `haul.removeWithFiles`'s answer.
+    private static func answer(_ gid: String, _ removal: FileRemoval) -> JSONValue {
+        [
             "gid": .string(gid),
             "deleted": .array(removal.deleted.map { ["role": .string($0.role.rawValue), "path": .string($0.path)] }),
             "kept": .array(

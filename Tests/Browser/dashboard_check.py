@@ -3,7 +3,11 @@
 
 Launches its own chromium (fresh profile in a temp dir), opens --page, checks that a wrong
 secret is refused, connects with --secret, adds --download-url, waits for it to be active with
-progress, takes a screenshot, then pauses, resumes and removes it. Prints a one-line JSON
+progress, takes a screenshot, then pauses, resumes and removes it. With --live-figures it first
+proves the row's figures come from the event stream (they change while no refresh ran); with
+--complete-url and --dir it adds a download that completes, downloads its file through the
+page's signed link (exact bytes), moves it with the inline form (the file is at the new place on
+disk), and deletes it with its files after the confirmation listed them. Prints a one-line JSON
 summary on stdout; exits 0 only when every step passed. Whatever happens, it kills the chromium
 it started (its process group, by PID) and removes its temp dir; it never touches anything else.
 
@@ -12,6 +16,7 @@ Needs Python 3 and `websocket-client` (PyPI).
 
 import argparse
 import base64
+import hashlib
 import json
 import os
 import shutil
@@ -279,6 +284,89 @@ def row_sel(gid):
     return '#downloads tr[data-gid="%s"]' % gid
 
 
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_actions(cdp, browser, args, summary, wait_for, seen_row):
+    """Download, move and delete-with-files of a complete download, checked on disk."""
+    summary["file_step"] = "complete download"
+    old = set(cdp.eval("__chk.gids()") or [])
+    cdp.eval("__chk.set('#add-url', %s) && __chk.set('#add-out', 'done.bin') && __chk.click('#add-button')"
+             % json.dumps(args.complete_url))
+    new = wait_for("complete download: a new row",
+                   lambda: [g for g in (cdp.eval("__chk.gids()") or []) if g not in old],
+                   lambda v: isinstance(v, list) and len(v) > 0)
+    gid = new[0]
+    first = os.path.join(args.dir, "done.bin")
+    wait_for("complete download %s: state 'complete' and its file on disk" % gid,
+             lambda: seen_row(gid), lambda r: r is not None and r["state"] == "complete" and os.path.exists(first))
+    if sha256_file(first) != args.complete_sha256:
+        raise StepFailed("complete download: %s does not have the served bytes" % first)
+    summary["file_gid"] = gid
+
+    summary["file_step"] = "download file"
+    downloads = os.path.join(browser.tmp, "downloads")
+    os.mkdir(downloads)
+    try:
+        cdp.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+    except StepFailed:
+        cdp.send("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+    cdp.eval("__chk.click(%s)" % json.dumps(row_sel(gid) + " .file"))
+    href = wait_for("download file: #file-link set to this download's signed link",
+                    lambda: cdp.eval("(() => { const a = document.querySelector('#file-link'); "
+                                     "return a && !a.closest('[hidden]') ? a.href : null; })()"),
+                    lambda v: bool(v) and ("/haul/file/" + gid + "?") in v and "signature=" in v)
+    saved = os.path.join(downloads, "done.bin")
+    wait_for("download file: the browser saved done.bin", lambda: os.path.exists(saved), bool)
+    wait_for("download file: the browser's copy has the served bytes",
+             lambda: sha256_file(saved), lambda h: h == args.complete_sha256)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(href, timeout=10) as r:
+        body = r.read()
+    if hashlib.sha256(body).hexdigest() != args.complete_sha256:
+        raise StepFailed("download file: %s answered %d bytes that are not the file's" % (href, len(body)))
+    summary["downloaded_bytes"] = len(body)
+    log("download file: %s, %d bytes, exact (browser and link)" % (href, len(body)))
+
+    summary["file_step"] = "move"
+    cdp.eval("__chk.click(%s)" % json.dumps(row_sel(gid) + " .move"))
+    wait_for("move: the inline form is shown", lambda: cdp.eval("!document.querySelector('#move-form').hidden"), bool)
+    cdp.eval("__chk.set('#move-dir', 'moved') && __chk.set('#move-out', 'renamed.bin') && __chk.click('#move-submit')")
+    moved = os.path.join(args.dir, "moved", "renamed.bin")
+    wait_for("move: the file at %s and none at %s" % (moved, first),
+             lambda: {"new": os.path.exists(moved), "old": os.path.exists(first),
+                      "message": cdp.eval("__chk.text('#message')")},
+             lambda v: v["new"] and not v["old"])
+    if sha256_file(moved) != args.complete_sha256:
+        raise StepFailed("move: %s does not have the served bytes" % moved)
+    wait_for("move: the row shows the new name", lambda: seen_row(gid),
+             lambda r: r is not None and "renamed.bin" in (r["name"] or ""))
+    log("move: %s -> %s" % (first, moved))
+
+    summary["file_step"] = "delete with files"
+    cdp.eval("__chk.click(%s)" % json.dumps(row_sel(gid) + " .delete-files"))
+    listed = wait_for("delete with files: the confirmation lists the file",
+                      lambda: cdp.eval("(() => { const p = document.querySelector('#confirm-delete'); "
+                                       "return p && !p.hidden ? p.querySelector('#confirm-delete-files').textContent : null; })()"),
+                      lambda v: bool(v) and moved in v)
+    if not os.path.exists(moved) or seen_row(gid) is None:
+        raise StepFailed("delete with files: the confirmation alone deleted something")
+    cdp.eval("__chk.click('#confirm-delete-yes')")
+    done = wait_for("delete with files: the result lists the file deleted, and it is gone from disk",
+                    lambda: {"deleted": cdp.eval("(() => { const p = document.querySelector('#delete-result'); "
+                                                 "return p && !p.hidden ? p.querySelector('#delete-result-deleted').textContent : null; })()"),
+                             "on_disk": os.path.exists(moved), "message": cdp.eval("__chk.text('#message')")},
+                    lambda v: bool(v["deleted"]) and moved in v["deleted"] and not v["on_disk"])
+    wait_for("delete with files: the row is gone", lambda: seen_row(gid), lambda r: r is None)
+    summary["confirmation"] = listed
+    log("delete with files: confirmation %r; deleted %r" % (listed, done["deleted"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description="Drive the Haul dashboard in headless Chromium.")
     ap.add_argument("--page", required=True, help="dashboard URL, possibly with ?rpc=ws://...")
@@ -288,11 +376,24 @@ def main():
     ap.add_argument("--first-visit-active", type=int, default=None, metavar="N",
                     help="only check a first visit to a server without a secret: with no click, #status "
                          "says connected and N downloads are listed active (#empty hidden)")
+    ap.add_argument("--stream-blocked", action="store_true",
+                    help="with --first-visit-active: the browser blocks /haul/events, and the rows must "
+                         "still move by polling (the fallback)")
+    ap.add_argument("--file-needs-secret", metavar="GID",
+                    help="with --first-visit-active (a server without --secret): GID's Download says why "
+                         "it is not offered, and no link is made")
+    ap.add_argument("--live-figures", action="store_true",
+                    help="check that the active row's figures arrive by the event stream, polling slowed")
+    ap.add_argument("--complete-url", help="a URL that completes quickly, for the file actions (needs --dir)")
+    ap.add_argument("--complete-sha256", help="the SHA-256 of --complete-url's bytes")
+    ap.add_argument("--dir", help="the server's download directory (-d), to check the files on disk")
     ap.add_argument("--chromium", default="/usr/bin/chromium", help="chromium binary")
     ap.add_argument("--timeout", type=float, default=60.0, help="overall time limit in seconds")
     args = ap.parse_args()
     if args.first_visit_active is None and not (args.secret and args.download_url and args.screenshot):
         ap.error("--secret, --download-url and --screenshot are required unless --first-visit-active")
+    if args.complete_url and not (args.dir and args.complete_sha256):
+        ap.error("--complete-url needs --dir and --complete-sha256")
 
     deadline = time.monotonic() + args.timeout
     summary = {"ok": False, "step": None, "gid": None, "states_seen": [],
@@ -338,6 +439,10 @@ def main():
         cdp.send("Runtime.enable")
         cdp.send("Log.enable")
         cdp.send("Page.enable")
+        if args.stream_blocked:
+            # Every request to the event stream fails in the browser (net::ERR_BLOCKED_BY_CLIENT).
+            cdp.send("Network.enable")
+            cdp.send("Network.setBlockedURLs", {"urls": ["*/haul/events*"]})
         cdp.send("Emulation.setDeviceMetricsOverride",
                  {"width": 1200, "height": 800, "deviceScaleFactor": 1, "mobile": False})
 
@@ -368,6 +473,43 @@ def main():
             summary["status"] = seen["status"]
             summary["states_seen"] = ["active"] * seen["active"]
             log("first visit -> %s" % json.dumps(seen))
+            if args.stream_blocked:
+                step = "stream blocked: polling takes over"
+                # The page tried the stream (it fails), says so, and the rows still move: by
+                # refreshes (the counter grows), with no stream event counted.
+                wait_for("stream blocked: the page says live figures are off or reconnecting",
+                         lambda: {"stream": cdp.eval("document.body.getAttribute('data-stream')"),
+                                  "live": cdp.eval("__chk.text('#live')")},
+                         lambda v: v["stream"] != "open" and v["live"] is not None
+                         and ("polling" in v["live"]))
+                gids = cdp.eval("__chk.gids()") or []
+                first_texts = {g: (cdp.eval("__chk.row(%s)" % json.dumps(g)) or {}).get("progressText") for g in gids}
+                refreshes0 = int(cdp.eval("document.body.getAttribute('data-refreshes')") or "0")
+                moved = wait_for("stream blocked: a row's figures change by polling",
+                                 lambda: [g for g in gids if (cdp.eval("__chk.row(%s)" % json.dumps(g)) or {}).get("progressText")
+                                          not in (None, first_texts[g])],
+                                 lambda v: len(v) > 0)
+                refreshes = int(cdp.eval("document.body.getAttribute('data-refreshes')") or "0")
+                events = int(cdp.eval("document.body.getAttribute('data-stream-events')") or "0")
+                if refreshes <= refreshes0 or events != 0:
+                    raise StepFailed("stream blocked: refreshes %d -> %d, stream events %d" % (refreshes0, refreshes, events))
+                summary["fallback"] = {"refreshes": refreshes - refreshes0, "moved": moved,
+                                       "live": cdp.eval("__chk.text('#live')")}
+                log("stream blocked: %s" % json.dumps(summary["fallback"]))
+            if args.file_needs_secret:
+                step = "download needs a secret"
+                gid = args.file_needs_secret
+                wait_for("download needs a secret: %s listed complete" % gid,
+                         lambda: cdp.eval("__chk.row(%s)" % json.dumps(gid)),
+                         lambda r: r is not None and r["state"] == "complete")
+                cdp.eval("__chk.click(%s)" % json.dumps(row_sel(gid) + " .file"))
+                said = wait_for("download needs a secret: #message says why",
+                                lambda: cdp.eval("__chk.text('#message')"),
+                                lambda m: bool(m) and "--secret" in m)
+                if not cdp.eval("document.querySelector('#file-box').hidden"):
+                    raise StepFailed("download needs a secret: a file link was made anyway")
+                summary["file_needs_secret"] = said
+                log("download needs a secret: %r" % said)
             if cdp.exceptions:
                 raise StepFailed("page threw: %s" % "; ".join(cdp.exceptions))
             step = "done"
@@ -426,6 +568,43 @@ def main():
                      lambda r: r is not None and r["state"] == "active" and (r["percent"] or 0) > 0)
         log("active: %s" % json.dumps(r))
 
+        if args.live_figures:
+            step = "live figures"
+            # The stream is open and polling slowed to its 10 s safety net: the row's figures
+            # must change at least three times with no refresh in between (so only the stream's
+            # haul.progress events can have changed them), and the page's counter of stream
+            # events must grow meanwhile.
+            wait_for("live figures: the event stream is open",
+                     lambda: cdp.eval("document.body.getAttribute('data-stream')"), lambda v: v == "open")
+
+            def counter(name):
+                return int(cdp.eval("document.body.getAttribute(%s)" % json.dumps(name)) or "0")
+
+            base_refreshes = counter("data-refreshes")
+            base_events = counter("data-stream-events")
+            texts = []
+            while True:
+                now = counter("data-refreshes")
+                r = seen_row(gid)
+                if now != base_refreshes:
+                    base_refreshes, base_events, texts = now, counter("data-stream-events"), []
+                elif r and r["state"] == "active" and (not texts or texts[-1] != r["progressText"]):
+                    texts.append(r["progressText"])
+                events_seen = counter("data-stream-events") - base_events
+                listed = cdp.eval("__chk.gids()") or []
+                if len(listed) != len(set(listed)):
+                    raise StepFailed("live figures: a GID listed twice: %s" % json.dumps(listed))
+                if len(texts) >= 4 and events_seen >= 3:
+                    break
+                if remaining() <= 0:
+                    raise StepFailed("live figures: no three changes between refreshes; texts %s, stream events %d"
+                                     % (json.dumps(texts), events_seen))
+                time.sleep(0.1)
+            summary["live_figures"] = {"texts": texts, "stream_events": events_seen,
+                                       "refreshes": base_refreshes}
+            log("live figures: %s changed by %d stream events, no refresh (refreshes stayed %d)"
+                % (json.dumps(texts), events_seen, base_refreshes))
+
         step = "screenshot"
         # Give the bar a moment to fill visibly (and the speed to settle) before the picture,
         # at most 2.5 s, while the download stays active.
@@ -466,6 +645,10 @@ def main():
         r = wait_for("remove: row gone or state 'removed'",
                      lambda: seen_row(gid),
                      lambda r: r is None or r["state"] == "removed")
+
+        if args.complete_url:
+            step = "file actions (see file_step)"
+            file_actions(cdp, browser, args, summary, wait_for, seen_row)
 
         step = "secret stays home"
         # The secret this tab saved goes back only to the endpoint it was given to: the same tab

@@ -137,13 +137,49 @@ struct CLIServeClientTests {
     }
 
     @Test(.timeLimit(.minutes(3)))
+    func theDashboardFallsBackToPollingWhenTheEventStreamFails() throws {
+        let chromium = "/usr/bin/chromium"
+        try #require(FileManager.default.isExecutableFile(atPath: chromium), "chromium is missing: apt-get install chromium (.ci/run does)")
+        let python = try Self.python()
+        let work = try TemporaryDirectory(prefix: "haul-serve-fallback")
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 64 << 20, 47), ("small.bin", 40_000, 48)], limitRate: "1m")
+        defer { nginx.stop() }
+        // GIVEN `haul serve` without --secret with one complete download and two running
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), withSecret: false, extra: ["-x", "1"])
+        defer { _ = try? serve.stop() }
+        let complete = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/small.bin"]]) as? String)
+        for index in 1...2 {
+            _ = try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/big.bin"], ["out": "file\(index).bin"]])
+        }
+        // WHEN the dashboard opens in a browser that fails every request to /haul/events
+        let result = try ProcessRunner.run(
+            python,
+            [
+                Self.script("Tests/Browser/dashboard_check.py"), "--page", serve.base + "/", "--first-visit-active", "2", "--stream-blocked",
+                "--file-needs-secret", complete, "--chromium",
+                chromium, "--timeout", "60",
+            ],
+            timeout: 120)
+        // THEN it says the stream is off, and the rows' figures still move, by polling alone
+        // AND the complete one's Download says the server serves files only with a --secret
+        #expect(result.status == 0, "fallback check failed:\n\(result.stderr)\n\(result.stdoutString)")
+        #expect(result.stdoutString.contains("\"fallback\""), "\(result.stdoutString)")
+    }
+
+    /// GIVEN `haul serve` with a secret and real files from nginx; WHEN the dashboard is driven in
+    /// headless Chromium; THEN the old steps pass (refused, connect, add, pause, resume, remove),
+    /// the active row's figures come from the event stream with no refresh between them, and a
+    /// complete download's file is downloaded exact through the signed link, moved to
+    /// `moved/renamed.bin` on disk, and deleted with its files after a confirmation listing them.
+    @Test(.timeLimit(.minutes(3)))
     func theDashboardWorksInHeadlessChromium() throws {
         let chromium = "/usr/bin/chromium"
         try #require(FileManager.default.isExecutableFile(atPath: chromium), "chromium is missing: apt-get install chromium (.ci/run does)")
         let python = try Self.python()
         let work = try TemporaryDirectory(prefix: "haul-serve-browser")
-        let nginx = try ServedFiles.start(in: work, [("big.bin", 64 << 20, 44)], limitRate: "2m")
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 64 << 20, 44), ("small.bin", 3 << 20, 45)], limitRate: "2m")
         defer { nginx.stop() }
+        let smallSHA = try TestData.sha256(ofFile: work.file("www/small.bin"))
         let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-x", "1"])
         defer { _ = try? serve.stop() }
         let screenshot = work.file("dashboard.png")
@@ -152,8 +188,11 @@ struct CLIServeClientTests {
             python,
             [
                 Self.script("Tests/Browser/dashboard_check.py"), "--page", serve.base + "/", "--secret", serve.secret,
-                "--download-url", nginx.baseURL + "/limited/big.bin", "--screenshot", screenshot, "--chromium", chromium, "--timeout", "90",
-            ], timeout: 150)
+                "--download-url", nginx.baseURL + "/limited/big.bin", "--screenshot", screenshot, "--chromium", chromium, "--timeout", "120",
+                // The new actions: live figures from the event stream, then a complete download's
+                // file fetched, moved and deleted with its files, checked on disk.
+                "--live-figures", "--complete-url", nginx.baseURL + "/small.bin", "--complete-sha256", smallSHA, "--dir", work.file("dl"),
+            ], timeout: 170)
         #expect(result.status == 0, "dashboard check failed:\n\(result.stderr)\n\(result.stdoutString)")
         let png = try #require(Disk.bytes(screenshot), "no screenshot")
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000)

@@ -98,6 +98,45 @@ struct CLIServeFilesTests {
     }
 
     @Test(.timeLimit(.minutes(2)))
+    func aDryRunListsWhatARemovalWouldDeleteAndKeepAndChangesNothing() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-rmdry")
+        let nginx = try ServedFiles.start(in: work, [("a.bin", 40_000, 5), ("b.bin", 40_000, 6)], limitRate: "10m")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        // GIVEN two finished downloads, the file of the second replaced by a copy of itself
+        let a = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/a.bin"]]) as? String)
+        let b = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/b.bin"]]) as? String)
+        #expect(Self.settled(serve, a) == "complete" && Self.settled(serve, b) == "complete")
+        usleep(20_000)
+        try Self.swapForCopy(dl + "/b.bin")
+        // WHEN each is removed with {dryRun: true}
+        let wouldA = try #require(try serve.result("haul.removeWithFiles", [a, ["dryRun": true]]) as? [String: Any])
+        let wouldB = try #require(try serve.result("haul.removeWithFiles", [b, ["dryRun": true]]) as? [String: Any])
+        // THEN the answers list the file it would delete, and the swapped one it would keep with the reason
+        #expect(Self.entries(wouldA["deleted"]).contains { $0["role"] as? String == "file" && $0["path"] as? String == dl + "/a.bin" }, "\(wouldA)")
+        #expect(Self.entries(wouldA["kept"]).isEmpty, "\(wouldA)")
+        #expect(Self.entries(wouldB["deleted"]).allSatisfy { $0["role"] as? String != "file" }, "\(wouldB)")
+        #expect(
+            Self.entries(wouldB["kept"]).contains { $0["path"] as? String == dl + "/b.bin" && ($0["reason"] as? String ?? "").contains("not the file") },
+            "\(wouldB)")
+        // AND nothing changed: both files are there and both downloads still complete in the queue
+        #expect(Disk.difference(dl + "/a.bin", TestData.bytes(count: 40_000, seed: 5)) == nil)
+        #expect(Disk.difference(dl + "/b.bin", TestData.bytes(count: 40_000, seed: 6)) == nil)
+        #expect(Self.settled(serve, a, timeout: 1) == "complete" && Self.settled(serve, b, timeout: 1) == "complete")
+        // AND the removal itself then does what the dry run said
+        let removedA = try #require(try serve.result("haul.removeWithFiles", [a]) as? [String: Any])
+        #expect(!Disk.exists(dl + "/a.bin"))
+        let deletedPaths = Self.entries(removedA["deleted"]).compactMap { $0["path"] as? String }.sorted()
+        let wouldPaths = Self.entries(wouldA["deleted"]).compactMap { $0["path"] as? String }.sorted()
+        #expect(deletedPaths == wouldPaths, "\(removedA) vs \(wouldA)")
+        // AND a dry run with a bad option is refused as a bad parameter
+        let refused = try serve.call("haul.removeWithFiles", [b, ["dryRun": "yes"]])
+        #expect(Self.error(refused).contains("dryRun must be true or false"), "\(refused)")
+    }
+
+    @Test(.timeLimit(.minutes(2)))
     func removalIsRefusedWhileAnotherProcessHoldsTheDestination() throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-rmheld")
         let nginx = try ServedFiles.start(in: work, [("slow.bin", Self.size, 4)], limitRate: "128k")

@@ -90,6 +90,45 @@ extension DownloadQueue {
         }
         let slot = store.resumeRecord(id)
         let record = try? slot.load()
+        let judged = Self.judgeFiles(current, request, layout, partialIdentity: record?.partialIdentity, inside: inside)
+        var removal = judged.removal
+        let doomed = judged.doomed
+        for (file, found) in doomed {
+            guard case .regular(let identity) = found else { continue }
+            do throws(OutputError) {
+                try TaskFiles.delete(file.path, ifStill: identity, within: root)
+                removal.deleted.append(file)
+            } catch {
+                removal.kept.append(TaskFile(role: file.role, path: file.path, keptBecause: DownloadError(error).message))
+            }
+        }
+        if record != nil { removal.deleted.append(TaskFile(role: .record, path: "(in the queue's store)")) }
+        slot.remove()
+        try storeCall { try $0.remove(id) }
+        store.forgetRemovedSecrets()
+        subscribers.forgetHub(id)
+        return removal
+    }
+
+    /// What `removeWithFiles` would delete and keep, without deleting or stopping anything: the
+    /// same judgement, for a confirmation that lists the files (`haul.removeWithFiles` with
+    /// `{dryRun: true}`). The files may change before the removal itself, which judges again.
+    package func filesRemovalWouldDelete(_ id: Int64, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval {
+        let item = try storedItem(id)
+        let (request, layout) = try placement(of: item)
+        let record = try? store.resumeRecord(id).load()
+        let judged = Self.judgeFiles(item, request, layout, partialIdentity: record?.partialIdentity, inside: inside)
+        var removal = judged.removal
+        removal.deleted = judged.doomed.map(\.file)
+        if record != nil { removal.deleted.append(TaskFile(role: .record, path: "(in the queue's store)")) }
+        return removal
+    }
+
+    /// The one judgement of a removal: each file under the download's names that is its own and
+    /// inside (to delete, with what was found there), and the others, kept with the reason.
+    private static func judgeFiles(
+        _ current: StoredDownload, _ request: DownloadRequest, _ layout: OutputLayout, partialIdentity: FileIdentity?, inside: (String) -> Bool
+    ) -> (removal: FileRemoval, doomed: [(file: TaskFile, found: FoundFile)]) {
         var removal = FileRemoval()
         func judge(_ role: TaskFile.Role, _ path: String, _ verdict: OwnedFileRule.Verdict) -> Bool {
             switch verdict {
@@ -108,7 +147,7 @@ extension DownloadQueue {
         // Each file to delete with what was found at its name when it was judged.
         var doomed: [(file: TaskFile, found: FoundFile)] = []
         let foundPartial = FoundFile.at(layout.partialPath)
-        let partial = OwnedFileRule.partial(recorded: record?.partialIdentity, found: foundPartial)
+        let partial = OwnedFileRule.partial(recorded: partialIdentity, found: foundPartial)
         if judge(.partial, layout.partialPath, partial) { doomed.append((TaskFile(role: .partial, path: layout.partialPath), foundPartial)) }
         let foundMap = FoundFile.at(layout.segmentMapPath)
         let map = OwnedFileRule.companion(of: partial, found: foundMap)
@@ -120,21 +159,7 @@ extension DownloadQueue {
             let verdict = OwnedFileRule.finished(found: found, provable: output.provable, markProves: TaskFiles.markProves(final, of: output))
             if judge(.file, final, verdict) { doomed.append((TaskFile(role: .file, path: final), found)) }
         }
-        for (file, found) in doomed {
-            guard case .regular(let identity) = found else { continue }
-            do throws(OutputError) {
-                try TaskFiles.delete(file.path, ifStill: identity, within: root)
-                removal.deleted.append(file)
-            } catch {
-                removal.kept.append(TaskFile(role: file.role, path: file.path, keptBecause: DownloadError(error).message))
-            }
-        }
-        if record != nil { removal.deleted.append(TaskFile(role: .record, path: "(in the queue's store)")) }
-        slot.remove()
-        try storeCall { try $0.remove(id) }
-        store.forgetRemovedSecrets()
-        subscribers.forgetHub(id)
-        return removal
+        return (removal, doomed)
     }
 
     /// Moves download `id` to `destination` (a file path, or a directory for a download whose name

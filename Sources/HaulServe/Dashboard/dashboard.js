@@ -1,4 +1,5 @@
-// Haul dashboard: talks aria2-compatible JSON-RPC over a WebSocket.
+// Haul dashboard: talks aria2-compatible JSON-RPC over a WebSocket, and follows haul serve's
+// event stream (/haul/events) for live figures when the server has one.
 // All server-provided text is inserted with textContent or attributes, never as HTML.
 (function () {
   "use strict";
@@ -12,6 +13,14 @@
   var ws = null, secret = "", nextId = 1, pending = {}, timer = null, reconnectTimer = null;
   var refreshing = false, refreshAgain = false, useMulticall = true, authed = false;
   var keepAlive = false;  // reconnect after a drop once a connection was authorized
+  // haul serve's own methods (haul.*), from system.listMethods: an aria2 server has none, and
+  // the row actions that need them are not offered there.
+  var haulMethods = {};
+  var rows = {};          // gid -> the last figures shown in its row (a status, merged with progress)
+  // Polling stays the fallback: every second without the stream, every 10 s while it is open
+  // (a safety net; the stream's notifications ask for a refresh as they come).
+  var POLL_MS = 1000, POLL_WITH_STREAM_MS = 10000;
+  var events = null, streamOpen = false, streamEvents = 0, refreshes = 0;
 
   // ---- endpoint -----------------------------------------------------------------------------
   function isLoopback(host) {
@@ -37,6 +46,12 @@
   // A secret is kept for the endpoint it was given to, and only ever sent back there: a crafted
   // `?rpc=` to another loopback port (another local process) gets none on load.
   function secretKey(url) { return STORAGE_KEY + " " + url; }
+
+  // The HTTP origin of the RPC endpoint (its file and event routes live there).
+  function httpOrigin() {
+    var u = new URL(rpcUrl());
+    return (u.protocol === "wss:" ? "https://" : "http://") + u.host;
+  }
 
   // ---- formatting ---------------------------------------------------------------------------
   function num(s) { var n = Number(s); return isFinite(n) ? n : 0; }
@@ -114,6 +129,8 @@
   function connect() {
     clearTimeout(reconnectTimer);
     stopPolling();
+    closeStream();
+    haulMethods = {};
     if (ws) { var old = ws; ws = null; old.close(); }
     rejectAll("reconnecting");
     authed = false;
@@ -138,7 +155,14 @@
           if (ws === sock && v && v.version) setStatus("connected · version " + v.version, "good");
         }, function () {});
         refresh();
-        timer = setInterval(refresh, 1000);
+        setPolling(POLL_MS);
+        rpc("system.listMethods").then(function (list) {
+          if (ws !== sock || !Array.isArray(list)) return;
+          haulMethods = {};
+          list.forEach(function (m) { if (/^haul\./.test(m)) haulMethods[m] = true; });
+          openStream();
+          refresh();
+        }, function () {});
       }, function (err) {
         if (ws !== sock) return;
         keepAlive = false;
@@ -161,6 +185,7 @@
       if (ws !== sock) return;
       ws = null;
       stopPolling();
+      closeStream();
       rejectAll("connection closed");
       setStatus("error: connection closed" + (ev.code ? " (" + ev.code + ")" : "") +
         (keepAlive ? ", reconnecting…" : ""), "bad");
@@ -169,6 +194,96 @@
   }
 
   function stopPolling() { clearInterval(timer); timer = null; }
+
+  function setPolling(ms) {
+    clearInterval(timer);
+    timer = authed && ws ? setInterval(refresh, ms) : null;
+  }
+
+  // ---- event stream -------------------------------------------------------------------------
+  function counters() {
+    document.body.setAttribute("data-stream-events", String(streamEvents));
+    document.body.setAttribute("data-refreshes", String(refreshes));
+    document.body.setAttribute("data-stream", streamOpen ? "open" : (events ? "connecting" : "off"));
+  }
+
+  function showLive(text) { $("live").textContent = "live figures: " + text; counters(); }
+
+  // The stream of this same origin only (the page's CSP allows no other), and only on a server
+  // that has it (haul.* methods listed). Its token goes in the URL: an EventSource sends no header.
+  function eventsUrl() {
+    if (!haulMethods["haul.fileLink"]) return null;
+    var origin = httpOrigin();
+    if (origin !== location.origin) return null;
+    return origin + "/haul/events" + (secret ? "?token=" + encodeURIComponent(secret) : "");
+  }
+
+  function closeStream() {
+    if (events) { var old = events; events = null; old.close(); }
+    streamOpen = false;
+    showLive("off (polling)");
+  }
+
+  function openStream() {
+    closeStream();
+    var url = eventsUrl();
+    if (!url || typeof EventSource === "undefined") { showLive("off (polling; this server has no event stream here)"); return; }
+    var es;
+    try { es = new EventSource(url); } catch (e) { showLive("off (polling): " + e.message); return; }
+    events = es;
+    showLive("connecting…");
+    es.onopen = function () {
+      if (events !== es) return;
+      streamOpen = true;
+      setPolling(POLL_WITH_STREAM_MS);
+      showLive("on (event stream)");
+    };
+    es.onerror = function () {
+      if (events !== es) return;
+      // Polling takes over at once; an EventSource retries by itself unless the server refused it.
+      streamOpen = false;
+      setPolling(POLL_MS);
+      if (es.readyState === EventSource.CLOSED) { events = null; showLive("off (polling): the stream was refused"); }
+      else showLive("reconnecting… (polling meanwhile)");
+    };
+    es.addEventListener("haul.progress", function (ev) {
+      if (events !== es) return;
+      streamEvents++;
+      var p;
+      try { p = JSON.parse(ev.data); } catch (e) { return; }
+      onProgress(p);
+      counters();
+    });
+    NOTIFICATIONS.concat(["haul.resync"]).forEach(function (name) {
+      es.addEventListener(name, function () {
+        if (events !== es) return;
+        streamEvents++;
+        counters();
+        refresh();
+      });
+    });
+  }
+
+  // One download's figures from the stream: its row is updated in place; a GID not shown yet is
+  // listed by a refresh (never a row of its own, so no duplicates).
+  function onProgress(p) {
+    if (!p || !p.gid) return;
+    var gid = String(p.gid), d = rows[gid];
+    var tr = $("downloads").tBodies[0].querySelector('tr[data-gid="' + CSS.escape(gid) + '"]');
+    if (!d || !tr) { refresh(); return; }
+    ["completedLength", "totalLength", "downloadSpeed"].forEach(function (k) {
+      if (p[k] !== undefined) d[k] = p[k];
+    });
+    updateRow(tr, d);
+    // The total speed between polls: the sum of the rows' own, as the stream gives them.
+    if (lastGlobal) {
+      var total = 0;
+      Object.keys(rows).forEach(function (g) { if (rows[g].status === "active") total += num(rows[g].downloadSpeed); });
+      var g = {}; Object.keys(lastGlobal).forEach(function (k) { g[k] = lastGlobal[k]; });
+      g.downloadSpeed = String(total);
+      renderGlobal(g);
+    }
+  }
 
   // ---- refresh ------------------------------------------------------------------------------
   var CALLS = [
@@ -201,6 +316,8 @@
     if (!authed || !ws) return;
     if (refreshing) { refreshAgain = true; return; }
     refreshing = true;
+    refreshes++;
+    counters();
     fetchAll().then(function (r) {
       render([].concat(r[0] || [], r[1] || [], r[2] || []));
       renderGlobal(r[3]);
@@ -212,8 +329,11 @@
     });
   }
 
+  var lastGlobal = null;
+
   function renderGlobal(g) {
     if (!g) return;
+    lastGlobal = g;
     $("global").textContent = "↓ " + bytes(num(g.downloadSpeed)) + "/s · " + num(g.numActive) +
       " active · " + num(g.numWaiting) + " waiting · " + num(g.numStopped) + " stopped";
   }
@@ -230,7 +350,7 @@
     var tr = el("tr");
     tr.setAttribute("data-gid", gid);
     var name = el("td", "name"), state = el("td"), prog = el("td"), speed = el("td", "speed"),
-      etaCell = el("td", "eta"), actions = el("td", "actions");
+      etaCell = el("td", "eta"), actions = el("td", "actions"), buttons = el("div", "buttons");
     name.appendChild(el("div", "name-text"));
     name.appendChild(el("div", "detail"));
     state.appendChild(el("span", "state"));
@@ -238,11 +358,13 @@
     bar.appendChild(el("div", "fill"));
     prog.appendChild(bar);
     prog.appendChild(el("div", "progress-text"));
-    [["pause", "Pause"], ["resume", "Resume"], ["remove", "Remove"]].forEach(function (b) {
+    [["pause", "Pause"], ["resume", "Resume"], ["remove", "Remove"], ["file", "Download"], ["move", "Move"],
+      ["delete-files", "Delete files"]].forEach(function (b) {
       var btn = el("button", b[0], b[1]);
       btn.type = "button";
-      actions.appendChild(btn);
+      buttons.appendChild(btn);
     });
+    actions.appendChild(buttons);
     [name, state, prog, speed, etaCell, actions].forEach(function (c) { tr.appendChild(c); });
     return tr;
   }
@@ -273,6 +395,14 @@
     var remove = tr.querySelector(".remove");
     remove.textContent = stopped ? "Clear" : "Remove";
     remove.setAttribute("data-method", stopped ? "aria2.removeDownloadResult" : "aria2.remove");
+    var file = tr.querySelector(".file");
+    file.hidden = !(haulMethods["haul.fileLink"] && status === "complete");
+    // haul serve hands out a file only when it has a --secret: without one, the button says why.
+    file.classList.toggle("unavailable", !secret);
+    file.title = secret ? "download the finished file from the server" :
+      "this server runs without --secret; haul serve serves a download's file only with one";
+    tr.querySelector(".move").hidden = !haulMethods["haul.move"] || status === "removed" || status === "error";
+    tr.querySelector(".delete-files").hidden = !haulMethods["haul.removeWithFiles"];
   }
 
   function render(list) {
@@ -283,11 +413,12 @@
       if (seen[gid]) return;
       seen[gid] = true;
       var tr = tbody.querySelector('tr[data-gid="' + CSS.escape(gid) + '"]') || makeRow(gid);
+      rows[gid] = d;
       updateRow(tr, d);
       tbody.appendChild(tr);             // keeps rows in server order (active, waiting, stopped)
     });
     Array.prototype.slice.call(tbody.rows).forEach(function (tr) {
-      if (!seen[tr.getAttribute("data-gid")]) tbody.removeChild(tr);
+      if (!seen[tr.getAttribute("data-gid")]) { delete rows[tr.getAttribute("data-gid")]; tbody.removeChild(tr); }
     });
     $("empty").hidden = tbody.rows.length > 0;
   }
@@ -299,6 +430,9 @@
     var tr = btn.closest("tr[data-gid]");
     if (!tr) return;
     var gid = tr.getAttribute("data-gid"), method = null;
+    if (btn.classList.contains("file")) { downloadFile(gid, btn); return; }
+    if (btn.classList.contains("move")) { showMove(gid); return; }
+    if (btn.classList.contains("delete-files")) { confirmDelete(gid, btn); return; }
     if (btn.classList.contains("pause")) method = "aria2.pause";
     else if (btn.classList.contains("resume")) method = "aria2.unpause";
     else if (btn.classList.contains("remove")) method = btn.getAttribute("data-method") || "aria2.remove";
@@ -307,6 +441,113 @@
     rpc(method, [gid]).then(function () { showMessage(""); }, function (err) {
       showMessage(method + " failed: " + err.message, "bad");
     }).then(function () { btn.disabled = false; refresh(); });
+  }
+
+  function nameOf(gid) { return rows[gid] ? displayName(rows[gid]) : gid; }
+
+  function fileItems(list, entries, withReason) {
+    list.textContent = "";
+    (entries || []).forEach(function (f) {
+      var li = el("li", null, String(f.path) + " (" + String(f.role) + ")");
+      if (withReason && f.reason) li.appendChild(el("span", "reason", " — " + String(f.reason)));
+      list.appendChild(li);
+    });
+    if (!list.firstChild) list.appendChild(el("li", "none", "none"));
+  }
+
+  // Delete with files: a dry run lists what would go and what would stay; only a click on the
+  // confirmation deletes, and the answer then says what was deleted and what was kept and why.
+  var deleting = null;
+
+  function confirmDelete(gid, btn) {
+    btn.disabled = true;
+    $("delete-result").hidden = true;
+    rpc("haul.removeWithFiles", [gid, { dryRun: true }]).then(function (would) {
+      deleting = gid;
+      $("confirm-delete-title").textContent = "Delete " + nameOf(gid) + " (" + gid + ") with its files?";
+      fileItems($("confirm-delete-files"), would.deleted, false);
+      fileItems($("confirm-delete-kept"), would.kept, true);
+      $("confirm-delete-kept-box").hidden = !(would.kept && would.kept.length);
+      $("confirm-delete").setAttribute("data-gid", gid);
+      $("confirm-delete").hidden = false;
+      $("confirm-delete-no").focus();
+    }, function (err) {
+      showMessage("haul.removeWithFiles failed: " + err.message, "bad");
+    }).then(function () { btn.disabled = false; });
+  }
+
+  function onConfirmDelete() {
+    var gid = deleting;
+    if (!gid) return;
+    deleting = null;
+    $("confirm-delete").hidden = true;
+    var name = nameOf(gid);
+    rpc("haul.removeWithFiles", [gid]).then(function (done) {
+      $("delete-result-title").textContent = "Removed " + name + " (" + gid + ")";
+      fileItems($("delete-result-deleted"), done.deleted, false);
+      fileItems($("delete-result-kept"), done.kept, true);
+      $("delete-result").setAttribute("data-gid", gid);
+      $("delete-result").hidden = false;
+      showMessage("");
+    }, function (err) {
+      showMessage("haul.removeWithFiles failed: " + err.message, "bad");
+    }).then(refresh);
+  }
+
+  // The finished file: a short-lived signed link from haul.fileLink, followed at once (the server
+  // answers it as an attachment) and kept on the page to follow again.
+  function downloadFile(gid, btn) {
+    if (!secret) {
+      showMessage("Download is not offered: this server runs without --secret, and haul serve serves a " +
+        "download's file only with one (start it with --secret, then Connect with it)", "bad");
+      return;
+    }
+    btn.disabled = true;
+    rpc("haul.fileLink", [gid]).then(function (link) {
+      var a = $("file-link");
+      a.href = httpOrigin() + String(link.path);
+      a.textContent = "download " + nameOf(gid);
+      a.setAttribute("data-gid", gid);
+      $("file-expires").textContent = link.expires ?
+        "(link valid until " + new Date(num(link.expires) * 1000).toLocaleTimeString() + ")" : "";
+      $("file-box").hidden = false;
+      showMessage("");
+      a.click();
+    }, function (err) {
+      showMessage("haul.fileLink failed: " + err.message, "bad");
+    }).then(function () { btn.disabled = false; });
+  }
+
+  // Move: a small form (no prompt()), for a new directory, a new name, or both.
+  var moving = null;
+
+  function showMove(gid) {
+    moving = gid;
+    $("move-title").textContent = "Move " + nameOf(gid) + " (" + gid + ")";
+    $("move-dir").value = "";
+    $("move-out").value = "";
+    $("move-out").placeholder = "file name (empty: " + nameOf(gid) + ")";
+    $("move-form").setAttribute("data-gid", gid);
+    $("move-form").hidden = false;
+    $("move-dir").focus();
+  }
+
+  function onMove(ev) {
+    ev.preventDefault();
+    var gid = moving;
+    if (!gid) return;
+    var options = {}, dir = $("move-dir").value.trim(), out = $("move-out").value.trim();
+    if (dir) options.dir = dir;
+    if (out) options.out = out;
+    if (!dir && !out) { showMessage("enter a directory, a file name or both to move to", "bad"); return; }
+    $("move-submit").disabled = true;
+    rpc("haul.move", [gid, options]).then(function (done) {
+      moving = null;
+      $("move-form").hidden = true;
+      showMessage("moved " + gid + " to " + String(done.path), "good");
+    }, function (err) {
+      showMessage("haul.move failed: " + err.message, "bad");
+    }).then(function () { $("move-submit").disabled = false; refresh(); });
   }
 
   function onAdd(ev) {
@@ -329,6 +570,12 @@
     $("connect-form").addEventListener("submit", function (ev) { ev.preventDefault(); connect(); });
     $("add-form").addEventListener("submit", onAdd);
     $("downloads").addEventListener("click", onTableClick);
+    $("confirm-delete-yes").addEventListener("click", onConfirmDelete);
+    $("confirm-delete-no").addEventListener("click", function () { deleting = null; $("confirm-delete").hidden = true; });
+    $("delete-result-close").addEventListener("click", function () { $("delete-result").hidden = true; });
+    $("move-form").addEventListener("submit", onMove);
+    $("move-cancel").addEventListener("click", function () { moving = null; $("move-form").hidden = true; });
+    counters();
     $("endpoint").textContent = rpcUrl();
     var saved = null;
     try { saved = sessionStorage.getItem(secretKey(rpcUrl())); } catch (e) { /* storage disabled */ }
