@@ -504,6 +504,9 @@
     }
     btn.disabled = true;
     rpc("haul.fileLink", [gid]).then(function (link) {
+      // Only a path of this server's file route: an answer such as "@elsewhere/..." would make
+      // the link leave for another host.
+      if (!/^\/haul\/file\/[0-9a-fA-F]+\?/.test(String(link.path))) throw new Error("unexpected link " + String(link.path));
       var a = $("file-link");
       a.href = httpOrigin() + String(link.path);
       a.textContent = "download " + nameOf(gid);
