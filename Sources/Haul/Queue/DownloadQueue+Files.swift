@@ -45,9 +45,9 @@ package struct FileMove: Sendable, Equatable {
     package var resumed = false
 }
 
-/// Removing a download together with its files, and moving a download (`haul serve`'s `haul.*`
-/// methods): each file touched only while this process holds the destination's lock, and only
-/// when it is the download's own (`OwnedFileRule`).
+/// Removing a download together with its files (`haul serve`'s `haul.*` methods; moving is in
+/// `DownloadQueue+Move.swift`), and what both share: each file touched only while this process
+/// holds the destination's lock, and only when it is the download's own (`OwnedFileRule`).
 extension DownloadQueue {
     /// How long a download running here is waited for to stop at its checkpoint.
     static let stopWait: Duration = .seconds(15)
@@ -162,219 +162,12 @@ extension DownloadQueue {
         return (removal, doomed)
     }
 
-    /// Moves download `id` to `destination` (a file path, or a directory for a download whose name
-    /// comes from the server), paused, waiting, running or complete. A download running here is
-    /// paused at its checkpoint, its partial and sidecars renamed beside the new name, its stored
-    /// destination changed, and it goes back to the queue, to continue from its record (the
-    /// partial keeps its device and inode, which the record names). A complete one's file is
-    /// renamed and its finished mark set again. Renames only: a destination on another file
-    /// system is refused, as is one that exists or that another process holds.
-    /// `root`: the directory the move stays within; the new names are then made in directories
-    /// reached from it without following a symlink (see `TaskFiles.pinnedDirectory`), so a parent
-    /// swapped for a symlink after the caller checked the path never takes a file out of it.
-    package func move(_ id: Int64, to destination: Destination, within root: String? = nil) throws(DownloadError) -> FileMove {
-        for _ in 0..<Self.placementAttempts {
-            if let move = try moveOnce(id, to: destination, within: root) { return move }
-        }
-        throw Self.keptMoving(id)
-    }
-
-    /// How often a removal or move starts again when a concurrent move changed the download's
-    /// place under it.
-    static let placementAttempts = 8
-
-    static func keptMoving(_ id: Int64) -> DownloadError {
-        DownloadError(.usage, "download \(id) kept being moved by other calls meanwhile; nothing was done, try again")
-    }
-
-    /// Whether `current` still has the place `before` had: the same destination and final path.
-    /// What was read before the lock is only trusted while this holds.
-    static func samePlacement(_ current: StoredDownload, _ before: StoredDownload) -> Bool {
-        current.destinationKind == before.destinationKind && sameBytes(current.destination, before.destination)
-            && sameBytes(current.finalPath, before.finalPath)
-    }
-
-    /// Paths compared as the file system compares names, byte for byte: Swift's `==` takes
-    /// canonically equivalent strings as equal, and "é" (NFC) and "e" + U+0301 (NFD) are two
-    /// different names on Linux.
-    static func sameBytes(_ a: String?, _ b: String?) -> Bool {
-        a.map { Array($0.utf8) } == b.map { Array($0.utf8) }
-    }
-
-    /// One attempt of `move`; nil when the download was moved by another call between reading
-    /// where its files are and taking their lock (nothing was done by this one; it is stopped no
-    /// more than it was, and is tried again from its new place).
-    private func moveOnce(_ id: Int64, to destination: Destination, within root: String?) throws(DownloadError) -> FileMove? {
-        let item = try storedItem(id)
-        let (request, layout) = try placement(of: item)
-        var moved = request
-        moved.destination = destination
-        guard let target = OutputLayout.of(destination, existingFile: moved.existingFile, url: moved.url) else {
-            throw DownloadError(.usage, "a download cannot be moved to standard output")
-        }
-        let newFinal = Self.movedFinalPath(item.finalPath, layout: layout, to: target)
-        if Self.sameBytes(target.partialPath, layout.partialPath), Self.sameBytes(newFinal, item.finalPath) {
-            throw DownloadError(.usage, "download \(id) is there already")
-        }
-        let stopped = try stopForFiles(item, cancelling: false)
-        var locks: [DestinationLock] = []
-        defer { for lock in locks { lock.release() } }
-        // Each file gets its new name first and loses its old one only once the store names the
-        // new place: a crash in between leaves both names of the same file, never a record that
-        // names a place with no file.
-        var linked: [(from: String, to: String)] = []
-        var remark: (path: String, identity: FileIdentity)?
-        do throws(DownloadError) {
-            locks.append(try lockDestination(layout, waiting: stopped.stoppedHere))
-            let pinned: PinnedDirectory?
-            do throws(OutputError) {
-                if let root {
-                    pinned = try TaskFiles.pinnedDirectory(target.directory, under: root)
-                } else {
-                    try TaskFiles.createDirectory(target.directory)
-                    pinned = nil
-                }
-            } catch {
-                throw DownloadError(error)
-            }
-            locks.append(try lockDestination(target, waiting: false))
-            let current = try storedItem(id)
-            // Moved meanwhile, or put back in the queue (here) by another call that ended first.
-            let requeuedHere = !current.state.isSettled && (current.state == .queued || control(id) != nil)
-            guard Self.samePlacement(current, item), !requeuedHere else {
-                for lock in locks { lock.release() }
-                if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
-                return nil
-            }
-            guard current.state.isSettled else {
-                throw DownloadError(.usage, "download \(id) is \(current.state.rawValue) in another process; stop it there first")
-            }
-            if let other = try otherDownload(at: target, finalPath: newFinal, except: id) {
-                // Its run would take this one's partial for stale bytes of its own and clear it, or
-                // find its file in the way.
-                throw DownloadError(
-                    .destinationExists,
-                    "download \(other.id) in the queue writes to \(other.finalPath ?? other.destination) already; a move never shares a destination; nothing was moved"
-                )
-            }
-            var result = FileMove(destination: Self.path(of: destination), finalPath: newFinal)
-            var moves: [TaskFile] = []
-            if current.state == .completed {
-                guard let from = current.finalPath, let to = newFinal, case .regular(let identity) = FoundFile.at(from) else {
-                    throw DownloadError(.usage, "the finished file of download \(id) is not there any more; nothing to move")
-                }
-                let output = request.outputRequest
-                let proven = TaskFiles.markProves(from, of: output)
-                if case .notOwned(let reason) = OwnedFileRule.finished(found: .regular(identity), provable: output.provable, markProves: proven),
-                    output.provable
-                {
-                    // Another file under its name is not this download's to move.
-                    throw DownloadError(.destinationExists, "\(from) is \(reason); nothing was moved")
-                }
-                try linkNewName(from, to, expected: identity, in: pinned, &linked)
-                moves.append(TaskFile(role: .file, path: from, movedTo: to))
-                remark = proven ? (to, identity) : nil
-            } else {
-                if let final = target.finalPath, FoundFile.at(final) != .missing {
-                    throw DownloadError(.destinationExists, "\(final) exists already; a move never replaces a file")
-                }
-                let record = try? store.resumeRecord(id).load()
-                let partial = OwnedFileRule.partial(recorded: record?.partialIdentity, found: .at(layout.partialPath))
-                if case .notOwned(let reason) = partial {
-                    throw DownloadError(.destinationExists, "\(layout.partialPath) is not this download's partial (\(reason)); nothing was moved")
-                }
-                for (role, sidecar) in [(TaskFile.Role.partial, Sidecar.partial), (.segmentMap, .segmentMap), (.rejected, .rejected)] {
-                    let from = layout.path(of: sidecar)
-                    guard FoundFile.at(from) != .missing else { continue }
-                    let to = target.path(of: sidecar)
-                    try linkNewName(from, to, expected: role == .partial ? record?.partialIdentity : nil, in: pinned, &linked)
-                    moves.append(TaskFile(role: role, path: from, movedTo: to))
-                }
-            }
-            let kind: StoredDownload.DestinationKind = if case .directory = destination { .directory } else { .file }
-            try storeCall { try $0.relocate(id, kind: kind, destination: Self.path(of: destination), finalPath: newFinal) }
-            result.moved = moves
-            for step in linked { TaskFiles.unlinkOldName(step.from, linkedAt: step.to) }
-            if let remark {
-                // Marked again after the old name went (each name's change touches the file's change time).
-                result.finishedMarkKept = TaskFiles.markAgain(remark.path, in: pinned, of: moved.outputRequest, identity: remark.identity)
-            }
-            // Let the locks go first: the run that claims it at once takes the new one.
-            for lock in locks { lock.release() }
-            // The move is done once recorded: a resume refused now (a concurrent cancel or removal
-            // took the download meanwhile) must not put the files back under a record that names
-            // the new place.
-            if stopped.wasRunning || stopped.wasQueued {
-                result.resumed = (try? resume(id)) != nil
-            }
-            return result
-        } catch {
-            // Take back the new names given, newest first; the download stays where it was.
-            for step in linked.reversed() { TaskFiles.unlinkOldName(step.to, linkedAt: step.from) }
-            for lock in locks { lock.release() }
-            if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
-            throw error
-        }
-    }
-
-    /// Links `from` at `to`: in `pinned` (the directory `to` is in, held open) when the move is
-    /// confined to a root, else by path.
-    private func linkNewName(
-        _ from: String, _ to: String, expected: FileIdentity?, in pinned: PinnedDirectory?, _ linked: inout [(from: String, to: String)]
-    ) throws(DownloadError) {
-        do throws(OutputError) {
-            if let pinned {
-                let bytes = Array(to.utf8)
-                let directory = Array((pinned.path.hasSuffix("/") ? pinned.path : pinned.path + "/").utf8)
-                guard bytes.starts(with: directory), !bytes[directory.count...].contains(UInt8(ascii: "/")) else {
-                    throw OutputError(.io, "internal: \(to) is not in \(pinned.path)", path: to)
-                }
-                try TaskFiles.linkWithoutReplacing(from, into: pinned, as: String(decoding: bytes[directory.count...], as: UTF8.self), expected: expected)
-            } else {
-                try TaskFiles.linkWithoutReplacing(from, to: to)
-            }
-        } catch {
-            throw DownloadError(error)
-        }
-        linked.append((from, to))
-    }
-
-    /// Another download in the queue whose files are (or will be) at `target`'s names: its partial,
-    /// its final path given up front, or the file it finished. Names compared byte for byte, as
-    /// the file system does.
-    private func otherDownload(at target: OutputLayout, finalPath: String?, except id: Int64) throws(DownloadError) -> StoredDownload? {
-        let wanted = Set([target.partialPath, target.finalPath, finalPath].compactMap { $0.map { Array($0.utf8) } })
-        for other in try storeCall({ try $0.all() }) where other.id != id && other.placementIsReadable {
-            guard let url = URL(string: other.url) else { continue }
-            let destination: Destination = other.destinationKind == .file ? .file(other.destination) : .directory(other.destination)
-            guard let layout = OutputLayout.of(destination, existingFile: other.existingPolicy, url: url) else { continue }
-            let names = [layout.partialPath, layout.finalPath, other.finalPath].compactMap { $0.map { Array($0.utf8) } }
-            if names.contains(where: wanted.contains) { return other }
-        }
-        return nil
-    }
-
-    /// Where a known final path goes when the download moves to `target`: the target's own final
-    /// path, or (a download into a directory) the same name in the new directory.
-    static func movedFinalPath(_ final: String?, layout: OutputLayout, to target: OutputLayout) -> String? {
-        guard let final else { return nil }
-        if let path = target.finalPath { return path }
-        return target.path(forName: (final as NSString).lastPathComponent)
-    }
-
-    static func path(of destination: Destination) -> String {
-        switch destination {
-        case .file(let path), .directory(let path): return path
-        case .standardOutput: return "-"
-        }
-    }
-
-    private func storedItem(_ id: Int64) throws(DownloadError) -> StoredDownload {
+    func storedItem(_ id: Int64) throws(DownloadError) -> StoredDownload {
         guard let item = try storeCall({ try $0.item(id) }) else { throw DownloadError(.usage, "no download \(id) in the queue") }
         return item
     }
 
-    private func placement(of item: StoredDownload) throws(DownloadError) -> (DownloadRequest, OutputLayout) {
+    func placement(of item: StoredDownload) throws(DownloadError) -> (DownloadRequest, OutputLayout) {
         guard item.placementIsReadable else { throw DownloadError(.io, "download \(item.id): its destination cannot be read from the store") }
         let request = try QueuedRequest.request(readableFieldsOf: item, QueueRunOptions())
         guard let layout = OutputLayout.of(request.destination, existingFile: request.existingFile, url: request.url) else {
@@ -394,7 +187,7 @@ extension DownloadQueue {
     /// Stops `item` so its files hold still: a waiting one is paused (no worker claims it
     /// meanwhile), one running here is cancelled or paused at its checkpoint and waited for. One
     /// in a transfer elsewhere is left alone (its lock refuses what follows).
-    private func stopForFiles(_ item: StoredDownload, cancelling: Bool) throws(DownloadError) -> Stopped {
+    func stopForFiles(_ item: StoredDownload, cancelling: Bool) throws(DownloadError) -> Stopped {
         var stopped = Stopped()
         switch item.state {
         case .queued:
@@ -423,7 +216,7 @@ extension DownloadQueue {
 
     /// The destination's lock; a run of this process that just stopped lets it go as it ends, so
     /// with `waiting` it is asked again for a few seconds.
-    private func lockDestination(_ layout: OutputLayout, waiting: Bool) throws(DownloadError) -> DestinationLock {
+    func lockDestination(_ layout: OutputLayout, waiting: Bool) throws(DownloadError) -> DestinationLock {
         let deadline = ContinuousClock.now + .seconds(5)
         while true {
             do {
