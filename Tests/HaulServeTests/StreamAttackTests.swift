@@ -8,31 +8,6 @@ import Testing
     import Glibc
 #endif
 
-/// A handler that streams the file at `path` as the file route does (`FileBody` over a descriptor
-/// opened once), and answers `POST /call` on a worker.
-private struct FileHandler: HTTPServerHandler {
-    let path: String
-
-    func route(_ head: HTTPRequestHead) -> HTTPRoute {
-        head.path == "/call" ? .read(limit: 1024, tooLarge: HTTPResponse.text(413, "too large")) : .stream
-    }
-
-    func respond(to head: HTTPRequestHead, body: Data) -> HTTPResponse {
-        HTTPResponse.text(200, "answered")
-    }
-
-    func message(_ payload: Data) -> WebSocketReply {
-        WebSocketReply(message: nil, authenticated: false)
-    }
-
-    func stream(to head: HTTPRequestHead) -> HTTPStreamReply {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        var info = stat()
-        guard fd >= 0, fstat(fd, &info) == 0 else { return .whole(HTTPResponse.text(404, "no file")) }
-        return .file(HTTPResponse(status: 200, announcedLength: Int(info.st_size)), FileBody(fd: fd, offset: 0, length: Int64(info.st_size)))
-    }
-}
-
 /// An event stream whose worker takes until `go` is signalled to answer (a busy machine), having
 /// read a journal whose newest id was 0; it signals `entered` when it starts.
 private struct SlowEventsHandler: HTTPServerHandler {
@@ -68,7 +43,7 @@ struct StreamAttackTests {
         let size = 32 << 20
         try TestData.writeFile(at: path, size: size, seed: 1)
         let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: FileHandler(path: path))
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: StreamingHandler(path: path))
         defer { server.stop() }
         let client = try RawClient(port: server.port, receiveBuffer: 4096)
         try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -105,7 +80,7 @@ struct StreamAttackTests {
             let size = 8 << 20
             try TestData.writeFile(at: path, size: size, seed: 3)
             let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-            let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: FileHandler(path: path))
+            let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: StreamingHandler(path: path))
             defer { server.stop() }
             let client = try RawClient(port: server.port, receiveBuffer: 4096)
             try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
@@ -147,7 +122,7 @@ struct StreamAttackTests {
         close(fd)
         var limits = HTTPServerLimits()
         limits.connections = 4
-        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: FileHandler(path: path))
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: path))
         defer { server.stop() }
         let stalled = try (0..<4).map { _ in
             let client = try RawClient(port: server.port, receiveBuffer: 4096)

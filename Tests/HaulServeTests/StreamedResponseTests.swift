@@ -9,8 +9,9 @@ import Testing
 #endif
 
 /// A handler with a file route (`/file`: the file at `path`, streamed), an event stream
-/// (`/events`) and a call answered by a worker (`POST /call`).
-private struct StreamingHandler: HTTPServerHandler {
+/// (`/events`) and a call answered by a worker (`POST /call`). The file is opened once and sent
+/// as the file route sends it (`FileBody`); `StreamAttackTests` serves files with it too.
+struct StreamingHandler: HTTPServerHandler {
     let path: String
 
     func route(_ head: HTTPRequestHead) -> HTTPRoute {

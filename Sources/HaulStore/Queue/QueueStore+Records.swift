@@ -68,13 +68,14 @@ extension QueueStore {
                 return .text(try ResumeRecordCodec.encode(record))
             }
         }
+        // Every record there and encoded, several: one statement for them all.
+        let encoded = texts.compactMap { try? $0.get() }.compactMap(\.string)
+        let together = records.count > 1 && encoded.count == records.count
         let durable = records.contains { $0.record.map(Self.mustBeDurable) ?? false }
         do throws(StoreError) {
             return try database.write(durable: durable) { db -> [StoreError?] in
                 var written: Set<Int64>?
-                // Every record there and encoded, several: one statement for them all.
-                let encoded = texts.compactMap { try? $0.get() }.compactMap(\.string)
-                if records.count > 1, encoded.count == records.count {
+                if together {
                     let rows = try db.rows(
                         dialect.saveRecords,
                         [.integers(records.map(\.id)), .texts(encoded), .integers(records.map { $0.lease?.epoch ?? -1 })])
