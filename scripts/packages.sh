@@ -24,6 +24,7 @@ test_packages=(
     microsocks      # the real SOCKS5 proxy the proxy tests start on loopback
     tinyproxy       # the real HTTP proxy the proxy tests start on loopback
     postgresql      # the fleet tests' private PostgreSQL cluster (initdb, pg_ctl, psql: PostgresCluster)
+    sqlite3         # the sqlite3 command: a second process reading or locking a store in the attack tests
 )
 
 # To run the main job (scripts/demo.sh), on top of build_packages.
