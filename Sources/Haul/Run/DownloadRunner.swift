@@ -122,10 +122,9 @@ final class DownloadRunner {
                 // The connection's figures come at the interval while it fetches, whether or not it writes.
                 let hub = setup.hub
                 figures.connectionStarts()
-                let reporter = Task { [figures] in await figures.reportWhileConnected { hub.publish(.progress($0)) } }
+                let reporter = figures.reportWhileConnected { hub.publish(.progress($0)) }
                 let attempt = await send(plan, output)
-                reporter.cancel()
-                await reporter.value
+                reporter.stop()
                 lastError = attempt.error.map { setup.redaction.redacted($0, currentURL: urls.current) }
                 if let reason = attempt.restartedInPlace, let error = lastError {
                     // Said with the failure: every retry of such a server starts from byte 0 again.

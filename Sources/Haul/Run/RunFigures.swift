@@ -93,39 +93,33 @@ final class RunFigures: Sendable {
         state.withLock { $0.written = nil }
     }
 
-    /// A task while the runner's connection fetches (ended by cancelling it): publishes the
-    /// download's progress at the promised interval, from what the connection last wrote, whether
-    /// or not it writes meanwhile: a speed limit may hold it back for seconds, and the figures
-    /// (the speed falling, the time left) must not stand still. Silent before the first write and
-    /// while the segments' reporter publishes.
-    func reportWhileConnected(_ publish: (DownloadProgress) -> Void) async {
-        defer { state.withLock { $0.written = nil } }
-        var wait = 0.0
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: .seconds(wait))
-            } catch {
-                return
-            }
-            let now = elapsedSeconds
-            let (due, idle) = state.withLock { state -> (due: (bytes: Int64, total: Int64?)?, idle: Double?) in
-                // Nothing of its own to report (no byte yet, or the segments report): it looks
-                // again an interval later, not at once (the pacer is not ticked, so it would
-                // say a report is due at every look).
-                guard !state.segmentsReport, let written = state.written else { return (nil, state.pacer.progressInterval) }
-                guard state.pacer.tick(now: now).progress else { return (nil, nil) }
-                state.meter.record(bytes: state.bytesTransferred, at: now)
-                return (written, nil)
-            }
-            if let due, !Task.isCancelled { publish(progress(bytes: due.bytes, total: due.total, connections: 1, segments: nil)) }
-            // A floor on the wait: an interval of 0 must not spin.
-            wait = max(idle ?? secondsUntilProgress, Self.leastReportWait)
-        }
+    /// Reports while the runner's connection fetches, until the registration returned is stopped
+    /// (after which nothing more is published): the download's progress at the promised interval,
+    /// from what the connection last wrote, whether or not it writes meanwhile: a speed limit may
+    /// hold it back for seconds, and the figures (the speed falling, the time left) must not stand
+    /// still. Silent before the first write and while the segments' reporter publishes. Looked at
+    /// by the process's `FiguresTicker` (a report is at most one tick late), not by a task of its own.
+    func reportWhileConnected(_ publish: @escaping @Sendable (DownloadProgress) -> Void) -> ConnectionReport {
+        ConnectionReport(figures: self, registration: FiguresTicker.shared.register { [self] in look(publish) })
     }
 
-    /// The reporter's shortest wait between two looks (an interval of 0 asks for every write, not
-    /// for a report every few milliseconds).
-    static let leastReportWait = 0.05
+    /// One look of the connection's reporter: publishes the progress if a report is due.
+    private func look(_ publish: (DownloadProgress) -> Void) {
+        let now = elapsedSeconds
+        let due = state.withLock { state -> (bytes: Int64, total: Int64?)? in
+            // Nothing of its own to report (no byte yet, or the segments report): the pacer is
+            // not ticked, so it says a report is due at the first look after a write.
+            guard !state.segmentsReport, let written = state.written, state.pacer.tick(now: now).progress else { return nil }
+            state.meter.record(bytes: state.bytesTransferred, at: now)
+            return written
+        }
+        if let due { publish(progress(bytes: due.bytes, total: due.total, connections: 1, segments: nil)) }
+    }
+
+    /// The connection is no longer fetching: its figures are no longer its to report.
+    fileprivate func connectionEnded() {
+        state.withLock { $0.written = nil }
+    }
 
     /// Seconds until the next progress report is due (0: now).
     var secondsUntilProgress: Double {
@@ -160,5 +154,17 @@ final class RunFigures: Sendable {
         // A finished file in place (the same request again) is its own whole.
         let total = output.record.finalLength ?? (output.alreadyInPlace ? output.sink.prefixLength : nil)
         return progress(bytes: output.sink.prefixLength, total: total, connections: connected ? 1 : 0, segments: nil, final: final)
+    }
+}
+
+/// The reporting of one attempt of the runner's connection (`RunFigures.reportWhileConnected`).
+struct ConnectionReport: Sendable {
+    fileprivate let figures: RunFigures
+    fileprivate let registration: FiguresTicker.Registration
+
+    /// Ends the reports: once it returns, none is published any more.
+    func stop() {
+        registration.stop()
+        figures.connectionEnded()
     }
 }
