@@ -5,13 +5,14 @@ import HaulCore
 /// Puts complete downloads in place together, in the durability order each one goes through
 /// alone, with each step done once for the group rather than once per file:
 ///
-/// 1. every partial marked as its request's finished download (`FinishedMark`), then its data and
-///    that mark synced (`GroupSync`: one syncfs where there are several);
-/// 2. every record marked finished (size, inode and modification time, all kept by the rename),
-///    in one commit where the records share a queue store (`RecordKeeper.saveTogether`);
-/// 3. each partial renamed, never over a file that appeared meanwhile unless it replaces, and
-///    marked again (the rename moved its change time);
-/// 4. each directory synced once;
+/// 1. every partial's identity read (device, inode, size, modification time: one `fstat`), then
+///    its data synced (`GroupSync`: one syncfs where there are several);
+/// 2. every record marked finished with that identity (all of it kept by the rename), in one
+///    commit where the records share a queue store (`RecordKeeper.saveTogether`);
+/// 3. each partial renamed, never over a file that appeared meanwhile unless it replaces, then
+///    marked as its request's finished download (`FinishedMark`) if it is still exactly the file
+///    synced (the rename moves its change time: a mark set before it would prove nothing after);
+/// 4. each directory synced once, which makes the renames and the marks durable;
 /// 5. each record forgotten, each lock given up.
 ///
 /// So no file gets its name before its data is synced, and a process killed at any step leaves
@@ -57,16 +58,15 @@ package enum FinishGroup {
         }
         let failed = { (index: Int, error: OutputError) in results[index] = .failure(error) }
 
-        // 1. The marks, then the data.
-        var marked: [Int: FileIdentity] = [:]
+        // 1. The identities, then the data.
+        var identities: [Int: FileIdentity] = [:]
         for index in moving {
-            let output = members[index].output
-            if let key = output.requestKey { marked[index] = output.partialFile?.markFinished(request: key) }
+            identities[index] = try? members[index].output.partialFile?.identity()
         }
-        let files = moving.compactMap { members[$0].output.partialFile }
-        let syncFailures = GroupSync.sync(files)
+        let files = moving.compactMap { index in members[index].output.partialFile.map { ($0, identities[index]?.device) } }
+        let syncFailures = GroupSync.sync(files.map(\.0), devices: files.map(\.1))
         var fileFailure: [ObjectIdentifier: StoreError] = [:]
-        for (file, failure) in zip(files, syncFailures) { if let failure { fileFailure[ObjectIdentifier(file)] = failure } }
+        for ((file, _), failure) in zip(files, syncFailures) { if let failure { fileFailure[ObjectIdentifier(file)] = failure } }
         moving = moving.filter { index in
             guard let file = members[index].output.partialFile, let failure = fileFailure[ObjectIdentifier(file)] else { return true }
             failed(index, .io(failure))
@@ -77,7 +77,7 @@ package enum FinishGroup {
         var saves: [(index: Int, keeper: RecordKeeper, record: ResumeRecord)] = []
         for index in moving {
             do throws(StoreError) {
-                if let save = try members[index].output.markFinished(hash: members[index].hash) {
+                if let save = try members[index].output.markFinished(hash: members[index].hash, identity: identities[index]) {
                     saves.append((index, save.keeper, save.record))
                 }
             } catch {
@@ -95,11 +95,11 @@ package enum FinishGroup {
         for index in moving where results[index] == nil {
             let member = members[index]
             do throws(OutputError) {
-                try member.output.moveIntoPlace(replacing: member.replacing, hash: member.hash)
-                // The rename moved the file's change time past the first mark's bound: marked
-                // again, made durable by the directory's sync, if it is still exactly the file
-                // marked and synced (another program may have written into it since).
-                if let key = member.output.requestKey, let identity = marked[index] {
+                try member.output.moveIntoPlace(replacing: member.replacing, hash: member.hash, written: identities[index])
+                // Marked once it has its name (the rename moves the change time, which a mark
+                // bounds), made durable by the directory's sync, if it is still exactly the file
+                // synced (another program may have written into it since).
+                if let key = member.output.requestKey, let identity = identities[index] {
                     member.output.partialFile?.markFinished(request: key, expecting: identity)
                 }
                 placed.append(index)

@@ -15,12 +15,14 @@ import HaulCore
 /// file changed in place has another size or modification time, or, when those were put back
 /// (`touch -r`, `rsync --inplace -t`), a later change time, and proves nothing either: no program
 /// can set a file's change time, and every write, `utimensat`, `chmod` or link moves it. The
-/// mark is set before the data sync that precedes the rename, which makes it durable with the
-/// file's metadata (`GroupSync`), and set again after the rename (which moves the change time);
-/// a process killed between the two leaves a file the first mark no longer proves, refused as any
-/// file in the way (its record, until it is forgotten, still says it is finished). Where the file
-/// system keeps no extended attributes, nothing is marked and the same request again is refused
-/// as any file in the way.
+/// mark is set once, after the rename (which moves the change time, so a mark set before it
+/// would prove nothing after), if the file is still exactly the one whose data was synced, and
+/// before the directory's sync, which commits it with the rename where the file system journals
+/// in order (ext4, XFS). A process killed before the mark, or a mark the crash lost, leaves a
+/// file no mark proves, refused as any file in the way (its record, until it is forgotten after
+/// the directory's sync, still says it is finished): never a wrong proof. Where the file system
+/// keeps no extended attributes, nothing is marked and the same request again is refused as any
+/// file in the way.
 struct FinishedMark: Equatable {
     static let attributeName = "user.haul.finished"
     private static let format = "haul-finished-2"

@@ -16,13 +16,17 @@ extension PartialDownload {
     }
 
     /// Step 2 of finishing, once the data is synced: the record says the file is finished, with
-    /// the identity the rename keeps. Returns the save to make (stamped), nil when there is no
-    /// record to keep (no keeper).
-    func markFinished(hash: StreamingHash?) throws(StoreError) -> (keeper: RecordKeeper, record: ResumeRecord)? {
+    /// the identity the rename keeps (`identity`, read before the sync; nil: read now). Returns the
+    /// save to make (stamped), nil when there is no record to keep (no keeper).
+    func markFinished(hash: StreamingHash?, identity: FileIdentity? = nil) throws(StoreError) -> (keeper: RecordKeeper, record: ResumeRecord)? {
         if let failure = inFlight.settle() { throw failure }
         if let file = partialFile {
             record.finishedLength = sink.prefixLength
-            record.finishedIdentity = try file.identity()
+            if let identity {
+                record.finishedIdentity = identity
+            } else {
+                record.finishedIdentity = try file.identity()
+            }
         }
         guard let keeper else { return nil }
         RecordKeeper.stamp(&record, syncedLength: sink.prefixLength, hash: hash)
@@ -48,12 +52,13 @@ extension PartialDownload {
     /// replaces), a file that appeared there during the download is never replaced: the data stays
     /// in the partial (with its record, no longer marked finished) and `destinationExists` says so.
     /// Replacing keeps the replaced file's mode.
-    func moveIntoPlace(replacing: Bool, hash: StreamingHash?) throws(OutputError) {
+    /// `written`: the identity of the partial this run wrote, where read already (nil: read here).
+    func moveIntoPlace(replacing: Bool, hash: StreamingHash?, written: FileIdentity? = nil) throws(OutputError) {
         guard let layout, let finalPath else { throw OutputError(.io, "the download finished without a file name") }
         let replacing = replacing || record.replacesExistingFile == true
         // Only the file this run wrote is given the final name: a partial another process put at
         // the path meanwhile (the lock should make that impossible) is never moved into place.
-        if let file = partialFile, let written = try? file.identity(), let current = FileIdentity.of(layout.partialPath),
+        if let file = partialFile, let written = written ?? (try? file.identity()), let current = FileIdentity.of(layout.partialPath),
             written.device != current.device || written.inode != current.inode
         {
             throw OutputError(
