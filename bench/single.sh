@@ -11,6 +11,7 @@
 #   BENCH_TMPDIR    where the served file and the downloads go (default $TMPDIR or /var/tmp); use a disk,
 #                   not tmpfs, to measure writing to disk
 #   BENCH_NO_URLSESSION  1: leave out `--engine urlsession` (default 0)
+#   BENCH_SCRATCH   swift build scratch path for the release build of haul (default .build)
 #
 # Rows: haul (default, -x 1, --checksum, --engine urlsession), curl, curl-sync (curl, then
 # `sync -d` on its file: the durability haul gives a file before naming it), aria2c (one connection).
@@ -54,9 +55,10 @@ log "nginx PID $nginx_pid serving $url"
 
 # ---- haul -------------------------------------------------------------------------------------
 tools=(curl curl-sync aria2)
-haul_bin=.build/release/haul
-log "building haul: swift build -c release"
-if swift build -c release >"$work/haul-build.log" 2>&1 && [[ -x "$haul_bin" ]]; then
+scratch=${BENCH_SCRATCH:-.build}
+haul_bin=$scratch/release/haul
+log "building haul: swift build -c release --scratch-path $scratch"
+if swift build -c release --scratch-path "$scratch" >"$work/haul-build.log" 2>&1 && [[ -x "$haul_bin" ]]; then
     tools=(haul haul-x1 haul-sha haul-us curl curl-sync aria2)
     # BENCH_NO_URLSESSION=1 leaves out the second engine (a 2 GiB run of it takes about 40 s).
     if [[ "${BENCH_NO_URLSESSION:-0}" == 1 ]]; then tools=(haul haul-x1 haul-sha curl curl-sync aria2); fi
