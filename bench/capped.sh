@@ -14,7 +14,7 @@
 #
 # Environment: BENCH_SIZE_MB (default 512), BENCH_RATE (nginx limit_rate, default 20m),
 # BENCH_ROUNDS (default 3), BENCH_TMPDIR, BENCH_SCRATCH (default .build), BENCH_HAUL (a haul
-# binary to use instead of building one with `swift build -c release`).
+# binary to use instead of building one with `swift build -c release --static-swift-stdlib`).
 # Only the nginx this script starts is stopped, by its PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."

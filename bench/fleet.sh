@@ -11,7 +11,7 @@
 #   BENCH_JOBS      -j of each worker (default 4)
 #   BENCH_ROUNDS    rounds per row (default 3); the table shows medians
 #   BENCH_TMPDIR    where the files, the downloads and the cluster go (default $TMPDIR or /var/tmp)
-#   BENCH_HAUL      a haul binary to use instead of building one with `swift build -c release`
+#   BENCH_HAUL      a haul binary to use instead of building one with `swift build -c release --static-swift-stdlib`
 #
 # A private PostgreSQL cluster (initdb into the work directory, as the postgres user when run as
 # root, a free loopback port, fsync off like the tests') and a private nginx; each round gets a

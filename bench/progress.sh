@@ -27,7 +27,7 @@
 #
 # Environment: BENCH_SIZE_MB (default 300), BENCH_SECONDS (length of the -x 8 CLI run and of the
 # serve run, default 15), BENCH_TMPDIR, BENCH_SCRATCH (default .build), BENCH_HAUL (a haul binary
-# to use instead of building one with `swift build -c release`).
+# to use instead of building one with `swift build -c release --static-swift-stdlib`).
 # Only the processes this script starts (nginx, haul, haul serve, its Python helper) are stopped,
 # by their PIDs; nothing is left running, even on failure.
 set -euo pipefail

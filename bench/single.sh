@@ -57,8 +57,8 @@ log "nginx PID $nginx_pid serving $url"
 tools=(curl curl-sync aria2)
 scratch=${BENCH_SCRATCH:-.build}
 haul_bin=$scratch/release/haul
-log "building haul: swift build -c release --scratch-path $scratch"
-if swift build -c release --scratch-path "$scratch" >"$work/haul-build.log" 2>&1 && [[ -x "$haul_bin" ]]; then
+log "building haul: swift build -c release --static-swift-stdlib --scratch-path $scratch"
+if swift build -c release --static-swift-stdlib --scratch-path "$scratch" >"$work/haul-build.log" 2>&1 && [[ -x "$haul_bin" ]]; then
     tools=(haul haul-x1 haul-sha haul-us curl curl-sync aria2)
     # BENCH_NO_URLSESSION=1 leaves out the second engine (a 2 GiB run of it takes about 40 s).
     if [[ "${BENCH_NO_URLSESSION:-0}" == 1 ]]; then tools=(haul haul-x1 haul-sha curl curl-sync aria2); fi

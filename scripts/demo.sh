@@ -16,9 +16,10 @@ source scripts/packages.sh
 source scripts/nginx.sh
 install_missing "${build_packages[@]}" "${demo_packages[@]}"
 
-log "building: swift build -c release"
-swift build -c release 2>&1 | tail -n 1
-haul="$(swift build -c release --show-bin-path)/haul"
+# The release binary as it ships: Swift's own libraries linked in (README, "For your own downloads").
+log "building: swift build -c release --static-swift-stdlib"
+swift build -c release --static-swift-stdlib 2>&1 | tail -n 1
+haul="$(swift build -c release --static-swift-stdlib --show-bin-path)/haul"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/haul-demo.XXXXXX")
 haul_pid=""

@@ -17,8 +17,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/install.sh"
 # failed build prints the log's tail and returns 1.
 build_haul_release() {
     local scratch=$1 build_log=$2
-    echo "==> building haul: swift build -c release --scratch-path $scratch"
-    if ! swift build -c release --scratch-path "$scratch" >"$build_log" 2>&1; then
+    echo "==> building haul: swift build -c release --static-swift-stdlib --scratch-path $scratch"
+    if ! swift build -c release --static-swift-stdlib --scratch-path "$scratch" >"$build_log" 2>&1; then
         echo "error: the release build failed (tail):" >&2
         tail -n 30 "$build_log" >&2
         return 1
