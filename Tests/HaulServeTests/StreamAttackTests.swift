@@ -140,6 +140,54 @@ struct StreamAttackTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func clientsThatReadFilesSlowlyCannotLockACallOutOfAFullServer() throws {
+        // GIVEN a server of 4 connections at most, each taken by a download of a large file whose
+        // client reads slowly but steadily (a little every 100 ms through a small socket buffer:
+        // its output never stands still for 2 s, so none of them counts as stalled)
+        let directory = try TemporaryDirectory(prefix: "haul-stream-slow")
+        let path = directory.file("a.bin")
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(fd >= 0 && ftruncate(fd, 1 << 30) == 0)
+        close(fd)
+        var limits = HTTPServerLimits()
+        limits.connections = 4
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        defer { server.stop() }
+        let readers = try (0..<4).map { _ in
+            let client = try RawClient(port: server.port, receiveBuffer: 4096)
+            try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            _ = try Self.readHead(client)
+            return client
+        }
+        func readALittle(for seconds: Double) -> Int {
+            var open = 0
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while ContinuousClock.now < deadline {
+                open = readers.filter { $0.receive(timeout: 0.01) != nil }.count
+                usleep(100_000)
+            }
+            return open
+        }
+        #expect(readALittle(for: 3) == 4)
+        // WHEN calls come, one after another, while the downloads go on being read
+        var answered = 0
+        for _ in 0..<3 {
+            let call = Process()
+            call.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            let output = Pipe()
+            call.arguments = ["-s", "--max-time", "4", "--data-binary", "x", "http://127.0.0.1:\(server.port)/call"]
+            call.standardOutput = output
+            call.standardError = FileHandle.nullDevice
+            try call.run()
+            while call.isRunning { _ = readALittle(for: 0.2) }
+            if String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "answered\n" { answered += 1 }
+        }
+        // THEN each is answered: file downloads never take every connection, however steadily
+        // their clients read
+        #expect(answered == 3, "answered \(answered) of 3 calls")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func anEventStreamThatMissedMoreEventsThanTheLoopKeepsIsCutNotContinuedWithAGap() throws {
         // GIVEN an event stream whose worker read the journal (newest id 0) and is slow to answer
         let entered = DispatchSemaphore(value: 0)
