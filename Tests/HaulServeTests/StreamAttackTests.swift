@@ -153,10 +153,11 @@ struct StreamAttackTests {
         limits.connections = 4
         let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: path))
         defer { server.stop() }
+        var heads: [String] = []
         let readers = try (0..<4).map { _ in
             let client = try RawClient(port: server.port, receiveBuffer: 4096)
             try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            _ = try Self.readHead(client)
+            heads.append(String(decoding: try Self.readHead(client), as: UTF8.self))
             return client
         }
         func readALittle(for seconds: Double) -> Int {
@@ -185,6 +186,10 @@ struct StreamAttackTests {
         // THEN each is answered: file downloads never take every connection, however steadily
         // their clients read
         #expect(answered == 3, "answered \(answered) of 3 calls")
+        // AND the files sent at once stop one connection short of them all (3 of 4): the next
+        // file request is told to come back (503, Retry-After) rather than take the last one
+        #expect(heads.filter { $0.hasPrefix("HTTP/1.1 200") }.count == 3)
+        #expect(heads.last?.hasPrefix("HTTP/1.1 503") == true && heads.last?.contains("Retry-After: 5") == true, "\(heads.last ?? "")")
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -139,6 +139,12 @@ final class Connection {
         }
     }
 
+    /// It is sending a file (a body of `HTTPStreamReply.file`), which `HTTPServerLimits.fileStreams` bounds.
+    var isSendingFile: Bool {
+        guard phase == .streaming, case .file = stream else { return false }
+        return true
+    }
+
     /// Whether a WebSocket of it made a call with the token.
     var isAuthenticated: Bool { webSocket?.authenticated == true }
 

@@ -194,6 +194,11 @@ final class EventLoop {
                 for connection in connections.values { connection.broadcast(frame) }
             case .streamed(let id, let reply, let head, let keepAlive):
                 guard let connection = connections[id] else { continue }
+                var reply = reply
+                if case .file = reply, head.method != "HEAD", connections.values.count(where: \.isSendingFile) >= limits.fileStreams {
+                    // Its descriptor is closed with the reply dropped here.
+                    reply = .whole(Self.tooManyFiles(limits.fileStreams))
+                }
                 connection.streamed(reply, head: head, keepAlive: keepAlive, recent: recentEvents, now: now)
                 answered.append(connection)
             case .event(let event):
@@ -206,6 +211,12 @@ final class EventLoop {
         }
         // Input that waited for the answer (a pipelined request, the socket's next message).
         for connection in answered { advance(connection, now: now) }
+    }
+
+    /// The answer to a file request past `HTTPServerLimits.fileStreams`.
+    static func tooManyFiles(_ bound: Int) -> HTTPResponse {
+        let plain = HTTPResponse.text(503, "haul serve is already sending \(bound) files, the most it sends at once: try again shortly")
+        return HTTPResponse(status: 503, headers: plain.headers + [HTTPHeader(name: "Retry-After", value: "5")], body: plain.body)
     }
 
     private func acceptWaiting(on listenerFD: Int32, now: ContinuousClock.Instant) {
