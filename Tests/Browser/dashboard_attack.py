@@ -294,7 +294,7 @@ def main():
                 raise StepFailed("secret: haul serve printed the secret")
             if not cdp.file_requests:
                 raise StepFailed("secret: no request to the file link was seen")
-            referers = [h for r in cdp.file_requests for k, h in r.get("headers", {}).items() if k.lower() == "referer"]
+            referers = [h for r in cdp.file_requests for k, h in r.get("headers", {}).items() if k.lower() == "referer" and h]
             if referers:
                 raise StepFailed("secret: the file link's request carried a Referer: %s" % referers)
             summary["passed"].append("secret")
