@@ -16,7 +16,9 @@ SIGKILL and starts it again on the same port. Steps (each may be chosen with --s
   is (not navigate to the server's plain-text refusal) and say why in #message;
 - hostile: a file name with quotes and an attribute-like text, and move/add errors carrying HTML,
   quotes, newlines, a right-to-left override and 10 KB: shown as text, nothing executed or
-  injected; a double click on the confirmation sends one removal only.
+  injected; a double click on the confirmation sends one removal only;
+- swap: between the confirmation's list and Yes, another file takes the listed file's name: the
+  result must list it kept (with the reason), and it must stay on disk untouched.
 
 Prints a one-line JSON summary on stdout; exits 0 only when every step passed. Whatever happens, it
 kills the chromium and the haul serve it started (by PID) and removes its temp dir.
@@ -161,7 +163,7 @@ def main():
     ap.add_argument("--work", required=True, help="a scratch directory (state, downloads, logs)")
     ap.add_argument("--slow-url", required=True, help="a URL served slowly (a download that keeps running)")
     ap.add_argument("--small-url", required=True, help="a URL that completes at once")
-    ap.add_argument("--steps", default="restart,secret,gone,hostile")
+    ap.add_argument("--steps", default="restart,secret,gone,hostile,swap")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--timeout", type=float, default=150.0)
     args = ap.parse_args()
@@ -272,7 +274,7 @@ def main():
             summary["passed"].append("restart")
 
         small = None
-        if "secret" in steps or "gone" in steps or "hostile" in steps:
+        if "secret" in steps or "gone" in steps or "hostile" in steps or "swap" in steps:
             step = "complete download"
             small = serve.call("aria2.addUri", [[args.small_url], {"out": "small.bin"}])
             wait_for("the small download complete", lambda: cdp.eval("__chk.row(%s)" % json.dumps(small)),
@@ -360,6 +362,36 @@ def main():
             if cdp.exceptions:
                 raise StepFailed("hostile: page exceptions: %s" % cdp.exceptions)
             summary["passed"].append("hostile")
+
+        if "swap" in steps:
+            step = "swap"
+            # The confirmation listed the file as this download's; before Yes, another file takes
+            # its name (a hostile local process, or the user saving over it).
+            swap_gid = serve.call("aria2.addUri", [[args.small_url], {"out": "swap.bin"}])
+            wait_for("swap: the download complete", lambda: cdp.eval("__chk.row(%s)" % json.dumps(swap_gid)),
+                     lambda r: r is not None and r["state"] == "complete", within=30)
+            path = os.path.join(directory, "swap.bin")
+            cdp.eval("__chk.click(%s)" % json.dumps(row_sel(swap_gid) + " .delete-files"))
+            wait_for("swap: the confirmation lists the file to delete",
+                     lambda: cdp.eval("(() => { const p = document.querySelector('#confirm-delete'); "
+                                      "return p && !p.hidden ? p.querySelector('#confirm-delete-files').textContent : null; })()"),
+                     lambda v: bool(v) and path in v, within=10)
+            os.rename(path, path + ".orig")
+            with open(path, "wb") as f:
+                f.write(b"not haul's file\n")
+            cdp.eval("__chk.click('#confirm-delete-yes')")
+            shown = wait_for("swap: the result is shown",
+                             lambda: cdp.eval("(() => { const p = document.querySelector('#delete-result'); return p && !p.hidden ? "
+                                              "{deleted: p.querySelector('#delete-result-deleted').textContent, "
+                                              "kept: p.querySelector('#delete-result-kept').textContent} : null; })()"),
+                             lambda v: v is not None, within=10)
+            if path in shown["deleted"] or path not in shown["kept"]:
+                raise StepFailed("swap: the result does not say the swapped-in file was kept: %s" % shown)
+            with open(path, "rb") as f:
+                if f.read() != b"not haul's file\n":
+                    raise StepFailed("swap: the swapped-in file was changed or deleted")
+            summary["swap_result"] = shown
+            summary["passed"].append("swap")
 
         step = "done"
         summary["ok"] = True

@@ -68,4 +68,13 @@ struct CLIServeDashboardAttackTests {
         // THEN nothing is executed or inserted, and one removal is sent
         #expect(result.status == 0, "\(result.stderr)\n\(result.stdoutString)")
     }
+
+    @Test(.timeLimit(.minutes(4)))
+    func aFileSwappedInBetweenTheConfirmationAndYesIsKeptAndShownKept() throws {
+        // GIVEN the delete confirmation listing a complete download's file to delete
+        // WHEN another file takes its name before Yes is clicked
+        let result = try Self.attack("swap", name: "swap")
+        // THEN the result lists it kept with the reason, and it is still on disk, untouched
+        #expect(result.status == 0, "\(result.stderr)\n\(result.stdoutString)")
+    }
 }
