@@ -1,0 +1,69 @@
+import Foundation
+import HaulTestSupport
+import Testing
+
+/// `GET /haul/events` against many clients at once and hostile `Last-Event-ID`s, on a real
+/// `haul serve`, through raw sockets.
+@Suite("haul serve: the event stream under attack", .serialized)
+struct CLIServeEventsAttackTests {
+    @Test(.timeLimit(.minutes(3)))
+    func twoHundredStreamsAtOnceWithStaleHugeNegativeAndGarbageIdsAreAnsweredAndEachGetsTheNextCompletionOnce() throws {
+        // GIVEN haul serve with one completion in its journal
+        let work = try TemporaryDirectory(prefix: "haul-serve-events-attack")
+        let nginx = try ServedFiles.start(in: work, [("small.bin", 40_000, 71)], limitRate: "1m")
+        defer { nginx.stop() }
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        defer { _ = try? serve.stop() }
+        let first = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/small.bin"], ["out": "a.bin"]]) as? String)
+        try CLIServeRoutesTests.waitFor(serve, first, status: "complete")
+        // WHEN 200 clients open the stream at once, with no id, old ids, and ids that are negative,
+        // not numbers, past 64 bits or 10,000 digits long
+        let ids = ["", "0", "1", " 2 ", "-5", "abc", "99999999999999999999", "1e3", String(repeating: "9", count: 10_000), "0x10"]
+        let clients = try (0..<200).map { index in
+            let client = try RawClient(port: serve.port)
+            let id = ids[index % ids.count]
+            try client.send(
+                "GET /haul/events?token=\(serve.secret) HTTP/1.1\r\nHost: 127.0.0.1:\(serve.port)\r\n" + (id.isEmpty ? "" : "Last-Event-ID: \(id)\r\n")
+                    + "\r\n")
+            return client
+        }
+        var texts = try clients.map { client in
+            String(decoding: try client.read(timeout: 10) { RawClient.range(of: Array("\r\n\r\n".utf8), in: $0).map { $0 + 4 } }, as: UTF8.self)
+        }
+        // THEN each is answered as a stream
+        #expect(texts.allSatisfy { $0.hasPrefix("HTTP/1.1 200") && $0.contains("text/event-stream") }, "\(texts.first { !$0.hasPrefix("HTTP/1.1 200") } ?? "")")
+        // AND a call is still answered at once
+        let start = ContinuousClock.now
+        #expect(try serve.result("aria2.getVersion") is [String: Any])
+        #expect(ContinuousClock.now - start < .seconds(2))
+        // WHEN another download completes
+        let second = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/small.bin"], ["out": "b.bin"]]) as? String)
+        func completions(_ text: String) -> Int {
+            text.split(separator: "\n").filter { $0.hasPrefix("data:") && $0.contains("aria2.onDownloadComplete") && $0.contains(second) }.count
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, texts.contains(where: { completions($0) == 0 }) {
+            for (index, client) in clients.enumerated() {
+                if let more = client.receive(timeout: 0.001), !more.isEmpty { texts[index] += String(decoding: more, as: UTF8.self) }
+            }
+        }
+        usleep(500_000)
+        for (index, client) in clients.enumerated() {
+            if let more = client.receive(timeout: 0.01), !more.isEmpty { texts[index] += String(decoding: more, as: UTF8.self) }
+        }
+        // THEN every one of the 200 streams gets its completion exactly once
+        let counts = texts.map(completions)
+        #expect(counts.allSatisfy { $0 == 1 }, "completions per stream: \(Dictionary(grouping: counts, by: { $0 }).mapValues(\.count))")
+        // AND the ids that are not this journal's got a resync, the old ones what they missed
+        for (index, text) in texts.enumerated() {
+            let id = ids[index % ids.count]
+            let resynced = text.contains("event: haul.resync")
+            if ["-5", "abc", "99999999999999999999", "1e3", "0x10"].contains(id) || id.count > 100 {
+                #expect(resynced, "Last-Event-ID \(id.prefix(20)): no resync")
+            } else {
+                #expect(!resynced, "Last-Event-ID \(id.prefix(20)): resync")
+            }
+            if id == "0" { #expect(text.contains(first), "Last-Event-ID 0 did not get the first completion") }
+        }
+    }
+}
