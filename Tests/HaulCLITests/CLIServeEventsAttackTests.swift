@@ -2,9 +2,10 @@ import Foundation
 import HaulTestSupport
 import Testing
 
-/// `GET /haul/events` against many clients at once and hostile `Last-Event-ID`s, on a real
+/// `GET /haul/events` against many clients at once and hostile `Last-Event-ID`s, and signed file
+/// links used after their download went, on a real
 /// `haul serve`, through raw sockets.
-@Suite("haul serve: the event stream under attack", .serialized)
+@Suite("haul serve: the event stream and the file link under attack", .serialized)
 struct CLIServeEventsAttackTests {
     @Test(.timeLimit(.minutes(3)))
     func twoHundredStreamsAtOnceWithStaleHugeNegativeAndGarbageIdsAreAnsweredAndEachGetsTheNextCompletionOnce() throws {
@@ -64,6 +65,38 @@ struct CLIServeEventsAttackTests {
                 #expect(!resynced, "Last-Event-ID \(id.prefix(20)): resync")
             }
             if id == "0" { #expect(text.contains(first), "Last-Event-ID 0 did not get the first completion") }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aSignedLinkHandedOutBeforeARemovalServesNothingAfterIt() throws {
+        // GIVEN two complete downloads, each with a signed link handed out (valid a day)
+        let work = try TemporaryDirectory(prefix: "haul-serve-link-reuse")
+        let nginx = try ServedFiles.start(in: work, [("small.bin", 40_000, 72)], limitRate: "1m")
+        defer { nginx.stop() }
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        defer { _ = try? serve.stop() }
+        var links: [String] = []
+        var gids: [String] = []
+        for name in ["a.bin", "b.bin"] {
+            let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/small.bin"], ["out": name]]) as? String)
+            try CLIServeRoutesTests.waitFor(serve, gid, status: "complete")
+            let link = try #require(try serve.result("haul.fileLink", [gid, 86_400]) as? [String: Any])
+            links.append(serve.base + (try #require(link["path"] as? String)))
+            gids.append(gid)
+            #expect(try CLIServeRoutesTests.fetch(links.last ?? "").status == 200)
+        }
+        // WHEN one is removed with its files, and the other's result is cleared (its file stays on disk)
+        _ = try serve.result("haul.removeWithFiles", [gids[0]])
+        _ = try serve.result("aria2.removeDownloadResult", [gids[1]])
+        // AND a new download takes the cleared one's name
+        _ = try? FileManager.default.removeItem(atPath: work.file("dl/b.bin"))
+        let next = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/small.bin"], ["out": "b.bin"]]) as? String)
+        try CLIServeRoutesTests.waitFor(serve, next, status: "complete")
+        // THEN neither old link serves a byte: their downloads are gone (404), whatever is at their names now
+        for link in links {
+            let answer = try CLIServeRoutesTests.fetch(link)
+            #expect(answer.status == 404, "\(link): \(answer.status) \(String(decoding: answer.body.prefix(200), as: UTF8.self))")
         }
     }
 }
