@@ -72,6 +72,42 @@ struct StreamAttackTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aFileRewrittenInPlaceWithItsModificationTimePutBackIsCutNeverSentWithMixedBytes() throws {
+        // GIVEN an 8 MiB file being sent to a client that has read only its first bytes
+        let directory = try TemporaryDirectory(prefix: "haul-stream-touch")
+        let path = directory.file("a.bin")
+        let size = 8 << 20
+        try TestData.writeFile(at: path, size: size, seed: 4)
+        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        defer { server.stop() }
+        let client = try RawClient(port: server.port, receiveBuffer: 4096)
+        try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(String(decoding: try Self.readHead(client), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        var body: [UInt8] = []
+        while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
+        usleep(300_000)
+        // WHEN a local process rewrites it in place (same inode, same size, other bytes) and puts
+        // its modification time back (futimens: any process that may write the file may do this;
+        // only the change time, which no process can set, still tells)
+        let writer = open(path, O_WRONLY | O_CLOEXEC)
+        #expect(writer >= 0)
+        var before = stat()
+        #expect(fstat(writer, &before) == 0)
+        let replacement = TestData.bytes(count: size, seed: 5)
+        #expect(replacement.withUnsafeBytes { pwrite(writer, $0.baseAddress, size, 0) } == size)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(futimens(writer, &times) == 0)
+        close(writer)
+        // THEN the client never gets a byte of the new content under the answer that began with the old
+        let deadline = ContinuousClock.now + .seconds(40)
+        while ContinuousClock.now < deadline, let more = client.receive(timeout: 5) { body += more }
+        let firstForeign = zip(body, original).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(firstForeign == nil, "\(body.count) bytes received; the first not the original's at offset \(firstForeign ?? -1)")
+        #expect(body.count < size, "a full-length answer was sent for a file that changed while it was sent")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aFileDeletedOrRenamedWhileItIsSentIsStillSentWhole() throws {
         for rename in [false, true] {
             // GIVEN an 8 MiB file being sent to a client that has read only its first bytes
