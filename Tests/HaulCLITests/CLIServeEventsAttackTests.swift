@@ -99,4 +99,42 @@ struct CLIServeEventsAttackTests {
             #expect(answer.status == 404, "\(link): \(answer.status) \(String(decoding: answer.body.prefix(200), as: UTF8.self))")
         }
     }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aFileMovedWhileItIsSentIsCutAndResumesExactWithIfRange() throws {
+        // GIVEN a complete 32 MiB download being fetched slowly (2 MB/s) from the file route
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-while-sent")
+        let nginx = try ServedFiles.start(in: work, [("big.bin", 32 << 20, 73)], limitRate: "1m")
+        defer { nginx.stop() }
+        let original = try Data(contentsOf: URL(fileURLWithPath: work.file("www/big.bin")))
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        defer { _ = try? serve.stop() }
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/big.bin"], ["out": "a.bin"]]) as? String)
+        try CLIServeRoutesTests.waitFor(serve, gid, status: "complete")
+        let url = serve.base + "/haul/file/" + gid
+        let fetch = Process()
+        fetch.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        fetch.arguments = [
+            "-s", "--limit-rate", "2m", "--max-time", "60", "-D", work.file("head.txt"), "-o", work.file("part.bin"), "-H",
+            "Authorization: Bearer \(serve.secret)", url,
+        ]
+        try fetch.run()
+        usleep(1_500_000)
+        // WHEN it is moved meanwhile (a rename: its bytes stay as they are)
+        _ = try serve.result("haul.move", [gid, ["dir": "moved"]])
+        fetch.waitUntilExit()
+        // THEN the answer was cut short, with the original's first bytes only
+        let part = try Data(contentsOf: URL(fileURLWithPath: work.file("part.bin")))
+        #expect(fetch.terminationStatus == 18 && part.count < original.count, "curl exit \(fetch.terminationStatus), \(part.count) bytes")
+        #expect(part == original.prefix(part.count))
+        // AND the rest, asked for with Range and If-Range (the ETag the cut answer had), comes as a
+        // 206 at its new place, and the two together are the file, exact
+        let head = try String(contentsOfFile: work.file("head.txt"), encoding: .utf8)
+        let etag = try #require(
+            head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("etag:") }.map { String($0.dropFirst(5)).trimmingCharacters(in: .whitespaces) })
+        let rest = try CLIServeRoutesTests.fetch(
+            url, ["-H", "Authorization: Bearer \(serve.secret)", "-H", "Range: bytes=\(part.count)-", "-H", "If-Range: \(etag)"])
+        #expect(rest.status == 206 && rest.headers["etag"] == etag, "\(rest.status) \(rest.headers)")
+        #expect(part + rest.body == original)
+    }
 }
