@@ -18,7 +18,9 @@ SIGKILL and starts it again on the same port. Steps (each may be chosen with --s
   quotes, newlines, a right-to-left override and 10 KB: shown as text, nothing executed or
   injected; a double click on the confirmation sends one removal only;
 - swap: between the confirmation's list and Yes, another file takes the listed file's name: the
-  result must list it kept (with the reason), and it must stay on disk untouched.
+  result must list it kept (with the reason), and it must stay on disk untouched;
+- foreign: this server's page opened with `?rpc=` pointing at another local process that wants a
+  secret: the page must say that endpoint is not the server it came from before anyone types one.
 
 Prints a one-line JSON summary on stdout; exits 0 only when every step passed. Whatever happens, it
 kills the chromium and the haul serve it started (by PID) and removes its temp dir.
@@ -94,8 +96,9 @@ TRACK = r"""
 class Serve:
     """The haul serve this script runs (and kills, and runs again on the same port)."""
 
-    def __init__(self, binary, secret, state, directory, tmp):
+    def __init__(self, binary, secret, state, directory, tmp, extra=()):
         self.binary, self.secret, self.state, self.directory, self.tmp = binary, secret, state, directory, tmp
+        self.extra = list(extra)
         self.proc = None
         self.port = 0
         self.runs = 0
@@ -106,7 +109,7 @@ class Serve:
         path = os.path.join(self.tmp, "serve-%d.err" % self.runs)
         self.stderr_paths.append(path)
         argv = [self.binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--secret", self.secret,
-                "--state", self.state, "-d", self.directory, "-x", "1"]
+                "--state", self.state, "-d", self.directory, "-x", "1"] + self.extra
         with open(path, "wb") as err:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         while time.monotonic() < deadline:
@@ -163,7 +166,7 @@ def main():
     ap.add_argument("--work", required=True, help="a scratch directory (state, downloads, logs)")
     ap.add_argument("--slow-url", required=True, help="a URL served slowly (a download that keeps running)")
     ap.add_argument("--small-url", required=True, help="a URL that completes at once")
-    ap.add_argument("--steps", default="restart,secret,gone,hostile,swap")
+    ap.add_argument("--steps", default="restart,secret,gone,hostile,swap,foreign")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--timeout", type=float, default=150.0)
     args = ap.parse_args()
@@ -392,6 +395,29 @@ def main():
                     raise StepFailed("swap: the swapped-in file was changed or deleted")
             summary["swap_result"] = shown
             summary["passed"].append("swap")
+
+        if "foreign" in steps:
+            step = "foreign"
+            # A crafted link: this server's page, its RPC pointed (?rpc=) at another local process
+            # (here another haul serve, with a secret of its own, that takes this page's origin as a
+            # hostile process would) that asks for a secret.
+            other = Serve(args.haul, secret + "-other", os.path.join(args.work, "state-other"), directory, args.work,
+                          extra=["--allow-origin", serve.base()])
+            other.runs = 100
+            try:
+                other.start(deadline)
+                cdp.send("Page.navigate", {"url": serve.base() + "/?rpc=ws://127.0.0.1:%d/jsonrpc" % other.port})
+                wait_for("foreign: page open", lambda: cdp.eval("document.readyState === 'complete' && !!document.querySelector('#downloads')"), bool)
+                cdp.eval(HELPERS)
+                status = wait_for("foreign: the page asks for a secret", page_state,
+                                  lambda s: (s["status"] or "").startswith("error"), within=15)["status"]
+                summary["foreign_status"] = status
+                if "not the server this page came from" not in status:
+                    raise StepFailed("foreign: the page asks another process's endpoint for a secret without saying it is "
+                                     "not the server the page came from: %r" % status)
+                summary["passed"].append("foreign")
+            finally:
+                other.stop()
 
         step = "done"
         summary["ok"] = True

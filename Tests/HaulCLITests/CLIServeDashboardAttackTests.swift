@@ -77,4 +77,13 @@ struct CLIServeDashboardAttackTests {
         // THEN the result lists it kept with the reason, and it is still on disk, untouched
         #expect(result.status == 0, "\(result.stderr)\n\(result.stdoutString)")
     }
+
+    @Test(.timeLimit(.minutes(4)))
+    func aPageWhoseRPCWasPointedAtAnotherLocalProcessSaysSoBeforeASecretIsTyped() throws {
+        // GIVEN a crafted link: this server's page with ?rpc= at another local process that wants a secret
+        // WHEN it is opened
+        let result = try Self.attack("foreign", name: "foreign")
+        // THEN the request for a secret says the endpoint is not the server the page came from
+        #expect(result.status == 0, "\(result.stderr)\n\(result.stdoutString)")
+    }
 }
