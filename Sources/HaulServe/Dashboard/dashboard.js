@@ -47,6 +47,16 @@
   // `?rpc=` to another loopback port (another local process) gets none on load.
   function secretKey(url) { return STORAGE_KEY + " " + url; }
 
+  // A warning when `url` (from `?rpc=`) is not the server this page came from: a crafted link can
+  // point the page at another local process, which then asks for a secret; the user must know
+  // whose it is before typing this server's.
+  function foreignNote(url) {
+    var u = new URL(url);
+    if (u.host === location.host) return "";
+    return " (careful: " + u.host + " is not the server this page came from, " + location.host +
+      "; give it a secret only if you started it)";
+  }
+
   // The HTTP origin of the RPC endpoint (its file and event routes live there).
   function httpOrigin() {
     var u = new URL(rpcUrl());
@@ -170,8 +180,8 @@
         if (/unauthorized/i.test(err.message)) {
           // The server wants a secret (aria2's "Unauthorized"): only now is one asked for.
           try { sessionStorage.removeItem(secretKey(url)); } catch (e) { /* storage disabled */ }
-          setStatus(secret ? "error: wrong secret; enter the server's --secret and Connect" :
-            "error: this server needs its secret; enter it and Connect", "bad");
+          setStatus((secret ? "error: wrong secret; enter the server's --secret and Connect" :
+            "error: this server needs its secret; enter it and Connect") + foreignNote(url), "bad");
           $("connect-form").classList.add("needs-secret");
           $("secret").focus();
           return;
