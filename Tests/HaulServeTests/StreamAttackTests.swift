@@ -232,6 +232,58 @@ struct StreamAttackTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func eventStreamsReadSlowlyOnABusyServerCannotLockACallOutOfAFullServer() throws {
+        // GIVEN a busy server (events published at about 400 KB/s) of 4 connections at most, each
+        // taken by an event stream whose client reads a little every 100 ms through a small
+        // socket buffer: its output is never empty and never still for 2 s, so none of them is
+        // idle or stalled
+        var limits = HTTPServerLimits()
+        limits.connections = 4
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: "/nonexistent"))
+        defer { server.stop() }
+        let publishing = ManagedAtomicFlag()
+        let publisher = Thread {
+            let event = StreamEvent(durableID: nil, bytes: Data(("data: " + String(repeating: "x", count: 2000) + "\n\n").utf8))
+            while !publishing.isSet {
+                server.publish(event)
+                usleep(5_000)
+            }
+        }
+        publisher.start()
+        defer { publishing.set() }
+        var heads: [String] = []
+        let readers = try (0..<4).map { _ in
+            let client = try RawClient(port: server.port, receiveBuffer: 4096)
+            try client.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            heads.append(String(decoding: try Self.readHead(client), as: UTF8.self))
+            return client
+        }
+        func readALittle(for seconds: Double) {
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while ContinuousClock.now < deadline {
+                for reader in readers { _ = reader.receive(timeout: 0.01) }
+                usleep(100_000)
+            }
+        }
+        readALittle(for: 3)
+        // WHEN calls come, one after another, while the streams go on being read
+        var answered = 0
+        for _ in 0..<3 {
+            let call = Process()
+            call.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            let output = Pipe()
+            call.arguments = ["-s", "--max-time", "4", "--data-binary", "x", "http://127.0.0.1:\(server.port)/call"]
+            call.standardOutput = output
+            call.standardError = FileHandle.nullDevice
+            try call.run()
+            while call.isRunning { readALittle(for: 0.2) }
+            if String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "answered\n" { answered += 1 }
+        }
+        // THEN each is answered
+        #expect(answered == 3, "answered \(answered) of 3 calls; heads: \(heads.map { $0.prefix(12) })")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func anEventStreamThatMissedMoreEventsThanTheLoopKeepsIsCutNotContinuedWithAGap() throws {
         // GIVEN an event stream whose worker read the journal (newest id 0) and is slow to answer
         let entered = DispatchSemaphore(value: 0)
@@ -264,4 +316,13 @@ struct StreamAttackTests {
         let contiguousFromOne = ids == Array(1...max(1, ids.count)).prefix(ids.count).map { $0 }
         #expect(contiguousFromOne && (ids.count == 300 || closed), "ids \(ids.first ?? -1)...\(ids.last ?? -1) (\(ids.count)), closed: \(closed)")
     }
+}
+
+/// A flag one thread sets and another reads.
+private final class ManagedAtomicFlag: @unchecked Sendable {
+    // @unchecked Sendable: the value is only read and written under `lock`.
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }
