@@ -281,6 +281,9 @@ struct StreamAttackTests {
         }
         // THEN each is answered
         #expect(answered == 3, "answered \(answered) of 3 calls; heads: \(heads.map { $0.prefix(12) })")
+        // AND the streams at once stop one connection short of them all: the fourth is told to
+        // come back (503, Retry-After; an EventSource then falls back, the dashboard to polling)
+        #expect(heads.filter { $0.hasPrefix("HTTP/1.1 200") }.count == 3 && heads.last?.hasPrefix("HTTP/1.1 503") == true)
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -139,11 +139,8 @@ final class Connection {
         }
     }
 
-    /// It is sending a file (a body of `HTTPStreamReply.file`), which `HTTPServerLimits.fileStreams` bounds.
-    var isSendingFile: Bool {
-        guard phase == .streaming, case .file = stream else { return false }
-        return true
-    }
+    /// It is sending a file or an event stream, which `HTTPServerLimits.streams` bounds.
+    var isStreaming: Bool { phase == .streaming && stream != nil }
 
     /// Whether a WebSocket of it made a call with the token.
     var isAuthenticated: Bool { webSocket?.authenticated == true }

@@ -195,9 +195,9 @@ final class EventLoop {
             case .streamed(let id, let reply, let head, let keepAlive):
                 guard let connection = connections[id] else { continue }
                 var reply = reply
-                if case .file = reply, head.method != "HEAD", connections.values.count(where: \.isSendingFile) >= limits.fileStreams {
-                    // Its descriptor is closed with the reply dropped here.
-                    reply = .whole(Self.tooManyFiles(limits.fileStreams))
+                if reply.streams(head), connections.values.count(where: \.isStreaming) >= limits.streams {
+                    // A file's descriptor is closed with the reply dropped here.
+                    reply = .whole(Self.tooManyStreams(limits.streams))
                 }
                 connection.streamed(reply, head: head, keepAlive: keepAlive, recent: recentEvents, now: now)
                 answered.append(connection)
@@ -213,9 +213,10 @@ final class EventLoop {
         for connection in answered { advance(connection, now: now) }
     }
 
-    /// The answer to a file request past `HTTPServerLimits.fileStreams`.
-    static func tooManyFiles(_ bound: Int) -> HTTPResponse {
-        let plain = HTTPResponse.text(503, "haul serve is already sending \(bound) files, the most it sends at once: try again shortly")
+    /// The answer to a stream request past `HTTPServerLimits.streams`.
+    static func tooManyStreams(_ bound: Int) -> HTTPResponse {
+        let plain = HTTPResponse.text(
+            503, "haul serve is already sending \(bound) files and event streams, the most it sends at once: try again shortly")
         return HTTPResponse(status: 503, headers: plain.headers + [HTTPHeader(name: "Retry-After", value: "5")], body: plain.body)
     }
 

@@ -105,6 +105,15 @@ struct StreamEvent: Sendable, Equatable {
 /// How a streamed request is answered: the worker decides (it may read the store and the disk),
 /// the loop sends.
 enum HTTPStreamReply: Sendable {
+    /// It holds its connection for a stream (a file's body, not to a HEAD request; or events).
+    func streams(_ head: HTTPRequestHead) -> Bool {
+        switch self {
+        case .whole: return false
+        case .file: return head.method != "HEAD"
+        case .events: return true
+        }
+    }
+
     /// A whole answer, as `respond(to:body:)` gives.
     case whole(HTTPResponse)
     /// `head` (its `announcedLength` is the body's length), then `body` as the socket drains. A
