@@ -137,4 +137,35 @@ struct CLIServeEventsAttackTests {
         #expect(rest.status == 206 && rest.headers["etag"] == etag, "\(rest.status) \(rest.headers)")
         #expect(part + rest.body == original)
     }
+
+    @Test(.timeLimit(.minutes(3)))
+    func twoTabsDeletingAndMovingOneDownloadAtOnceAreTakenOneAfterTheOtherAndNeverBlameADownload() throws {
+        // GIVEN complete downloads, each then asked at once (two tabs, double clicks) to be removed
+        // with its files twice, or removed with its files and moved
+        let work = try TemporaryDirectory(prefix: "haul-serve-two-tabs")
+        let nginx = try ServedFiles.start(in: work, [("small.bin", 200_000, 74)], limitRate: "1m")
+        defer { nginx.stop() }
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+        defer { _ = try? serve.stop() }
+        for round in 0..<8 {
+            let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/small.bin"], ["out": "r\(round).bin"]]) as? String)
+            try CLIServeRoutesTests.waitFor(serve, gid, status: "complete")
+            let removesTwice = round % 2 == 0
+            let second: (String, [Any]) = removesTwice ? ("haul.removeWithFiles", [gid]) : ("haul.move", [gid, ["dir": "m\(round)"]])
+            // WHEN both calls come at once
+            let replies = try CLIServeFilesAttackTests.atOnce(serve, [("haul.removeWithFiles", [gid]), second])
+            let errors = replies.compactMap { ($0["error"] as? [String: Any])?["message"] as? String }
+            // THEN the removal deleted the file (after the move, if the move went first: from its
+            // new place); the other call, when it came second, found no download: no file of it is
+            // left anywhere, and the download is gone
+            let deleted = replies.compactMap { ($0["result"] as? [String: Any])?["deleted"] as? [[String: Any]] }.flatMap { $0 }
+            #expect(deleted.filter { ($0["role"] as? String) == "file" }.count == 1, "round \(round): \(replies)")
+            let left = CLIServeFilesAttackTests.files(in: work.file("dl"))
+            #expect(left.isEmpty, "round \(round): left \(left); replies \(replies)")
+            #expect(try serve.call("aria2.tellStatus", [gid])["error"] != nil, "round \(round): the download is still listed")
+            // AND no answer says a download (or a process: haul serve itself) holds the destination
+            // when only the other call did
+            #expect(!errors.contains { $0.contains("already downloading") }, "round \(round): \(errors)")
+        }
+    }
 }
