@@ -107,7 +107,7 @@ final class LockFiles: Sendable {
                     Self.closeIfUnused(id, in: &files)
                     throw StoreError(
                         .heldElsewhere,
-                        "another download or call in this process (\(getpid())) holds this destination (a lock in \(path)); wait for it to finish or stop it"
+                        "another download or call in this process, process \(getpid()), holds this destination (a lock in \(path)); wait for it to finish or stop it"
                     )
                 }
                 var range = Self.range(F_WRLCK, slot)
