@@ -287,6 +287,29 @@ struct StreamAttackTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func atTheBoundOnStreamsANewStreamTakesTheSlotOfOneWithNothingToSend() throws {
+        // GIVEN a server of 4 connections at most (3 streams), holding 3 event streams with
+        // nothing to send (their clients may have gone without a word: a dead peer sends no FIN)
+        var limits = HTTPServerLimits()
+        limits.connections = 4
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: "/nonexistent"))
+        defer { server.stop() }
+        func open() throws -> (RawClient, String) {
+            let client = try RawClient(port: server.port)
+            try client.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            return (client, String(decoding: try Self.readHead(client), as: UTF8.self))
+        }
+        let idle = try (0..<3).map { _ in try open() }
+        #expect(idle.allSatisfy { $0.1.hasPrefix("HTTP/1.1 200") })
+        usleep(200_000)
+        // WHEN a fourth client opens the stream
+        let (_, head) = try open()
+        // THEN it is answered (200): the stream idle longest made room, and it was closed
+        #expect(head.hasPrefix("HTTP/1.1 200"), "\(head.prefix(40))")
+        #expect(idle[0].0.receive(timeout: 2) == nil, "the oldest idle stream is still open")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func anEventStreamThatMissedMoreEventsThanTheLoopKeepsIsCutNotContinuedWithAGap() throws {
         // GIVEN an event stream whose worker read the journal (newest id 0) and is slow to answer
         let entered = DispatchSemaphore(value: 0)
