@@ -72,7 +72,43 @@ struct StreamAttackTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func aFileDeletedOrRenamedWhileItIsSentIsStillSentWhole() throws {
+    func aFileRewrittenInPlaceWithItsModificationTimePutBackIsCutNeverSentWithMixedBytes() throws {
+        // GIVEN an 8 MiB file being sent to a client that has read only its first bytes
+        let directory = try TemporaryDirectory(prefix: "haul-stream-touch")
+        let path = directory.file("a.bin")
+        let size = 8 << 20
+        try TestData.writeFile(at: path, size: size, seed: 4)
+        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        defer { server.stop() }
+        let client = try RawClient(port: server.port, receiveBuffer: 4096)
+        try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(String(decoding: try Self.readHead(client), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        var body: [UInt8] = []
+        while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
+        usleep(300_000)
+        // WHEN a local process rewrites it in place (same inode, same size, other bytes) and puts
+        // its modification time back (futimens: any process that may write the file may do this;
+        // only the change time, which no process can set, still tells)
+        let writer = open(path, O_WRONLY | O_CLOEXEC)
+        #expect(writer >= 0)
+        var before = stat()
+        #expect(fstat(writer, &before) == 0)
+        let replacement = TestData.bytes(count: size, seed: 5)
+        #expect(replacement.withUnsafeBytes { pwrite(writer, $0.baseAddress, size, 0) } == size)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(futimens(writer, &times) == 0)
+        close(writer)
+        // THEN the client never gets a byte of the new content under the answer that began with the old
+        let deadline = ContinuousClock.now + .seconds(40)
+        while ContinuousClock.now < deadline, let more = client.receive(timeout: 5) { body += more }
+        let firstForeign = zip(body, original).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(firstForeign == nil, "\(body.count) bytes received; the first not the original's at offset \(firstForeign ?? -1)")
+        #expect(body.count < size, "a full-length answer was sent for a file that changed while it was sent")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFileDeletedOrRenamedWhileItIsSentIsCutCleanNeverWithForeignBytes() throws {
         for rename in [false, true] {
             // GIVEN an 8 MiB file being sent to a client that has read only its first bytes
             let directory = try TemporaryDirectory(prefix: "haul-stream-unlink")
@@ -87,12 +123,15 @@ struct StreamAttackTests {
             _ = try Self.readHead(client)
             var body: [UInt8] = []
             while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
-            // WHEN the file is deleted (or renamed, as haul.move does): its bytes do not change
+            // WHEN the file is deleted (or renamed, as haul.move does): its bytes do not change, but
+            // its change time moves as it would after a rewrite whose modification time was put back
             #expect(rename ? Glibc.rename(path, directory.file("b.bin")) == 0 : unlink(path) == 0)
-            // THEN the client gets the whole file, exact
+            // THEN the answer is cut there, clean: the original's first bytes only, shorter than
+            // announced (the client resumes with If-Range), never completed with bytes it cannot vouch for
             let deadline = ContinuousClock.now + .seconds(20)
             while ContinuousClock.now < deadline, let more = client.receive(timeout: 5) { body += more }
-            #expect(body.count == size && body == original, "rename: \(rename): \(body.count) bytes")
+            #expect(body == Array(original.prefix(body.count)), "rename: \(rename): foreign bytes")
+            #expect(body.count < size, "rename: \(rename): \(body.count) bytes")
         }
     }
 
@@ -140,6 +179,142 @@ struct StreamAttackTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func clientsThatReadFilesSlowlyCannotLockACallOutOfAFullServer() throws {
+        // GIVEN a server of 4 connections at most, each taken by a download of a large file whose
+        // client reads slowly but steadily (a little every 100 ms through a small socket buffer:
+        // its output never stands still for 2 s, so none of them counts as stalled)
+        let directory = try TemporaryDirectory(prefix: "haul-stream-slow")
+        let path = directory.file("a.bin")
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(fd >= 0 && ftruncate(fd, 1 << 30) == 0)
+        close(fd)
+        var limits = HTTPServerLimits()
+        limits.connections = 4
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        defer { server.stop() }
+        var heads: [String] = []
+        let readers = try (0..<4).map { _ in
+            let client = try RawClient(port: server.port, receiveBuffer: 4096)
+            try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            heads.append(String(decoding: try Self.readHead(client), as: UTF8.self))
+            return client
+        }
+        func readALittle(for seconds: Double) -> Int {
+            var open = 0
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while ContinuousClock.now < deadline {
+                open = readers.filter { $0.receive(timeout: 0.01) != nil }.count
+                usleep(100_000)
+            }
+            return open
+        }
+        #expect(readALittle(for: 3) == 4)
+        // WHEN calls come, one after another, while the downloads go on being read
+        var answered = 0
+        for _ in 0..<3 {
+            let call = Process()
+            call.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            let output = Pipe()
+            call.arguments = ["-s", "--max-time", "4", "--data-binary", "x", "http://127.0.0.1:\(server.port)/call"]
+            call.standardOutput = output
+            call.standardError = FileHandle.nullDevice
+            try call.run()
+            while call.isRunning { _ = readALittle(for: 0.2) }
+            if String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "answered\n" { answered += 1 }
+        }
+        // THEN each is answered: file downloads never take every connection, however steadily
+        // their clients read
+        #expect(answered == 3, "answered \(answered) of 3 calls")
+        // AND the files sent at once stop one connection short of them all (3 of 4): the next
+        // file request is told to come back (503, Retry-After) rather than take the last one
+        #expect(heads.filter { $0.hasPrefix("HTTP/1.1 200") }.count == 3)
+        #expect(heads.last?.hasPrefix("HTTP/1.1 503") == true && heads.last?.contains("Retry-After: 5") == true, "\(heads.last ?? "")")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func eventStreamsReadSlowlyOnABusyServerCannotLockACallOutOfAFullServer() throws {
+        // GIVEN a busy server (events published at about 400 KB/s) of 4 connections at most, each
+        // taken by an event stream whose client reads a little every 100 ms through a small
+        // socket buffer: its output is never empty and never still for 2 s, so none of them is
+        // idle or stalled
+        var limits = HTTPServerLimits()
+        limits.connections = 4
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: "/nonexistent"))
+        defer { server.stop() }
+        let publishing = ManagedAtomicFlag()
+        let publisher = Thread {
+            let event = StreamEvent(durableID: nil, bytes: Data(("data: " + String(repeating: "x", count: 2000) + "\n\n").utf8))
+            while !publishing.isSet {
+                server.publish(event)
+                usleep(5_000)
+            }
+        }
+        publisher.start()
+        defer { publishing.set() }
+        var heads: [String] = []
+        let readers = try (0..<4).map { _ in
+            let client = try RawClient(port: server.port, receiveBuffer: 4096)
+            try client.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            heads.append(String(decoding: try Self.readHead(client), as: UTF8.self))
+            return client
+        }
+        var closed: Set<Int> = []
+        func readALittle(for seconds: Double) {
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while ContinuousClock.now < deadline {
+                for (index, reader) in readers.enumerated() where !closed.contains(index) {
+                    if reader.receive(timeout: 0.01) == nil { closed.insert(index) }
+                }
+                usleep(100_000)
+            }
+        }
+        readALittle(for: 3)
+        // WHEN calls come, one after another, while the streams go on being read
+        var answered = 0
+        for _ in 0..<3 {
+            let call = Process()
+            call.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            let output = Pipe()
+            call.arguments = ["-s", "--max-time", "4", "--data-binary", "x", "http://127.0.0.1:\(server.port)/call"]
+            call.standardOutput = output
+            call.standardError = FileHandle.nullDevice
+            try call.run()
+            while call.isRunning { readALittle(for: 0.2) }
+            if String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "answered\n" { answered += 1 }
+        }
+        // THEN each is answered
+        #expect(answered == 3, "answered \(answered) of 3 calls; heads: \(heads.map { $0.prefix(12) })")
+        // AND the streams at once stop one connection short of them all: the fourth was told to
+        // come back (503, Retry-After; an EventSource then falls back, the dashboard to polling),
+        // or took the slot of one that had nothing to send at that moment (closed)
+        let streaming = heads.indices.filter { heads[$0].hasPrefix("HTTP/1.1 200") && !closed.contains($0) }
+        #expect(streaming.count <= 3, "\(heads.map { $0.prefix(12) }), closed \(closed)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func atTheBoundOnStreamsANewStreamTakesTheSlotOfOneWithNothingToSend() throws {
+        // GIVEN a server of 4 connections at most (3 streams), holding 3 event streams with
+        // nothing to send (their clients may have gone without a word: a dead peer sends no FIN)
+        var limits = HTTPServerLimits()
+        limits.connections = 4
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: "/nonexistent"))
+        defer { server.stop() }
+        func open() throws -> (RawClient, String) {
+            let client = try RawClient(port: server.port)
+            try client.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            return (client, String(decoding: try Self.readHead(client), as: UTF8.self))
+        }
+        let idle = try (0..<3).map { _ in try open() }
+        #expect(idle.allSatisfy { $0.1.hasPrefix("HTTP/1.1 200") })
+        usleep(200_000)
+        // WHEN a fourth client opens the stream
+        let (_, head) = try open()
+        // THEN it is answered (200): the stream idle longest made room, and it was closed
+        #expect(head.hasPrefix("HTTP/1.1 200"), "\(head.prefix(40))")
+        #expect(idle[0].0.receive(timeout: 2) == nil, "the oldest idle stream is still open")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func anEventStreamThatMissedMoreEventsThanTheLoopKeepsIsCutNotContinuedWithAGap() throws {
         // GIVEN an event stream whose worker read the journal (newest id 0) and is slow to answer
         let entered = DispatchSemaphore(value: 0)
@@ -172,4 +347,13 @@ struct StreamAttackTests {
         let contiguousFromOne = ids == Array(1...max(1, ids.count)).prefix(ids.count).map { $0 }
         #expect(contiguousFromOne && (ids.count == 300 || closed), "ids \(ids.first ?? -1)...\(ids.last ?? -1) (\(ids.count)), closed: \(closed)")
     }
+}
+
+/// A flag one thread sets and another reads.
+private final class ManagedAtomicFlag: @unchecked Sendable {
+    // @unchecked Sendable: the value is only read and written under `lock`.
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }

@@ -62,10 +62,12 @@ extension DownloadQueue {
     /// symlink, and only while it is still the file judged the download's own (a parent swapped for
     /// a symlink after the judgement never leads the deletion out of it).
     package func removeWithFiles(_ id: Int64, within root: String? = nil, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval {
-        for _ in 0..<Self.placementAttempts {
-            if let removal = try removeWithFilesOnce(id, within: root, inside: inside) { return removal }
+        try fileOperations.inTurn(id) { () throws(DownloadError) -> FileRemoval in
+            for _ in 0..<Self.placementAttempts {
+                if let removal = try removeWithFilesOnce(id, within: root, inside: inside) { return removal }
+            }
+            throw Self.keptMoving(id)
         }
-        throw Self.keptMoving(id)
     }
 
     /// One attempt of `removeWithFiles`; nil when the download was moved (by a concurrent

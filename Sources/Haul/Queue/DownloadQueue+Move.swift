@@ -15,10 +15,12 @@ extension DownloadQueue {
     /// reached from it without following a symlink (see `TaskFiles.pinnedDirectory`), so a parent
     /// swapped for a symlink after the caller checked the path never takes a file out of it.
     package func move(_ id: Int64, to destination: Destination, within root: String? = nil) throws(DownloadError) -> FileMove {
-        for _ in 0..<Self.placementAttempts {
-            if let move = try moveOnce(id, to: destination, within: root) { return move }
+        try fileOperations.inTurn(id) { () throws(DownloadError) -> FileMove in
+            for _ in 0..<Self.placementAttempts {
+                if let move = try moveOnce(id, to: destination, within: root) { return move }
+            }
+            throw Self.keptMoving(id)
         }
-        throw Self.keptMoving(id)
     }
 
     /// How often a removal or move starts again when a concurrent move changed the download's

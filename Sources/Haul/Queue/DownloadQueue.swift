@@ -27,6 +27,8 @@ public final class DownloadQueue: Sendable {
     let leases: HeldLeases
     /// Hands outcomes to the store and lets their leases go, in that order.
     let settler: QueueSettler
+    /// Moves and removals with files of one download, one at a time in this process.
+    let fileOperations = FileOperations()
 
     /// `$XDG_DATA_HOME/haul`, else `~/.local/share/haul`.
     public static var defaultStateDirectory: String {

@@ -47,6 +47,16 @@
   // `?rpc=` to another loopback port (another local process) gets none on load.
   function secretKey(url) { return STORAGE_KEY + " " + url; }
 
+  // A warning when `url` (from `?rpc=`) is not the server this page came from: a crafted link can
+  // point the page at another local process, which then asks for a secret; the user must know
+  // whose it is before typing this server's.
+  function foreignNote(url) {
+    var u = new URL(url);
+    if (u.host === location.host) return "";
+    return " (careful: " + u.host + " is not the server this page came from, " + location.host +
+      "; give it a secret only if you started it)";
+  }
+
   // The HTTP origin of the RPC endpoint (its file and event routes live there).
   function httpOrigin() {
     var u = new URL(rpcUrl());
@@ -170,8 +180,8 @@
         if (/unauthorized/i.test(err.message)) {
           // The server wants a secret (aria2's "Unauthorized"): only now is one asked for.
           try { sessionStorage.removeItem(secretKey(url)); } catch (e) { /* storage disabled */ }
-          setStatus(secret ? "error: wrong secret; enter the server's --secret and Connect" :
-            "error: this server needs its secret; enter it and Connect", "bad");
+          setStatus((secret ? "error: wrong secret; enter the server's --secret and Connect" :
+            "error: this server needs its secret; enter it and Connect") + foreignNote(url), "bad");
           $("connect-form").classList.add("needs-secret");
           $("secret").focus();
           return;
@@ -507,18 +517,40 @@
       // Only a path of this server's file route: an answer such as "@elsewhere/..." would make
       // the link leave for another host.
       if (!/^\/haul\/file\/[0-9a-fA-F]+\?/.test(String(link.path))) throw new Error("unexpected link " + String(link.path));
-      var a = $("file-link");
-      a.href = httpOrigin() + String(link.path);
-      a.textContent = "download " + nameOf(gid);
-      a.setAttribute("data-gid", gid);
-      $("file-expires").textContent = link.expires ?
-        "(link valid until " + new Date(num(link.expires) * 1000).toLocaleTimeString() + ")" : "";
-      $("file-box").hidden = false;
-      showMessage("");
-      a.click();
-    }, function (err) {
-      showMessage("haul.fileLink failed: " + err.message, "bad");
+      var href = httpOrigin() + String(link.path);
+      return probeFile(href).then(function (refusal) {
+        if (refusal) throw new Error(refusal);
+        var a = $("file-link");
+        a.href = href;
+        // A download, never a navigation: a link followed later (expired, or its file gone since)
+        // fails in the browser's downloads instead of replacing this page with the server's refusal.
+        a.setAttribute("download", "");
+        a.textContent = "download " + nameOf(gid);
+        a.setAttribute("data-gid", gid);
+        $("file-expires").textContent = link.expires ?
+          "(link valid until " + new Date(num(link.expires) * 1000).toLocaleTimeString() + ")" : "";
+        $("file-box").hidden = false;
+        showMessage("");
+        a.click();
+      });
+    }).then(null, function (err) {
+      showMessage("Download failed: " + err.message, "bad");
     }).then(function () { btn.disabled = false; });
+  }
+
+  // Why the file at `href` cannot be downloaded now (the server's own words), or null when it can:
+  // asked for its first byte only, before the link is followed, so a refusal (a file deleted or
+  // replaced on disk: 410, 409) is said here rather than shown in place of the page. A probe that
+  // cannot be made (another origin, which the page's CSP keeps it from fetching) lets the link go.
+  function probeFile(href) {
+    if (typeof fetch === "undefined" || new URL(href).origin !== location.origin) return Promise.resolve(null);
+    return fetch(href, { headers: { Range: "bytes=0-0" }, cache: "no-store", credentials: "omit" }).then(function (r) {
+      // 416: the file is there and empty.
+      if (r.status === 200 || r.status === 206 || r.status === 416) { if (r.body) r.body.cancel(); return null; }
+      return r.text().then(function (text) {
+        return "the server refused the file (" + r.status + "): " + text.trim().slice(0, 500);
+      });
+    }, function () { return null; });
   }
 
   // Move: a small form (no prompt()), for a new directory, a new name, or both.

@@ -139,6 +139,9 @@ final class Connection {
         }
     }
 
+    /// It is sending a file or an event stream, which `HTTPServerLimits.streams` bounds.
+    var isStreaming: Bool { phase == .streaming && stream != nil }
+
     /// Whether a WebSocket of it made a call with the token.
     var isAuthenticated: Bool { webSocket?.authenticated == true }
 

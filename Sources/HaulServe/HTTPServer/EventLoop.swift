@@ -143,6 +143,22 @@ final class EventLoop {
         return true
     }
 
+    /// Closes the stream that matters least among those that may go (one whose client took nothing
+    /// for a while, or an event stream with nothing to send: its client may be gone without a word)
+    /// to make room for a new stream at `HTTPServerLimits.streams`. A stream still being read
+    /// stays: the new one is then refused.
+    private func makeRoomForStream(now: ContinuousClock.Instant) -> Bool {
+        let candidates = connections.values.lazy.filter(\.isStreaming).compactMap { connection in
+            connection.shedding(now: now).map {
+                Shedding.Candidate(id: connection.id, rank: $0, isWebSocket: false, idleSince: connection.lastActivity)
+            }
+        }
+        guard let victim = Shedding.victim(among: candidates, webSocketsOnly: false), let connection = connections[victim] else { return false }
+        connection.finish()
+        close(connection)
+        return true
+    }
+
     /// Lets `connection` take its next steps and hands what needs a worker to one.
     private func advance(_ connection: Connection, now: ContinuousClock.Instant) {
         guard !connection.isFinished else { return }
@@ -194,6 +210,11 @@ final class EventLoop {
                 for connection in connections.values { connection.broadcast(frame) }
             case .streamed(let id, let reply, let head, let keepAlive):
                 guard let connection = connections[id] else { continue }
+                var reply = reply
+                if reply.streams(head), connections.values.count(where: \.isStreaming) >= limits.streams, !makeRoomForStream(now: now) {
+                    // A file's descriptor is closed with the reply dropped here.
+                    reply = .whole(Self.tooManyStreams(limits.streams))
+                }
                 connection.streamed(reply, head: head, keepAlive: keepAlive, recent: recentEvents, now: now)
                 answered.append(connection)
             case .event(let event):
@@ -206,6 +227,13 @@ final class EventLoop {
         }
         // Input that waited for the answer (a pipelined request, the socket's next message).
         for connection in answered { advance(connection, now: now) }
+    }
+
+    /// The answer to a stream request past `HTTPServerLimits.streams`.
+    static func tooManyStreams(_ bound: Int) -> HTTPResponse {
+        let plain = HTTPResponse.text(
+            503, "haul serve is already sending \(bound) files and event streams, the most it sends at once: try again shortly")
+        return HTTPResponse(status: 503, headers: plain.headers + [HTTPHeader(name: "Retry-After", value: "5")], body: plain.body)
     }
 
     private func acceptWaiting(on listenerFD: Int32, now: ContinuousClock.Instant) {

@@ -46,6 +46,14 @@ struct HTTPServerLimits: Sendable {
     /// A streamed file is read this much at a time, and only while less than this is unsent: a
     /// download of any size holds one chunk of memory, and no thread.
     var streamChunkBytes = 64 * 1024
+    /// Streamed answers (files and event streams) at once at most: one connection in eight (at
+    /// least one) is never a stream's. A stream request past it takes the slot of a stream that
+    /// may go (its client took nothing for `stalledStreamSeconds`, or an event stream with nothing
+    /// to send), else it is answered 503 with `Retry-After`. A client that reads slowly but steadily is never stalled
+    /// (`stalledStreamSeconds`) and so never closed to make room: without this bound a few hundred
+    /// of them (a file's, or an event stream's on a busy server) would hold every connection and
+    /// lock every call (and the dashboard) out.
+    var streams: Int { max(1, connections - max(1, connections / 8)) }
     /// An event stream whose unsent bytes pass this is closed: a client that stopped reading is
     /// cut (it reconnects with `Last-Event-ID` and misses nothing durable).
     var streamBacklogBytes = 4 << 20

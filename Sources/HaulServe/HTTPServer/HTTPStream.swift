@@ -18,8 +18,9 @@ final class FileBody: @unchecked Sendable {
     private(set) var offset: Int64
     private(set) var remaining: Int64
 
-    /// The file's size and modification time when it was handed over: a file changed since (rewritten in
-    /// place, truncated, grown) is not sent on, so no answer mixes its old and new bytes.
+    /// The file's size, modification time and change time when it was handed over: a file changed
+    /// since (rewritten in place, truncated, grown, even with its modification time put back) is not
+    /// sent on, so no answer mixes its old and new bytes.
     private let baseline: FileVersion?
 
     /// Takes ownership of `fd`: it is closed with this.
@@ -65,21 +66,32 @@ final class FileBody: @unchecked Sendable {
 }
 
 /// What tells one version of an open file's bytes from the next: its size and modification time,
-/// which every write moves (the ETag's parts that change). Not its change time: a rename or an
-/// unlink moves that and leaves the bytes being sent as they were.
+/// which every write moves (the ETag's parts that change), and its change time. A process that may
+/// write the file may also put its modification time back (futimens) after rewriting it; the
+/// change time is the kernel's own, which no process sets, and moves with that too. It also moves
+/// on a rename, a deletion or a chmod, which leave the bytes as they were: such an answer is cut as
+/// well, and its client resumes with `If-Range` (a file `haul.move` renamed is marked again and
+/// keeps its ETag; one deleted is gone). A cut costs a resume; a finished answer with another
+/// file's bytes under the old ETag would be believed.
 private struct FileVersion: Equatable {
     let size: Int64
     let modified: timespec
+    let changed: timespec
 
     init?(of fd: Int32) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
         size = Int64(info.st_size)
         modified = info.st_mtim
+        changed = info.st_ctim
     }
 
     static func == (left: FileVersion, right: FileVersion) -> Bool {
-        left.size == right.size && left.modified.tv_sec == right.modified.tv_sec && left.modified.tv_nsec == right.modified.tv_nsec
+        left.size == right.size && same(left.modified, right.modified) && same(left.changed, right.changed)
+    }
+
+    private static func same(_ left: timespec, _ right: timespec) -> Bool {
+        left.tv_sec == right.tv_sec && left.tv_nsec == right.tv_nsec
     }
 }
 
@@ -93,6 +105,15 @@ struct StreamEvent: Sendable, Equatable {
 /// How a streamed request is answered: the worker decides (it may read the store and the disk),
 /// the loop sends.
 enum HTTPStreamReply: Sendable {
+    /// It holds its connection for a stream (a file's body, not to a HEAD request; or events).
+    func streams(_ head: HTTPRequestHead) -> Bool {
+        switch self {
+        case .whole: return false
+        case .file: return head.method != "HEAD"
+        case .events: return true
+        }
+    }
+
     /// A whole answer, as `respond(to:body:)` gives.
     case whole(HTTPResponse)
     /// `head` (its `announcedLength` is the body's length), then `body` as the socket drains. A

@@ -105,7 +105,10 @@ final class LockFiles: Sendable {
                 let (id, file) = try Self.entry(for: path, in: &files)
                 guard !file.held.contains(slot) else {
                     Self.closeIfUnused(id, in: &files)
-                    throw Self.conflict(path, holder: getpid())
+                    throw StoreError(
+                        .heldElsewhere,
+                        "another download or call in this process, process \(getpid()), holds this destination (a lock in \(path)); wait for it to finish or stop it"
+                    )
                 }
                 var range = Self.range(F_WRLCK, slot)
                 guard fcntl(file.fd, F_SETLK, &range) == 0 else {
