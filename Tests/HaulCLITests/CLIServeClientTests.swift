@@ -196,5 +196,10 @@ struct CLIServeClientTests {
         #expect(result.status == 0, "dashboard check failed:\n\(result.stderr)\n\(result.stdoutString)")
         let png = try #require(Disk.bytes(screenshot), "no screenshot")
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000)
+        // README's picture of the dashboard is this screenshot:
+        // HAUL_KEEP_SCREENSHOT=$PWD/docs/dashboard.png swift test --filter theDashboardWorksInHeadlessChromium
+        if let keep = ProcessInfo.processInfo.environment["HAUL_KEEP_SCREENSHOT"] {
+            try Data(png).write(to: URL(fileURLWithPath: keep))
+        }
     }
 }
