@@ -154,14 +154,10 @@ struct StreamAttackTests {
     @Test(.timeLimit(.minutes(1)))
     func clientsThatStoppedReadingFilesCannotLockACallOutOfAFullServer() throws {
         // GIVEN a server full (4 connections at most) of file downloads whose clients stopped reading
-        let directory = try TemporaryDirectory(prefix: "haul-stream-full")
-        let path = directory.file("a.bin")
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        #expect(fd >= 0 && ftruncate(fd, 1 << 30) == 0)
-        close(fd)
         var limits = HTTPServerLimits()
         limits.connections = 4
-        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        let sparse = try SparseFileServer(prefix: "haul-stream-full", limits: limits)
+        let server = sparse.server
         defer { server.stop() }
         let stalled = try (0..<4).map { _ in
             let client = try RawClient(port: server.port, receiveBuffer: 4096)
@@ -183,14 +179,10 @@ struct StreamAttackTests {
         // GIVEN a server of 4 connections at most, each taken by a download of a large file whose
         // client reads slowly but steadily (a little every 100 ms through a small socket buffer:
         // its output never stands still for 2 s, so none of them counts as stalled)
-        let directory = try TemporaryDirectory(prefix: "haul-stream-slow")
-        let path = directory.file("a.bin")
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        #expect(fd >= 0 && ftruncate(fd, 1 << 30) == 0)
-        close(fd)
         var limits = HTTPServerLimits()
         limits.connections = 4
-        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        let sparse = try SparseFileServer(prefix: "haul-stream-slow", limits: limits)
+        let server = sparse.server
         defer { server.stop() }
         var heads: [String] = []
         let readers = try (0..<4).map { _ in

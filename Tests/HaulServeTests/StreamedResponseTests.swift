@@ -37,19 +37,32 @@ struct StreamingHandler: HTTPServerHandler {
     }
 }
 
+/// A server of `StreamingHandler` on a sparse 1 GiB file (`/file`) under `limits`; the file is
+/// removed with `directory`.
+struct SparseFileServer {
+    let directory: TemporaryDirectory
+    let server: HTTPServer
+
+    init(prefix: String, limits: HTTPServerLimits) throws {
+        directory = try TemporaryDirectory(prefix: prefix)
+        let path = directory.file("big.bin")
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(ftruncate(fd, 1 << 30) == 0)
+        server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+    }
+}
+
 @Suite("haul serve: streamed answers", .serialized)
 struct StreamedResponseTests {
     @Test(.timeLimit(.minutes(1)))
     func slowDownloadsOfALargeFileHoldNoWorker() throws {
         // GIVEN a server with two workers and a sparse 1 GiB file
-        let directory = try TemporaryDirectory(prefix: "haul-stream-file")
-        let path = directory.file("big.bin")
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        #expect(fd >= 0 && ftruncate(fd, 1 << 30) == 0)
-        close(fd)
         var limits = HTTPServerLimits()
         limits.workers = 2
-        let server = try HTTPServer(host: "127.0.0.1", port: 0, limits: limits, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        let sparse = try SparseFileServer(prefix: "haul-stream-file", limits: limits)
+        let server = sparse.server
         defer { server.stop() }
         // WHEN six clients download it at 256 KB/s each (about an hour for the whole)
         let downloads = try (0..<6).map { _ in
