@@ -35,23 +35,31 @@ struct StreamAttackTests {
         try client.read(timeout: 5) { bytes in RawClient.range(of: Array("\r\n\r\n".utf8), in: bytes).map { $0 + 4 } }
     }
 
+    /// A file of `size` bytes (`seed`) written at `path` and served, and a client that asked for
+    /// it, had a 200, read its first 64 KiB and waited 0.3 s: the server, the client, the file's
+    /// bytes, and the body read so far.
+    private static func clientPartWayThrough(_ path: String, size: Int, seed: UInt64) throws -> (HTTPServer, RawClient, [UInt8], [UInt8]) {
+        try TestData.writeFile(at: path, size: size, seed: seed)
+        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        let client = try RawClient(port: server.port, receiveBuffer: 4096)
+        try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(String(decoding: try readHead(client), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        var body: [UInt8] = []
+        while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
+        usleep(300_000)
+        return (server, client, original, body)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aFileRewrittenInPlaceWhileItIsSentIsCutNeverSentWithMixedBytes() throws {
         // GIVEN a 32 MiB file being sent to a client that has read only its first bytes
         let directory = try TemporaryDirectory(prefix: "haul-stream-rewrite")
         let path = directory.file("a.bin")
         let size = 32 << 20
-        try TestData.writeFile(at: path, size: size, seed: 1)
-        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        let (server, client, original, started) = try Self.clientPartWayThrough(path, size: size, seed: 1)
         defer { server.stop() }
-        let client = try RawClient(port: server.port, receiveBuffer: 4096)
-        try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        let head = String(decoding: try Self.readHead(client), as: UTF8.self)
-        #expect(head.hasPrefix("HTTP/1.1 200"))
-        var body: [UInt8] = []
-        while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
-        usleep(300_000)
+        var body = started
         // WHEN the file is rewritten in place (same name, same inode, same size, other bytes), as
         // an editor or `dd conv=notrunc` would
         let writer = open(path, O_WRONLY | O_CLOEXEC)
@@ -77,16 +85,9 @@ struct StreamAttackTests {
         let directory = try TemporaryDirectory(prefix: "haul-stream-touch")
         let path = directory.file("a.bin")
         let size = 8 << 20
-        try TestData.writeFile(at: path, size: size, seed: 4)
-        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let server = try HTTPServer(host: "127.0.0.1", port: 0, subscribeNewSockets: false, handler: StreamingHandler(path: path))
+        let (server, client, original, started) = try Self.clientPartWayThrough(path, size: size, seed: 4)
         defer { server.stop() }
-        let client = try RawClient(port: server.port, receiveBuffer: 4096)
-        try client.send("GET /file HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        #expect(String(decoding: try Self.readHead(client), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
-        var body: [UInt8] = []
-        while body.count < 64 << 10, let more = client.receive(timeout: 2), !more.isEmpty { body += more }
-        usleep(300_000)
+        var body = started
         // WHEN a local process rewrites it in place (same inode, same size, other bytes) and puts
         // its modification time back (futimens: any process that may write the file may do this;
         // only the change time, which no process can set, still tells)
