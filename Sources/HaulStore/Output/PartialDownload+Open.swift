@@ -158,7 +158,7 @@ extension PartialDownload {
             // so nothing that was there (a hard link, a planted file) is ever written through.
             let file = try createPartial(layout, request, clearing: loaded == nil ? nil : partialExists)
             var record = fresh
-            record.partialIdentity = try identity(of: file)
+            record.partialIdentity = file.openedIdentity
             return PartialDownload(layout: layout, sink: .partial(file), record: record, keeper: keeper, lock: lock)
         case .continuePartial:
             guard let loaded else { throw OutputError(.io, "no record to continue from") }
@@ -210,7 +210,7 @@ extension PartialDownload {
     {
         let file = try openPartial(layout, createNew: false)
         var record = loaded
-        record.partialIdentity = try identity(of: file)
+        record.partialIdentity = file.openedIdentity
         // A finished mark whose rename never happened: the file is continued (see `OpenDecision`),
         // and is finished again once the server's answer confirms it.
         record.finishedLength = nil

@@ -19,6 +19,9 @@ package final class PartialFile: @unchecked Sendable {
     /// little left to do.
     private var writebackStart: Int64
     static let writebackStride: Int64 = 32 << 20
+    /// Which file `init` opened (or created), read with its checks: the partial's identity a
+    /// record keeps, without another `fstat`. Not the new file's after `startOverAsNewFile`.
+    package let openedIdentity: FileIdentity
 
     /// Opens the partial file, or creates it (`createNew`: it must not exist; nothing that was at
     /// the path before is ever written through). A symlink, anything but a regular file, and a
@@ -45,6 +48,7 @@ package final class PartialFile: @unchecked Sendable {
         self.fd = fd
         self.prefixLength = Int64(info.st_size)
         self.writebackStart = Int64(info.st_size)
+        self.openedIdentity = FileIdentity(info)
     }
 
     deinit {
