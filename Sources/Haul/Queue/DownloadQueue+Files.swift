@@ -72,7 +72,9 @@ extension DownloadQueue {
     /// `move`) between reading where its files are and taking their lock: the files are then no
     /// longer where the lock and the checks would look, so it is tried again from its new place.
     private func removeWithFilesOnce(_ id: Int64, within root: String?, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval? {
-        let item = try storedItem(id)
+        // A move cut short leaves a second name of a file: one name each first, so the judgement
+        // sees what the store names.
+        let item = try settleLeftMove(try storedItem(id))
         let (request, layout) = try placement(of: item)
         let stopped = try stopForFiles(item, cancelling: true)
         let lock: DestinationLock

@@ -47,7 +47,7 @@ extension DownloadQueue {
     /// where its files are and taking their lock (nothing was done by this one; it is stopped no
     /// more than it was, and is tried again from its new place).
     private func moveOnce(_ id: Int64, to destination: Destination, within root: String?) throws(DownloadError) -> FileMove? {
-        let item = try storedItem(id)
+        let item = try settleLeftMove(try storedItem(id))
         let (request, layout) = try placement(of: item)
         var moved = request
         moved.destination = destination
@@ -63,9 +63,9 @@ extension DownloadQueue {
         defer { for lock in locks { lock.release() } }
         // Each file gets its new name first and loses its old one only once the store names the
         // new place: a crash in between leaves both names of the same file, never a record that
-        // names a place with no file.
-        var linked: [(from: String, to: String)] = []
-        var remark: (path: String, identity: FileIdentity)?
+        // names a place with no file. The names are recorded first (`MoveIntent`), so whoever
+        // opens the download after such a crash removes the name the store does not name.
+        var recorded: MoveIntent?
         do throws(DownloadError) {
             locks.append(try lockDestination(layout, waiting: stopped.stoppedHere))
             let pinned: PinnedDirectory?
@@ -101,6 +101,8 @@ extension DownloadQueue {
             }
             var result = FileMove(destination: Self.path(of: destination), finalPath: newFinal)
             var moves: [TaskFile] = []
+            // Each file to link: its old and new name, and the identity it must have.
+            var steps: [(move: TaskFile, expected: FileIdentity?, marked: FileIdentity?)] = []
             if current.state == .completed {
                 guard let from = current.finalPath, let to = newFinal, case .regular(let identity) = FoundFile.at(from) else {
                     throw DownloadError(.usage, "the finished file of download \(id) is not there any more; nothing to move")
@@ -113,9 +115,7 @@ extension DownloadQueue {
                     // Another file under its name is not this download's to move.
                     throw DownloadError(.destinationExists, "\(from) is \(reason); nothing was moved")
                 }
-                try linkNewName(from, to, expected: identity, in: pinned, &linked)
-                moves.append(TaskFile(role: .file, path: from, movedTo: to))
-                remark = proven ? (to, identity) : nil
+                steps.append((TaskFile(role: .file, path: from, movedTo: to), identity, proven ? identity : nil))
             } else {
                 if let final = target.finalPath, FoundFile.at(final) != .missing {
                     throw DownloadError(.destinationExists, "\(final) exists already; a move never replaces a file")
@@ -129,18 +129,34 @@ extension DownloadQueue {
                     let from = layout.path(of: sidecar)
                     guard FoundFile.at(from) != .missing else { continue }
                     let to = target.path(of: sidecar)
-                    try linkNewName(from, to, expected: role == .partial ? record?.partialIdentity : nil, in: pinned, &linked)
-                    moves.append(TaskFile(role: role, path: from, movedTo: to))
+                    steps.append((TaskFile(role: role, path: from, movedTo: to), role == .partial ? record?.partialIdentity : nil, nil))
                 }
             }
-            let kind: StoredDownload.DestinationKind = if case .directory = destination { .directory } else { .file }
-            try storeCall { try $0.relocate(id, kind: kind, destination: Self.path(of: destination), finalPath: newFinal) }
-            result.moved = moves
-            for step in linked { TaskFiles.unlinkOldName(step.from, linkedAt: step.to) }
-            if let remark {
-                // Marked again after the old name went (each name's change touches the file's change time).
-                result.finishedMarkKept = TaskFiles.markAgain(remark.path, in: pinned, of: moved.outputRequest, identity: remark.identity)
+            let intent = MoveIntent(
+                names: steps.map { MoveIntent.Name(old: $0.move.path, new: $0.move.movedTo ?? $0.move.path, marked: $0.marked) },
+                locks: [layout, target].map { MoveIntent.Lock(path: $0.lockPath, key: $0.partialPath) })
+            try storeCall { try $0.recordMoveIntent(id, intent) }
+            recorded = intent
+            for step in steps {
+                try linkNewName(step.move.path, step.move.movedTo ?? step.move.path, expected: step.expected, in: pinned)
+                CrashPoint.reach(.afterMoveLink)
+                moves.append(step.move)
             }
+            let kind: StoredDownload.DestinationKind = if case .directory = destination { .directory } else { .file }
+            var relocated = intent
+            relocated.relocated = true
+            try storeCall { try $0.relocate(id, kind: kind, destination: Self.path(of: destination), finalPath: newFinal, leaving: relocated) }
+            CrashPoint.reach(.afterMoveRelocate)
+            recorded = nil
+            result.moved = moves
+            // The old names go, and a finished file is marked again after (each name's change
+            // touches the file's change time, which its mark bounds); then the intent is done.
+            TaskFiles.finish(relocated, of: moved.outputRequest, in: pinned)
+            if let marked = steps.first(where: { $0.marked != nil }), let to = marked.move.movedTo {
+                result.finishedMarkKept = TaskFiles.markProves(to, of: moved.outputRequest)
+            }
+            // Left behind if it cannot be cleared now: the next to open the download finds nothing to do.
+            _ = try? storeCall { try $0.clearMoveIntent(id, ifStill: relocated) }
             // Let the locks go first: the run that claims it at once takes the new one.
             for lock in locks { lock.release() }
             // The move is done once recorded: a resume refused now (a concurrent cancel or removal
@@ -151,8 +167,15 @@ extension DownloadQueue {
             }
             return result
         } catch {
-            // Take back the new names given, newest first; the download stays where it was.
-            for step in linked.reversed() { TaskFiles.unlinkOldName(step.to, linkedAt: step.from) }
+            // Take back the new names given: the download stays where it was. What the store says
+            // decides (a relocation whose reply was lost may have committed); unread, the intent is
+            // left for whoever opens the download next.
+            if recorded != nil, let now = try? storedItem(id), let left = now.moveIntent, left.names == recorded?.names,
+                let (request, _) = try? placement(of: now)
+            {
+                TaskFiles.finish(left, of: request.outputRequest)
+                _ = try? storeCall { try $0.clearMoveIntent(id, ifStill: left) }
+            }
             for lock in locks { lock.release() }
             if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
             throw error
@@ -162,7 +185,7 @@ extension DownloadQueue {
     /// Links `from` at `to`: in `pinned` (the directory `to` is in, held open) when the move is
     /// confined to a root, else by path.
     private func linkNewName(
-        _ from: String, _ to: String, expected: FileIdentity?, in pinned: PinnedDirectory?, _ linked: inout [(from: String, to: String)]
+        _ from: String, _ to: String, expected: FileIdentity?, in pinned: PinnedDirectory?
     ) throws(DownloadError) {
         do throws(OutputError) {
             if let pinned {
@@ -178,7 +201,6 @@ extension DownloadQueue {
         } catch {
             throw DownloadError(error)
         }
-        linked.append((from, to))
     }
 
     /// Another download in the queue whose files are (or will be) at `target`'s names: its partial,

@@ -16,6 +16,8 @@ extension DownloadQueue {
     public func run(_ options: QueueRunOptions = QueueRunOptions(), only ids: Set<Int64>? = nil, maxPerHost: Int? = nil) async -> QueueRunSummary {
         // What the run was asked for, as stored now: its figures count what is already complete.
         let scope = ((try? storeCall { try $0.all() }) ?? []).filter { ids?.contains($0.id) ?? true }
+        // Moves a crash cut short, paused or complete ones too (`haul serve` started again).
+        if scope.contains(where: { $0.moveIntent != nil }) { await BlockingWork.run { settleLeftMoves(scope) } }
         board.begin(QueueTally(scope: scope))
         // A group's completions are settled as soon as its files are in place, before any is
         // announced: what a `.completed` event (or a notification) says, every read already says.

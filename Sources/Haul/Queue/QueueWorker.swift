@@ -146,6 +146,12 @@ struct QueueWorker: Sendable {
         case .none?, nil: break
         }
         defer { queue.running.ended(item.id) }
+        if item.moveIntent != nil {
+            // A move of it was cut short: its partial has a second name, which its open would
+            // refuse. Left as it is when another process holds its names (the open decides then).
+            let queue = self.queue
+            await BlockingWork.run { _ = try? queue.settleLeftMove(item) }
+        }
         var request: DownloadRequest
         do {
             request = try QueuedRequest.request(for: item, run.options)
