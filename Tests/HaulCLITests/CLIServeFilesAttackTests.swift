@@ -333,6 +333,36 @@ struct CLIServeFilesAttackTests {
         #expect(Disk.difference(path, TestData.bytes(count: 50_000, seed: 18)) == nil, "\(path)")
     }
 
+    @Test(.timeLimit(.minutes(2)))
+    func aParentSwappedForASymlinkNeverLeadsAMovesLockFileOutsideTheRoot() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-swap-lock")
+        let nginx = try ServedFiles.start(in: work, [("done.bin", 30_000, 20)], limitRate: "10m")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        let outside = work.file("outside")
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dl + "/sub", withIntermediateDirectories: true)
+        let serve = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? serve.stop() }
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"]]) as? String)
+        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+        // GIVEN a hostile process swapping dl/sub for a symlink out of the root, over and over
+        let flipper = SymlinkFlipper(directory: dl, outside: outside)
+        // WHEN the download is moved into dl/sub and back again and again, for a few seconds
+        func outsideNames() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: outside)) ?? [] }
+        let deadline = Date().addingTimeInterval(10)
+        var moves = 0
+        while Date() < deadline, outsideNames().isEmpty {
+            if (try? serve.result("haul.move", [gid, ["dir": "sub", "out": "in-\(moves).bin"]])) != nil { moves += 1 }
+            _ = try? serve.result("haul.move", [gid, ["dir": dl, "out": "back.bin"]])
+        }
+        flipper.stop()
+        // THEN moves went through meanwhile, and no file at all, the destination's lock file
+        // included, was ever made outside the root (a lock there locks nothing the root's runs see)
+        #expect(moves >= 1, "\(moves)")
+        #expect(outsideNames().isEmpty, "after \(moves) moves into dl/sub: \(outsideNames())")
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func aParentSwappedForASymlinkDuringARemovalWithFilesNeverDeletesAFileOutsideTheRoot() throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-rm-swap")

@@ -218,11 +218,12 @@ extension DownloadQueue {
 
     /// The destination's lock; a run of this process that just stopped lets it go as it ends, so
     /// with `waiting` it is asked again for a few seconds.
-    func lockDestination(_ layout: OutputLayout, waiting: Bool) throws(DownloadError) -> DestinationLock {
+    /// `pinned`: the layout's directory held open (see `TaskFiles.lock`).
+    func lockDestination(_ layout: OutputLayout, waiting: Bool, in pinned: PinnedDirectory? = nil) throws(DownloadError) -> DestinationLock {
         let deadline = ContinuousClock.now + .seconds(5)
         while true {
             do {
-                return try TaskFiles.lock(layout)
+                return try TaskFiles.lock(layout, in: pinned)
             } catch {
                 guard waiting, error.kind == .heldElsewhere, ContinuousClock.now < deadline else { throw DownloadError(error) }
                 Thread.sleep(forTimeInterval: 0.05)

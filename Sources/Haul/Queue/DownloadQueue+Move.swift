@@ -79,7 +79,7 @@ extension DownloadQueue {
             } catch {
                 throw DownloadError(error)
             }
-            locks.append(try lockDestination(target, waiting: false))
+            locks.append(try lockDestination(target, waiting: false, in: pinned))
             let current = try storedItem(id)
             // Moved meanwhile, or put back in the queue (here) by another call that ended first.
             let requeuedHere = !current.state.isSettled && (current.state == .queued || control(id) != nil)

@@ -256,8 +256,11 @@ package enum TaskFiles {
 extension TaskFiles {
     /// Takes the destination lock of `layout` (one writer per destination), or throws
     /// `.heldElsewhere` naming the process that holds it.
-    package static func lock(_ layout: OutputLayout) throws(OutputError) -> DestinationLock {
+    /// `pinned`: the layout's directory held open, whose lock file is then opened in it without
+    /// following a symlink.
+    package static func lock(_ layout: OutputLayout, in pinned: PinnedDirectory? = nil) throws(OutputError) -> DestinationLock {
         do {
+            if let pinned { return try DestinationLock(in: pinned, name: OutputLayout.lockSuffix, key: layout.partialPath) }
             return try DestinationLock(path: layout.lockPath, key: layout.partialPath)
         } catch {
             throw OutputError.store(error, path: layout.finalPath ?? layout.directory)
