@@ -33,25 +33,46 @@ struct CLIServeMoveCrashTests {
 
     @Test(.timeLimit(.minutes(2)), arguments: steps)
     func aPausedDownloadMovedThroughACrashContinuesBitExactUnderOneName(_ step: String) throws {
+        try Self.pausedMoveThroughACrash(at: step, options: ["split": "1"], size: Self.size, seed: 31)
+    }
+
+    /// A segmented download's partial and its segment map: two files, so two links and two unlinks.
+    @Test(.timeLimit(.minutes(2)), arguments: ["after-move-link:1", "after-move-link:2", "after-move-relocate", "after-move-unlink:1", "after-move-unlink:2"])
+    func aPausedSegmentedDownloadMovedThroughACrashContinuesBitExactUnderOneNamePerFile(_ step: String) throws {
+        try Self.pausedMoveThroughACrash(at: step, options: ["split": "4"], size: 8 << 20, seed: 33, segmented: true)
+    }
+
+    /// GIVEN a download (`options`) paused a third of the way through under a server set to die at
+    /// `step`, WHEN it is moved, THEN started again it has one name per file and completes
+    /// bit-exact from where it stopped.
+    static func pausedMoveThroughACrash(at step: String, options: [String: String], size: Int, seed: UInt64, segmented: Bool = false) throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-move-crash-step")
-        let nginx = try ServedFiles.start(in: work, [("slow.bin", Self.size, 31)], limitRate: "1m")
+        let nginx = try ServedFiles.start(in: work, [("slow.bin", size, seed)], limitRate: "1m")
         defer { nginx.stop() }
         let dl = work.file("dl")
         // GIVEN a download paused a third of the way through, under a server set to die at `step`
         let serve = try ServeProcess(state: work.file("state"), directory: dl, environment: Self.crashing(at: step))
         defer { _ = try? serve.stop() }
-        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/slow.bin"], ["out": "first.bin"]]) as? String)
-        #expect(Disk.waitUntil(timeout: 30) { CLIServeFilesTests.completed(serve, gid) > Int64(Self.size / 3) })
+        var add = options
+        add["out"] = "first.bin"
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/slow.bin"], add]) as? String)
+        #expect(Disk.waitUntil(timeout: 30) { CLIServeFilesTests.completed(serve, gid) > Int64(size / 3) })
         #expect(try serve.result("aria2.pause", [gid]) as? String == gid)
         #expect(
             Disk.waitUntil(timeout: 10) { (try? serve.result("aria2.tellStatus", [gid, ["status"]]) as? [String: Any])?["status"] as? String == "paused" })
+        if segmented {
+            #expect(Disk.exists(dl + "/first.bin.haul-segments"), "\(CLIServeFilesAttackTests.files(in: dl))")
+        }
         // WHEN it is moved, and the server dies at that step of the move
         #expect(try Self.moveAndDie(serve, gid, out: "second.bin"), "\(step): the crash point was not reached; \(serve.running.stderr)")
         let leftByCrash = CLIServeFilesAttackTests.files(in: dl)
-        // THEN started again, one name of the partial is left, where the store says
+        // THEN started again, one name of each file is left, where the store says
         let again = try ServeProcess(state: work.file("state"), directory: dl)
         defer { _ = try? again.stop() }
-        let onePartial = Disk.waitUntil(timeout: 10) { CLIServeFilesAttackTests.files(in: dl).filter { $0.hasSuffix(".haul-partial") }.count == 1 }
+        let onePartial = Disk.waitUntil(timeout: 10) {
+            let files = CLIServeFilesAttackTests.files(in: dl)
+            return files.filter { $0.hasSuffix(".haul-partial") }.count == 1 && files.filter { $0.hasSuffix(".haul-segments") }.count <= 1
+        }
         #expect(onePartial, "\(step): crash left \(leftByCrash); after the restart: \(CLIServeFilesAttackTests.files(in: dl))")
         // AND unpaused, it ends complete and bit-exact where its status says
         #expect(try again.result("aria2.unpause", [gid]) as? String == gid)
@@ -59,10 +80,10 @@ struct CLIServeMoveCrashTests {
         #expect(ended == "complete", "\(step): \(String(describing: try? again.result("aria2.tellStatus", [gid, ["errorMessage"]])))")
         let status = try again.result("aria2.tellStatus", [gid, ["files"]]) as? [String: Any]
         let path = CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String ?? "-"
-        #expect(Disk.difference(path, TestData.bytes(count: Self.size, seed: 31)) == nil, "\(step): \(path); crash left \(leftByCrash)")
+        #expect(Disk.difference(path, TestData.bytes(count: size, seed: seed)) == nil, "\(step): \(path); crash left \(leftByCrash)")
         // AND continued rather than started again
         let served = nginx.accessLog().filter { $0.uri.hasSuffix("slow.bin") }.reduce(Int64(0)) { $0 + Int64($1.bodyBytesSent) }
-        #expect(served < Int64(Self.size) + Int64(Self.size) / 2, "\(step): served \(served)")
+        #expect(served < Int64(size) + Int64(size) / 2, "\(step): served \(served)")
         // AND nothing but its file is left
         #expect(CLIServeFilesAttackTests.files(in: dl) == [String(path.dropFirst(dl.count + 1))], "\(step): \(CLIServeFilesAttackTests.files(in: dl))")
     }
