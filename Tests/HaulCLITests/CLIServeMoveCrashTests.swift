@@ -88,6 +88,34 @@ struct CLIServeMoveCrashTests {
         #expect(CLIServeFilesAttackTests.files(in: dl) == [String(path.dropFirst(dl.count + 1))], "\(step): \(CLIServeFilesAttackTests.files(in: dl))")
     }
 
+    @Test(.timeLimit(.minutes(2)), arguments: ["after-move-link:1", "after-move-relocate"])
+    func aRunningDownloadMovedThroughACrashGoesOnByItselfBitExactUnderOneName(_ step: String) throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-move-crash-running")
+        let nginx = try ServedFiles.start(in: work, [("slow.bin", Self.size, 34)], limitRate: "1m")
+        defer { nginx.stop() }
+        let dl = work.file("dl")
+        // GIVEN a download running, a third of the way through, under a server set to die at `step`
+        let serve = try ServeProcess(state: work.file("state"), directory: dl, environment: Self.crashing(at: step))
+        defer { _ = try? serve.stop() }
+        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/limited/slow.bin"], ["split": "1", "out": "first.bin"]]) as? String)
+        #expect(Disk.waitUntil(timeout: 30) { CLIServeFilesTests.completed(serve, gid) > Int64(Self.size / 3) })
+        // WHEN it is moved, and the server dies at that step of the move
+        #expect(try Self.moveAndDie(serve, gid, out: "second.bin"), "\(step): the crash point was not reached; \(serve.running.stderr)")
+        let leftByCrash = CLIServeFilesAttackTests.files(in: dl)
+        // THEN started again, with nothing asked, it ends complete and bit-exact where its status says
+        let again = try ServeProcess(state: work.file("state"), directory: dl)
+        defer { _ = try? again.stop() }
+        let ended = CLIServeFilesTests.settled(again, gid, timeout: 30)
+        #expect(ended == "complete", "\(step): \(String(describing: try? again.result("aria2.tellStatus", [gid, ["status", "errorMessage"]])))")
+        let status = try again.result("aria2.tellStatus", [gid, ["files"]]) as? [String: Any]
+        let path = CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String ?? "-"
+        #expect(Disk.difference(path, TestData.bytes(count: Self.size, seed: 34)) == nil, "\(step): \(path); crash left \(leftByCrash)")
+        // AND continued rather than started again, and nothing but its file is left
+        let served = nginx.accessLog().filter { $0.uri.hasSuffix("slow.bin") }.reduce(Int64(0)) { $0 + Int64($1.bodyBytesSent) }
+        #expect(served < Int64(Self.size) + Int64(Self.size) / 2, "\(step): served \(served)")
+        #expect(CLIServeFilesAttackTests.files(in: dl) == [String(path.dropFirst(dl.count + 1))], "\(step): \(CLIServeFilesAttackTests.files(in: dl))")
+    }
+
     @Test(.timeLimit(.minutes(2)), arguments: steps)
     func aFinishedFileMovedThroughACrashKeepsOneNameTheStoreNamesAndItsProof(_ step: String) throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-move-crash-done")

@@ -134,7 +134,8 @@ extension DownloadQueue {
             }
             let intent = MoveIntent(
                 names: steps.map { MoveIntent.Name(old: $0.move.path, new: $0.move.movedTo ?? $0.move.path, marked: $0.marked) },
-                locks: [layout, target].map { MoveIntent.Lock(path: $0.lockPath, key: $0.partialPath) })
+                locks: [layout, target].map { MoveIntent.Lock(path: $0.lockPath, key: $0.partialPath) },
+                resumes: stopped.wasRunning || stopped.wasQueued)
             try storeCall { try $0.recordMoveIntent(id, intent) }
             recorded = intent
             for step in steps {

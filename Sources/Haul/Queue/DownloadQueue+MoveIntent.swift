@@ -9,9 +9,10 @@ extension DownloadQueue {
     /// the store): the new names while the store names the old place, else the old ones; each
     /// only while it names the very file the other name does. Then the intent is cleared. Nothing
     /// is done while another process holds either destination (a move still under way there):
-    /// `heldElsewhere`. Returns the item as stored now.
+    /// `heldElsewhere`. `resuming`: a download the move had paused (it ran or waited) goes back to
+    /// the queue after. Returns the item as stored now.
     @discardableResult
-    func settleLeftMove(_ item: StoredDownload) throws(DownloadError) -> StoredDownload {
+    func settleLeftMove(_ item: StoredDownload, resuming: Bool = false) throws(DownloadError) -> StoredDownload {
         guard let intent = item.moveIntent else { return item }
         var locks: [DestinationLock] = []
         defer { for lock in locks { lock.release() } }
@@ -25,12 +26,14 @@ extension DownloadQueue {
         let (request, _) = try placement(of: current)
         TaskFiles.finish(left, of: request.outputRequest)
         try storeCall { try $0.clearMoveIntent(item.id, ifStill: left) }
+        if resuming, left.resumes, current.state == .paused { try resume(item.id) }
         return try storedItem(item.id)
     }
 
     /// `settleLeftMove` of every download a move was cut short of (a run's start: `haul serve`
-    /// started again after a crash). One whose destination another process holds is left to it.
+    /// started again after a crash), one the move paused put back in the queue. One whose
+    /// destination another process holds is left to it.
     func settleLeftMoves(_ items: [StoredDownload]) {
-        for item in items where item.moveIntent != nil { _ = try? settleLeftMove(item) }
+        for item in items where item.moveIntent != nil { _ = try? settleLeftMove(item, resuming: true) }
     }
 }

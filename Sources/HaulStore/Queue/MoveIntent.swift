@@ -45,11 +45,14 @@ package struct MoveIntent: Codable, Sendable, Equatable {
     package var locks: [Lock]
     /// The store names the new place: the old names are the ones left over.
     package var relocated = false
+    /// The download ran or waited before the move paused it, and goes back to the queue after.
+    package var resumes = false
 
-    package init(names: [Name], locks: [Lock], relocated: Bool = false) {
+    package init(names: [Name], locks: [Lock], relocated: Bool = false, resumes: Bool = false) {
         self.names = names
         self.locks = locks
         self.relocated = relocated
+        self.resumes = resumes
     }
 
     /// The name of each file that goes, with the one that stays: the new names until the store
