@@ -61,7 +61,9 @@ struct CLIServeFilesAttackTests {
         // WHEN eight clients move it at once, each to a name of its own
         let replies = try Self.atOnce(serve, (0..<8).map { index in ("haul.move", [gid, ["out": "moved-\(index).bin"]]) })
         // THEN it ends complete, bit-exact, at the place its status names
-        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+        #expect(
+            CLIServeFilesTests.settled(serve, gid) == "complete",
+            "\(String(describing: try? serve.result("aria2.tellStatus", [gid, ["errorMessage"]]))); replies: \(replies)")
         let status = try serve.result("aria2.tellStatus", [gid, ["files"]]) as? [String: Any]
         let path = try #require(CLIServeFilesTests.entries(status?["files"]).first?["path"] as? String)
         #expect(Disk.difference(path, TestData.bytes(count: Self.size, seed: 11)) == nil, "replies: \(replies)")

@@ -67,7 +67,7 @@ extension DownloadQueue {
         // opens the download after such a crash removes the name the store does not name.
         var recorded: MoveIntent?
         do throws(DownloadError) {
-            locks.append(try lockDestination(layout, waiting: stopped.stoppedHere))
+            locks.append(try lockDestination(layout, waiting: stopped.stoppedHere, in: try Self.pinnedIfInside(layout.directory, root)))
             let pinned: PinnedDirectory?
             do throws(OutputError) {
                 if let root {
@@ -180,6 +180,21 @@ extension DownloadQueue {
             for lock in locks { lock.release() }
             if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
             throw error
+        }
+    }
+
+    /// `directory` held open when it is inside `root` (reached from it without following a
+    /// symlink: its lock file is opened in it), nil without a root or outside it.
+    private static func pinnedIfInside(_ directory: String, _ root: String?) throws(DownloadError) -> PinnedDirectory? {
+        guard let root else { return nil }
+        var prefix = Array(root.utf8)
+        if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
+        let path = Array(directory.utf8)
+        guard path == Array(root.utf8) || path.starts(with: prefix) else { return nil }
+        do throws(OutputError) {
+            return try TaskFiles.pinnedDirectory(directory, under: root, creating: false)
+        } catch {
+            throw DownloadError(error)
         }
     }
 

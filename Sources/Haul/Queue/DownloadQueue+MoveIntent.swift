@@ -9,17 +9,26 @@ extension DownloadQueue {
     /// the store): the new names while the store names the old place, else the old ones; each
     /// only while it names the very file the other name does. Then the intent is cleared. Nothing
     /// is done while another process holds either destination (a move still under way there):
-    /// `heldElsewhere`. `resuming`: a download the move had paused (it ran or waited) goes back to
-    /// the queue after. Returns the item as stored now.
+    /// `heldElsewhere`. `waiting`: the locks are asked again for a few seconds (a move under way
+    /// in this process ends, and clears its intent, before it lets them go). `resuming`: a
+    /// download the move had paused (it ran or waited) goes back to the queue after. Returns the
+    /// item as stored now.
     @discardableResult
-    func settleLeftMove(_ item: StoredDownload, resuming: Bool = false) throws(DownloadError) -> StoredDownload {
+    func settleLeftMove(_ item: StoredDownload, waiting: Bool = false, resuming: Bool = false) throws(DownloadError) -> StoredDownload {
         guard let intent = item.moveIntent else { return item }
         var locks: [DestinationLock] = []
         defer { for lock in locks { lock.release() } }
-        do throws(OutputError) {
-            for lock in intent.locks { locks.append(try TaskFiles.lock(lock)) }
-        } catch {
-            throw DownloadError(error)
+        let deadline = ContinuousClock.now + .seconds(5)
+        for lock in intent.locks {
+            while true {
+                do throws(OutputError) {
+                    locks.append(try TaskFiles.lock(lock))
+                    break
+                } catch {
+                    guard waiting, error.kind == .heldElsewhere, ContinuousClock.now < deadline else { throw DownloadError(error) }
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+            }
         }
         let current = try storedItem(item.id)
         guard let left = current.moveIntent, left == intent else { return current }

@@ -147,10 +147,13 @@ struct QueueWorker: Sendable {
         }
         defer { queue.running.ended(item.id) }
         if item.moveIntent != nil {
-            // A move of it was cut short: its partial has a second name, which its open would
-            // refuse. Left as it is when another process holds its names (the open decides then).
+            // A move of it was cut short (its partial has a second name, which its open would
+            // refuse), or is under way here: claimed meanwhile (put back in the queue by another
+            // call), it waits for the move to give up its locks (the move fails, as the download
+            // is running) instead of failing on them. Left as it is when another process holds
+            // them still (the open decides then).
             let queue = self.queue
-            await BlockingWork.run { _ = try? queue.settleLeftMove(item) }
+            await BlockingWork.run { _ = try? queue.settleLeftMove(item, waiting: true) }
         }
         var request: DownloadRequest
         do {

@@ -160,7 +160,7 @@ final class LockFiles: Sendable {
     /// (by whatever spelling).
     private static func entry(for place: LockFilePlace, in files: inout [FileID: Open]) throws(StoreError) -> (FileID, Open) {
         if let id = place.identity(), let open = files[id] { return (id, open) }
-        let (fd, id, opened) = try open(place)
+        let (fd, id) = try open(place)
         if var known = files[id] {
             // Reached through a spelling not recognised before the open (the file appeared
             // meanwhile): this descriptor stays open beside the first.
@@ -168,7 +168,7 @@ final class LockFiles: Sendable {
             files[id] = known
             return (id, known)
         }
-        let fresh = Open(place: opened, descriptors: [fd], held: [])
+        let fresh = Open(place: place, descriptors: [fd], held: [])
         files[id] = fresh
         return (id, fresh)
     }
@@ -182,9 +182,8 @@ final class LockFiles: Sendable {
 
     /// Opens the lock file at `place` (creating it if missing), making sure the descriptor is the
     /// file now there (a last holder elsewhere may remove it between the open and the first lock).
-    /// Another user's file this one may not open is stepped around (`.haul-lock-UID`): the place
-    /// opened is returned.
-    private static func open(_ place: LockFilePlace) throws(StoreError) -> (Int32, FileID, LockFilePlace) {
+    /// Another user's file this one may not open is stepped around (`.haul-lock-UID`).
+    private static func open(_ place: LockFilePlace) throws(StoreError) -> (Int32, FileID) {
         var place = place
         for _ in 0..<16 {
             let fd: Int32
@@ -211,7 +210,7 @@ final class LockFiles: Sendable {
                 close(fd)
                 continue
             }
-            return (fd, FileID(held), place)
+            return (fd, FileID(held))
         }
         throw StoreError(.io, "cannot lock \(place.path): it keeps being replaced")
     }
