@@ -42,16 +42,28 @@ struct CLIServeMoveCrashTests {
         try Self.pausedMoveThroughACrash(at: step, options: ["split": "4"], size: 8 << 20, seed: 33, segmented: true)
     }
 
+    /// The same on PostgreSQL: the intent is in its store.
+    @Test(.timeLimit(.minutes(2)), arguments: ["after-move-link:1", "after-move-relocate"])
+    func aPausedDownloadInAPostgresStoreMovedThroughACrashContinuesBitExactUnderOneName(_ step: String) throws {
+        let cluster = try PostgresCluster()
+        defer { cluster.stop() }
+        _ = try cluster.createDatabase("moves")
+        try Self.pausedMoveThroughACrash(at: step, options: ["split": "1"], size: Self.size, seed: 35, state: cluster.uri(database: "moves"))
+    }
+
     /// GIVEN a download (`options`) paused a third of the way through under a server set to die at
     /// `step`, WHEN it is moved, THEN started again it has one name per file and completes
-    /// bit-exact from where it stopped.
-    static func pausedMoveThroughACrash(at step: String, options: [String: String], size: Int, seed: UInt64, segmented: Bool = false) throws {
+    /// bit-exact from where it stopped. `state`: the store (a directory in the test's own by default).
+    static func pausedMoveThroughACrash(
+        at step: String, options: [String: String], size: Int, seed: UInt64, segmented: Bool = false, state: String? = nil
+    ) throws {
         let work = try TemporaryDirectory(prefix: "haul-serve-move-crash-step")
         let nginx = try ServedFiles.start(in: work, [("slow.bin", size, seed)], limitRate: "1m")
         defer { nginx.stop() }
         let dl = work.file("dl")
+        let store = state ?? work.file("state")
         // GIVEN a download paused a third of the way through, under a server set to die at `step`
-        let serve = try ServeProcess(state: work.file("state"), directory: dl, environment: Self.crashing(at: step))
+        let serve = try ServeProcess(state: store, directory: dl, environment: Self.crashing(at: step))
         defer { _ = try? serve.stop() }
         var add = options
         add["out"] = "first.bin"
@@ -67,7 +79,7 @@ struct CLIServeMoveCrashTests {
         #expect(try Self.moveAndDie(serve, gid, out: "second.bin"), "\(step): the crash point was not reached; \(serve.running.stderr)")
         let leftByCrash = CLIServeFilesAttackTests.files(in: dl)
         // THEN started again, one name of each file is left, where the store says
-        let again = try ServeProcess(state: work.file("state"), directory: dl)
+        let again = try ServeProcess(state: store, directory: dl)
         defer { _ = try? again.stop() }
         let onePartial = Disk.waitUntil(timeout: 10) {
             let files = CLIServeFilesAttackTests.files(in: dl)
