@@ -60,7 +60,11 @@ extension DownloadQueue {
         }
         let stopped = try stopForFiles(item, cancelling: false)
         var locks: [DestinationLock] = []
-        defer { for lock in locks { lock.release() } }
+        moves.begin(id)
+        defer {
+            for lock in locks { lock.release() }
+            moves.end(id)
+        }
         // Each file gets its new name first and loses its old one only once the store names the
         // new place: a crash in between leaves both names of the same file, never a record that
         // names a place with no file. The names are recorded first (`MoveIntent`), so whoever
@@ -81,11 +85,13 @@ extension DownloadQueue {
             }
             locks.append(try lockDestination(target, waiting: false, in: pinned))
             let current = try storedItem(id)
-            // Moved meanwhile, or put back in the queue (here) by another call that ended first.
-            let requeuedHere = !current.state.isSettled && (current.state == .queued || control(id) != nil)
+            // Moved meanwhile, or put back in the queue (here) by another call that ended first, or
+            // a run of this process stopped by another call, whose settlement its worker has not
+            // written yet (no control left, the store still says pausing).
+            let requeuedHere = !current.state.isSettled && (current.state == .queued || control(id) != nil || current.leaseOwner == owner)
             guard Self.samePlacement(current, item), !requeuedHere else {
                 for lock in locks { lock.release() }
-                if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
+                if stopped.wasRunning || stopped.wasQueued { resumeOnceSettled(id) } else { waitWhileStoppingHere(id) }
                 return nil
             }
             guard current.state.isSettled else {
@@ -164,7 +170,7 @@ extension DownloadQueue {
             // took the download meanwhile) must not put the files back under a record that names
             // the new place.
             if stopped.wasRunning || stopped.wasQueued {
-                result.resumed = (try? resume(id)) != nil
+                result.resumed = resumeOnceSettled(id)
             }
             return result
         } catch {
@@ -178,7 +184,7 @@ extension DownloadQueue {
                 _ = try? storeCall { try $0.clearMoveIntent(id, ifStill: left) }
             }
             for lock in locks { lock.release() }
-            if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
+            if stopped.wasRunning || stopped.wasQueued { resumeOnceSettled(id) }
             throw error
         }
     }
@@ -195,6 +201,26 @@ extension DownloadQueue {
             return try TaskFiles.pinnedDirectory(directory, under: root, creating: false)
         } catch {
             throw DownloadError(error)
+        }
+    }
+
+    /// Puts download `id` back in the queue once a transfer of it that this process is stopping
+    /// has settled, 15 s at most: a run that ended hands its settlement to its worker's next claim,
+    /// and a resume asked before (the store still says pausing) is refused, and was lost. Whether
+    /// it was resumed.
+    @discardableResult
+    func resumeOnceSettled(_ id: Int64) -> Bool {
+        waitWhileStoppingHere(id)
+        return (try? resume(id)) != nil
+    }
+
+    /// Waits while a transfer of download `id` that this process runs is stopping (15 s at most).
+    func waitWhileStoppingHere(_ id: Int64) {
+        let deadline = ContinuousClock.now + Self.stopWait
+        while let item = try? storedItem(id), item.state == .pausing || item.state == .cancelling, item.leaseOwner == owner,
+            ContinuousClock.now < deadline
+        {
+            Thread.sleep(forTimeInterval: 0.05)
         }
     }
 

@@ -27,6 +27,8 @@ public final class DownloadQueue: Sendable {
     let leases: HeldLeases
     /// Hands outcomes to the store and lets their leases go, in that order.
     let settler: QueueSettler
+    /// The downloads whose files a move of this process holds locked now.
+    let moves = MovesUnderWay()
 
     /// `$XDG_DATA_HOME/haul`, else `~/.local/share/haul`.
     public static var defaultStateDirectory: String {

@@ -146,6 +146,9 @@ struct QueueWorker: Sendable {
         case .none?, nil: break
         }
         defer { queue.running.ended(item.id) }
+        // A move of this process holding its files: waited for, not failed on (see `MovesUnderWay`).
+        let moves = queue.moves
+        if moves.holds(item.id) { await BlockingWork.run { moves.waitUntilNone(item.id, seconds: 5) } }
         if item.moveIntent != nil {
             // A move of it was cut short (its partial has a second name, which its open would
             // refuse), or is under way here: claimed meanwhile (put back in the queue by another
