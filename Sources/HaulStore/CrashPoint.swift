@@ -24,6 +24,12 @@ package enum CrashPoint: String, Sendable, CaseIterable {
     case afterSegmentsJoined = "after-segments-joined"
     /// The queue's database committed one transaction (the next one has not started).
     case betweenQueueCommits = "between-queue-commits"
+    /// A move (`haul.move`) gave one file its new name (a hard link; the old name stays).
+    case afterMoveLink = "after-move-link"
+    /// A move's new place was recorded in the store (the old names are still there).
+    case afterMoveRelocate = "after-move-relocate"
+    /// A move removed one leftover name (an old one, or a new one when a move is undone).
+    case afterMoveUnlink = "after-move-unlink"
 
     private struct Armed: Sendable {
         let point: CrashPoint

@@ -19,9 +19,11 @@ struct PostgresQueueStoreTests {
         }
         #expect(opened.sorted() == [0, 1, 2, 3])
         let names = try database.psql("SELECT string_agg(name, ',' ORDER BY applied_at) FROM schema_migrations")
-        #expect(names == "v1-downloads,v2-host-slots,v3-notify-queued,v4-destination-url,v5-claim-token,v6-add-token,v7-priority-bigint,v8-serve-events")
+        #expect(
+            names == "v1-downloads,v2-host-slots,v3-notify-queued,v4-destination-url,v5-claim-token,v6-add-token,v7-priority-bigint,v8-serve-events"
+                + ",v9-move-intent")
         _ = try QueueStore(postgres: database.uri, reconnectSeconds: 5)
-        #expect(try database.psql("SELECT count(*) FROM schema_migrations") == "8")
+        #expect(try database.psql("SELECT count(*) FROM schema_migrations") == "9")
     }
 
     @Test("PostgreSQL: GIVEN a database with a migration this build does not know WHEN opened THEN .corruptStore naming it, and nothing changes")
@@ -31,7 +33,7 @@ struct PostgresQueueStoreTests {
         _ = try QueueStore(postgres: database.uri, reconnectSeconds: 5)
         try database.psql("INSERT INTO schema_migrations VALUES ('v9-from-the-future', 0)")
         #expect(storeErrorKind { _ = try QueueStore(postgres: database.uri, reconnectSeconds: 5) } == .corruptStore)
-        #expect(try database.psql("SELECT count(*) FROM schema_migrations") == "9")
+        #expect(try database.psql("SELECT count(*) FROM schema_migrations") == "10")
     }
 
     @Test(

@@ -363,6 +363,39 @@ struct QueueStorageConformanceTests {
     }
 
     @Test(
+        "GIVEN an item at rest and one claimed WHEN a move's intent is recorded, relocated and cleared THEN each step is read back; a second intent, an intent of a claimed item and a clear of another intent are refused",
+        arguments: StoreKind.allCases)
+    func aMoveIntentIsRecordedRelocatedAndClearedOnlyAsItWas(_ kind: StoreKind) throws {
+        let harness = try StoreHarness(kind)
+        defer { harness.stop() }
+        let store = try harness.open()
+        let ids = try store.add([harness.download("a", paused: true), harness.download("b")])
+        let (restingID, claimedID) = (ids[0], ids[1])
+        _ = try #require(try store.claimOne(for: LeaseOwner()))
+        let moved = harness.directory.file("elsewhere/renamed.bin")
+        let intent = MoveIntent(
+            names: [MoveIntent.Name(old: harness.directory.file("a"), new: moved)],
+            locks: [MoveIntent.Lock(path: harness.directory.file(".haul-lock"), key: harness.directory.file("a.haul-partial"))])
+
+        try store.recordMoveIntent(restingID, intent)
+
+        #expect(try store.item(restingID)?.moveIntent == intent)
+        #expect(storeErrorKind { try store.recordMoveIntent(restingID, intent) } == .conflict)
+        #expect(storeErrorKind { try store.recordMoveIntent(claimedID, intent) } == .conflict)
+        #expect(try store.item(claimedID)?.moveIntent == nil)
+        #expect(storeErrorKind { try store.recordMoveIntent(claimedID + 100, intent) } == .notFound)
+        var relocated = intent
+        relocated.relocated = true
+        try store.relocate(restingID, kind: .file, destination: moved, finalPath: moved, leaving: relocated)
+        let after = try #require(try store.item(restingID))
+        #expect(after.destination == moved && after.moveIntent == relocated)
+        #expect(try store.clearMoveIntent(restingID, ifStill: intent) == false)
+        #expect(try store.item(restingID)?.moveIntent == relocated)
+        #expect(try store.clearMoveIntent(restingID, ifStill: relocated))
+        #expect(try store.item(restingID)?.moveIntent == nil)
+    }
+
+    @Test(
         "GIVEN an item WHEN updateOptions gives it a proxy with a password THEN a shared store refuses it (.secretRefused) and keeps the old options; a local one keeps the new",
         arguments: StoreKind.allCases)
     func updateOptionsKeepsTheSharedStoreRule(_ kind: StoreKind) throws {

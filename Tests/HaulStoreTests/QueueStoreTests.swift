@@ -71,8 +71,9 @@ extension QueueStoreTests {
             #expect(
                 try db.query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
                     "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url", "v6-worker-tokens", "v7-serve-events",
+                    "v8-move-intent",
                 ])
-            #expect(try db.query("PRAGMA user_version").first?[0] == .integer(7))
+            #expect(try db.query("PRAGMA user_version").first?[0] == .integer(8))
             let tables = Set(try db.query("SELECT name FROM sqlite_master WHERE type = 'table'").compactMap { $0.string("name") })
             #expect(tables.isSuperset(of: ["downloads", "schema_migrations"]))
             #expect(try store.all().isEmpty)
@@ -89,7 +90,7 @@ extension QueueStoreTests {
 
             #expect(try second.all().map(\.id) == ids)
             #expect(try rawConnection(second).query("SELECT name, applied_at FROM schema_migrations") == appliedBefore)
-            #expect(try rawConnection(second).query("PRAGMA user_version").first?[0] == .integer(7))
+            #expect(try rawConnection(second).query("PRAGMA user_version").first?[0] == .integer(8))
         }
 
         @Test(
@@ -107,6 +108,7 @@ extension QueueStoreTests {
             #expect(
                 try rawConnection(store).query("SELECT name FROM schema_migrations ORDER BY rowid").compactMap { $0.string("name") } == [
                     "v1-downloads", "v2-attempts", "v3-options", "v4-fleet", "v5-destination-url", "v6-worker-tokens", "v7-serve-events",
+                    "v8-move-intent",
                 ])
             let ids = try store.add([fileDownload(directory, "a")])
             #expect(try store.all().map(\.id) == ids)
@@ -172,7 +174,7 @@ extension QueueStoreTests {
             #expect(thrown?.message.contains("v9-from-the-future") == true)
             #expect(fileBytes(path) == before)
             let db = try SQLiteConnection(path: path)
-            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 8)
+            #expect(try db.query("SELECT count(*) AS n FROM schema_migrations").first?.int64("n") == 9)
             #expect(try db.query("SELECT count(*) AS n FROM downloads").first?.int64("n") == 1)
         }
 

@@ -74,7 +74,9 @@ extension DownloadQueue {
     /// `move`) between reading where its files are and taking their lock: the files are then no
     /// longer where the lock and the checks would look, so it is tried again from its new place.
     private func removeWithFilesOnce(_ id: Int64, within root: String?, inside: (String) -> Bool) throws(DownloadError) -> FileRemoval? {
-        let item = try storedItem(id)
+        // A move cut short leaves a second name of a file: one name each first, so the judgement
+        // sees what the store names.
+        let item = try settleLeftMove(try storedItem(id))
         let (request, layout) = try placement(of: item)
         let stopped = try stopForFiles(item, cancelling: true)
         let lock: DestinationLock
@@ -218,11 +220,12 @@ extension DownloadQueue {
 
     /// The destination's lock; a run of this process that just stopped lets it go as it ends, so
     /// with `waiting` it is asked again for a few seconds.
-    func lockDestination(_ layout: OutputLayout, waiting: Bool) throws(DownloadError) -> DestinationLock {
+    /// `pinned`: the layout's directory held open (see `TaskFiles.lock`).
+    func lockDestination(_ layout: OutputLayout, waiting: Bool, in pinned: PinnedDirectory? = nil) throws(DownloadError) -> DestinationLock {
         let deadline = ContinuousClock.now + .seconds(5)
         while true {
             do {
-                return try TaskFiles.lock(layout)
+                return try TaskFiles.lock(layout, in: pinned)
             } catch {
                 guard waiting, error.kind == .heldElsewhere, ContinuousClock.now < deadline else { throw DownloadError(error) }
                 Thread.sleep(forTimeInterval: 0.05)

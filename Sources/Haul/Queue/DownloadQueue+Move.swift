@@ -49,7 +49,7 @@ extension DownloadQueue {
     /// where its files are and taking their lock (nothing was done by this one; it is stopped no
     /// more than it was, and is tried again from its new place).
     private func moveOnce(_ id: Int64, to destination: Destination, within root: String?) throws(DownloadError) -> FileMove? {
-        let item = try storedItem(id)
+        let item = try settleLeftMove(try storedItem(id))
         let (request, layout) = try placement(of: item)
         var moved = request
         moved.destination = destination
@@ -62,14 +62,18 @@ extension DownloadQueue {
         }
         let stopped = try stopForFiles(item, cancelling: false)
         var locks: [DestinationLock] = []
-        defer { for lock in locks { lock.release() } }
+        moves.begin(id)
+        defer {
+            for lock in locks { lock.release() }
+            moves.end(id)
+        }
         // Each file gets its new name first and loses its old one only once the store names the
         // new place: a crash in between leaves both names of the same file, never a record that
-        // names a place with no file.
-        var linked: [(from: String, to: String)] = []
-        var remark: (path: String, identity: FileIdentity)?
+        // names a place with no file. The names are recorded first (`MoveIntent`), so whoever
+        // opens the download after such a crash removes the name the store does not name.
+        var recorded: MoveIntent?
         do throws(DownloadError) {
-            locks.append(try lockDestination(layout, waiting: stopped.stoppedHere))
+            locks.append(try lockDestination(layout, waiting: stopped.stoppedHere, in: try Self.pinnedIfInside(layout.directory, root)))
             let pinned: PinnedDirectory?
             do throws(OutputError) {
                 if let root {
@@ -81,13 +85,15 @@ extension DownloadQueue {
             } catch {
                 throw DownloadError(error)
             }
-            locks.append(try lockDestination(target, waiting: false))
+            locks.append(try lockDestination(target, waiting: false, in: pinned))
             let current = try storedItem(id)
-            // Moved meanwhile, or put back in the queue (here) by another call that ended first.
-            let requeuedHere = !current.state.isSettled && (current.state == .queued || control(id) != nil)
+            // Moved meanwhile, or put back in the queue (here) by another call that ended first, or
+            // a run of this process stopped by another call, whose settlement its worker has not
+            // written yet (no control left, the store still says pausing).
+            let requeuedHere = !current.state.isSettled && (current.state == .queued || control(id) != nil || current.leaseOwner == owner)
             guard Self.samePlacement(current, item), !requeuedHere else {
                 for lock in locks { lock.release() }
-                if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
+                if stopped.wasRunning || stopped.wasQueued { resumeOnceSettled(id) } else { waitWhileStoppingHere(id) }
                 return nil
             }
             guard current.state.isSettled else {
@@ -103,6 +109,8 @@ extension DownloadQueue {
             }
             var result = FileMove(destination: Self.path(of: destination), finalPath: newFinal)
             var moves: [TaskFile] = []
+            // Each file to link: its old and new name, and the identity it must have.
+            var steps: [(move: TaskFile, expected: FileIdentity?, marked: FileIdentity?)] = []
             if current.state == .completed {
                 guard let from = current.finalPath, let to = newFinal, case .regular(let identity) = FoundFile.at(from) else {
                     throw DownloadError(.usage, "the finished file of download \(id) is not there any more; nothing to move")
@@ -115,9 +123,7 @@ extension DownloadQueue {
                     // Another file under its name is not this download's to move.
                     throw DownloadError(.destinationExists, "\(from) is \(reason); nothing was moved")
                 }
-                try linkNewName(from, to, expected: identity, in: pinned, &linked)
-                moves.append(TaskFile(role: .file, path: from, movedTo: to))
-                remark = proven ? (to, identity) : nil
+                steps.append((TaskFile(role: .file, path: from, movedTo: to), identity, proven ? identity : nil))
             } else {
                 if let final = target.finalPath, FoundFile.at(final) != .missing {
                     throw DownloadError(.destinationExists, "\(final) exists already; a move never replaces a file")
@@ -131,40 +137,99 @@ extension DownloadQueue {
                     let from = layout.path(of: sidecar)
                     guard FoundFile.at(from) != .missing else { continue }
                     let to = target.path(of: sidecar)
-                    try linkNewName(from, to, expected: role == .partial ? record?.partialIdentity : nil, in: pinned, &linked)
-                    moves.append(TaskFile(role: role, path: from, movedTo: to))
+                    steps.append((TaskFile(role: role, path: from, movedTo: to), role == .partial ? record?.partialIdentity : nil, nil))
                 }
             }
-            let kind: StoredDownload.DestinationKind = if case .directory = destination { .directory } else { .file }
-            try storeCall { try $0.relocate(id, kind: kind, destination: Self.path(of: destination), finalPath: newFinal) }
-            result.moved = moves
-            for step in linked { TaskFiles.unlinkOldName(step.from, linkedAt: step.to) }
-            if let remark {
-                // Marked again after the old name went (each name's change touches the file's change time).
-                result.finishedMarkKept = TaskFiles.markAgain(remark.path, in: pinned, of: moved.outputRequest, identity: remark.identity)
+            let intent = MoveIntent(
+                names: steps.map { MoveIntent.Name(old: $0.move.path, new: $0.move.movedTo ?? $0.move.path, marked: $0.marked) },
+                locks: [layout, target].map { MoveIntent.Lock(path: $0.lockPath, key: $0.partialPath) },
+                resumes: stopped.wasRunning || stopped.wasQueued)
+            try storeCall { try $0.recordMoveIntent(id, intent) }
+            recorded = intent
+            for step in steps {
+                try linkNewName(step.move.path, step.move.movedTo ?? step.move.path, expected: step.expected, in: pinned)
+                CrashPoint.reach(.afterMoveLink)
+                moves.append(step.move)
             }
+            let kind: StoredDownload.DestinationKind = if case .directory = destination { .directory } else { .file }
+            var relocated = intent
+            relocated.relocated = true
+            try storeCall { try $0.relocate(id, kind: kind, destination: Self.path(of: destination), finalPath: newFinal, leaving: relocated) }
+            CrashPoint.reach(.afterMoveRelocate)
+            recorded = nil
+            result.moved = moves
+            // The old names go, and a finished file is marked again after (each name's change
+            // touches the file's change time, which its mark bounds); then the intent is done.
+            TaskFiles.finish(relocated, of: moved.outputRequest, in: pinned)
+            if let marked = steps.first(where: { $0.marked != nil }), let to = marked.move.movedTo {
+                result.finishedMarkKept = TaskFiles.markProves(to, of: moved.outputRequest)
+            }
+            // Left behind if it cannot be cleared now: the next to open the download finds nothing to do.
+            _ = try? storeCall { try $0.clearMoveIntent(id, ifStill: relocated) }
             // Let the locks go first: the run that claims it at once takes the new one.
             for lock in locks { lock.release() }
             // The move is done once recorded: a resume refused now (a concurrent cancel or removal
             // took the download meanwhile) must not put the files back under a record that names
             // the new place.
             if stopped.wasRunning || stopped.wasQueued {
-                result.resumed = (try? resume(id)) != nil
+                result.resumed = resumeOnceSettled(id)
             }
             return result
         } catch {
-            // Take back the new names given, newest first; the download stays where it was.
-            for step in linked.reversed() { TaskFiles.unlinkOldName(step.to, linkedAt: step.from) }
+            // Take back the new names given: the download stays where it was. What the store says
+            // decides (a relocation whose reply was lost may have committed); unread, the intent is
+            // left for whoever opens the download next.
+            if recorded != nil, let now = try? storedItem(id), let left = now.moveIntent, left.names == recorded?.names,
+                let (request, _) = try? placement(of: now)
+            {
+                TaskFiles.finish(left, of: request.outputRequest)
+                _ = try? storeCall { try $0.clearMoveIntent(id, ifStill: left) }
+            }
             for lock in locks { lock.release() }
-            if stopped.wasRunning || stopped.wasQueued { try? resume(id) }
+            if stopped.wasRunning || stopped.wasQueued { resumeOnceSettled(id) }
             throw error
+        }
+    }
+
+    /// `directory` held open when it is inside `root` (reached from it without following a
+    /// symlink: its lock file is opened in it), nil without a root or outside it.
+    private static func pinnedIfInside(_ directory: String, _ root: String?) throws(DownloadError) -> PinnedDirectory? {
+        guard let root else { return nil }
+        var prefix = Array(root.utf8)
+        if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
+        let path = Array(directory.utf8)
+        guard path == Array(root.utf8) || path.starts(with: prefix) else { return nil }
+        do throws(OutputError) {
+            return try TaskFiles.pinnedDirectory(directory, under: root, creating: false)
+        } catch {
+            throw DownloadError(error)
+        }
+    }
+
+    /// Puts download `id` back in the queue once a transfer of it that this process is stopping
+    /// has settled, 15 s at most: a run that ended hands its settlement to its worker's next claim,
+    /// and a resume asked before (the store still says pausing) is refused, and was lost. Whether
+    /// it was resumed.
+    @discardableResult
+    func resumeOnceSettled(_ id: Int64) -> Bool {
+        waitWhileStoppingHere(id)
+        return (try? resume(id)) != nil
+    }
+
+    /// Waits while a transfer of download `id` that this process runs is stopping (15 s at most).
+    func waitWhileStoppingHere(_ id: Int64) {
+        let deadline = ContinuousClock.now + Self.stopWait
+        while let item = try? storedItem(id), item.state == .pausing || item.state == .cancelling, item.leaseOwner == owner,
+            ContinuousClock.now < deadline
+        {
+            Thread.sleep(forTimeInterval: 0.05)
         }
     }
 
     /// Links `from` at `to`: in `pinned` (the directory `to` is in, held open) when the move is
     /// confined to a root, else by path.
     private func linkNewName(
-        _ from: String, _ to: String, expected: FileIdentity?, in pinned: PinnedDirectory?, _ linked: inout [(from: String, to: String)]
+        _ from: String, _ to: String, expected: FileIdentity?, in pinned: PinnedDirectory?
     ) throws(DownloadError) {
         do throws(OutputError) {
             if let pinned {
@@ -180,7 +245,6 @@ extension DownloadQueue {
         } catch {
             throw DownloadError(error)
         }
-        linked.append((from, to))
     }
 
     /// Another download in the queue whose files are (or will be) at `target`'s names: its partial,

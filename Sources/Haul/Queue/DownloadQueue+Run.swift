@@ -15,7 +15,14 @@ extension DownloadQueue {
     /// expires, before it ends: a fleet drains the queue.
     public func run(_ options: QueueRunOptions = QueueRunOptions(), only ids: Set<Int64>? = nil, maxPerHost: Int? = nil) async -> QueueRunSummary {
         // What the run was asked for, as stored now: its figures count what is already complete.
-        let scope = ((try? storeCall { try $0.all() }) ?? []).filter { ids?.contains($0.id) ?? true }
+        var scope = ((try? storeCall { try $0.all() }) ?? []).filter { ids?.contains($0.id) ?? true }
+        // Moves a crash cut short (`haul serve` started again), of paused and complete downloads
+        // too; one the move had paused goes back to the queue, so the scope is read again.
+        if scope.contains(where: { $0.moveIntent != nil }) {
+            let left = scope
+            await BlockingWork.run { settleLeftMoves(left) }
+            scope = ((try? storeCall { try $0.all() }) ?? scope).filter { ids?.contains($0.id) ?? true }
+        }
         board.begin(QueueTally(scope: scope))
         // A group's completions are settled as soon as its files are in place, before any is
         // announced: what a `.completed` event (or a notification) says, every read already says.

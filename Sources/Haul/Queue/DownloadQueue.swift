@@ -29,6 +29,8 @@ public final class DownloadQueue: Sendable {
     let settler: QueueSettler
     /// Moves and removals with files of one download, one at a time in this process.
     let fileOperations = FileOperations()
+    /// The downloads whose files a move of this process holds locked now.
+    let moves = MovesUnderWay()
 
     /// `$XDG_DATA_HOME/haul`, else `~/.local/share/haul`.
     public static var defaultStateDirectory: String {

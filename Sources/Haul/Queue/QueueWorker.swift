@@ -146,6 +146,18 @@ struct QueueWorker: Sendable {
         case .none?, nil: break
         }
         defer { queue.running.ended(item.id) }
+        // A move of this process holding its files: waited for, not failed on (see `MovesUnderWay`).
+        let moves = queue.moves
+        if moves.holds(item.id) { await BlockingWork.run { moves.waitUntilNone(item.id, seconds: 5) } }
+        if item.moveIntent != nil {
+            // A move of it was cut short (its partial has a second name, which its open would
+            // refuse), or is under way here: claimed meanwhile (put back in the queue by another
+            // call), it waits for the move to give up its locks (the move fails, as the download
+            // is running) instead of failing on them. Left as it is when another process holds
+            // them still (the open decides then).
+            let queue = self.queue
+            await BlockingWork.run { _ = try? queue.settleLeftMove(item, waiting: true) }
+        }
         var request: DownloadRequest
         do {
             request = try QueuedRequest.request(for: item, run.options)

@@ -44,7 +44,17 @@ package final class DestinationLock: Sendable {
     package init(path: String, key: String) throws(StoreError) {
         self.path = path
         slot = Self.slot(forPartial: key)
-        file = try LockFiles.shared.lock(slot, in: path)
+        file = try LockFiles.shared.lock(slot, at: LockFilePlace(path: path))
+    }
+
+    /// The same, the lock file named `name` in `directory` (held open, reached without following a
+    /// symlink: a parent swapped for one after the check never puts the lock file elsewhere, where
+    /// it would lock nothing the directory's other runs see).
+    package init(in directory: PinnedDirectory, name: String, key: String) throws(StoreError) {
+        let place = LockFilePlace(directory: directory, name: name)
+        path = place.path
+        slot = Self.slot(forPartial: key)
+        file = try LockFiles.shared.lock(slot, at: place)
     }
 
     /// Releases the lock; the last holder in this process removes the lock file if no other
@@ -88,8 +98,8 @@ final class LockFiles: Sendable {
     }
 
     private struct Open {
-        /// The path it was first opened by (removed through it by the last holder).
-        let path: String
+        /// Where it was first opened (removed there by the last holder).
+        let place: LockFilePlace
         /// Every descriptor of it this process has open: the first locks, the others wait to be
         /// closed with it (closing one would drop the locks).
         var descriptors: [Int32]
@@ -99,10 +109,11 @@ final class LockFiles: Sendable {
 
     private let files = Mutex<[FileID: Open]>([:])
 
-    func lock(_ slot: Int64, in path: String) throws(StoreError) -> FileID {
+    func lock(_ slot: Int64, at place: LockFilePlace) throws(StoreError) -> FileID {
+        let path = place.path
         let result: Result<FileID, StoreError> = files.withLock { files in
             do throws(StoreError) {
-                let (id, file) = try Self.entry(for: path, in: &files)
+                let (id, file) = try Self.entry(for: place, in: &files)
                 guard !file.held.contains(slot) else {
                     Self.closeIfUnused(id, in: &files)
                     throw StoreError(
@@ -143,16 +154,16 @@ final class LockFiles: Sendable {
             // is removed before the descriptors close (if it is still the file at its path, and
             // this user may: in a sticky directory only its owner can).
             var whole = Self.range(F_WRLCK, 0, length: 0)
-            if fcntl(file.fd, F_SETLK, &whole) == 0, Self.identity(of: file.path) == id { unlink(file.path) }
+            if fcntl(file.fd, F_SETLK, &whole) == 0, file.place.identity() == id { file.place.unlink() }
             for fd in file.descriptors { close(fd) }
         }
     }
 
-    /// The entry of the lock file at `path`, opened now unless this process has it open already
+    /// The entry of the lock file at `place`, opened now unless this process has it open already
     /// (by whatever spelling).
-    private static func entry(for path: String, in files: inout [FileID: Open]) throws(StoreError) -> (FileID, Open) {
-        if let id = identity(of: path), let open = files[id] { return (id, open) }
-        let (fd, id) = try open(path)
+    private static func entry(for place: LockFilePlace, in files: inout [FileID: Open]) throws(StoreError) -> (FileID, Open) {
+        if let id = place.identity(), let open = files[id] { return (id, open) }
+        let (fd, id) = try open(place)
         if var known = files[id] {
             // Reached through a spelling not recognised before the open (the file appeared
             // meanwhile): this descriptor stays open beside the first.
@@ -160,7 +171,7 @@ final class LockFiles: Sendable {
             files[id] = known
             return (id, known)
         }
-        let fresh = Open(path: path, descriptors: [fd], held: [])
+        let fresh = Open(place: place, descriptors: [fd], held: [])
         files[id] = fresh
         return (id, fresh)
     }
@@ -172,26 +183,19 @@ final class LockFiles: Sendable {
         for fd in file.descriptors { close(fd) }
     }
 
-    /// The identity of the file at `path` (symlinks followed: a directory reached through one is
-    /// the same directory), or nil when there is none.
-    static func identity(of path: String) -> FileID? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return FileID(status)
-    }
-
-    /// Opens the lock file at `path` (creating it if missing), making sure the descriptor is the
-    /// file now at that path (a last holder elsewhere may remove it between the open and the first
-    /// lock). Another user's file this one may not open is stepped around (`.haul-lock-UID`).
-    private static func open(_ path: String) throws(StoreError) -> (Int32, FileID) {
-        var path = path
+    /// Opens the lock file at `place` (creating it if missing), making sure the descriptor is the
+    /// file now there (a last holder elsewhere may remove it between the open and the first lock).
+    /// Another user's file this one may not open is stepped around (`.haul-lock-UID`).
+    private static func open(_ place: LockFilePlace) throws(StoreError) -> (Int32, FileID) {
+        var place = place
         for _ in 0..<16 {
             let fd: Int32
-            switch openOrCreate(path) {
+            let path = place.path
+            switch openOrCreate(place) {
             case .success(let opened):
                 fd = opened
             case .failure(let failure) where failure.code == EACCES && !path.hasSuffix("-\(getuid())"):
-                path += "-\(getuid())"
+                place = place.suffixed("-\(getuid())")
                 continue
             case .failure(let failure):
                 throw StoreError.system("cannot open the lock file", path: path, errno: failure.code)
@@ -204,28 +208,28 @@ final class LockFiles: Sendable {
                 throw StoreError.system("cannot lock", path: path, errno: code)
             }
             var held = stat()
-            var current = stat()
-            guard fstat(fd, &held) == 0, lstat(path, &current) == 0, held.st_ino == current.st_ino, held.st_dev == current.st_dev else {
+            guard fstat(fd, &held) == 0, let current = place.status(following: false), held.st_ino == current.st_ino, held.st_dev == current.st_dev
+            else {
                 close(fd)
                 continue
             }
             return (fd, FileID(held))
         }
-        throw StoreError(.io, "cannot lock \(path): it keeps being replaced")
+        throw StoreError(.io, "cannot lock \(place.path): it keeps being replaced")
     }
 
     /// The lock file at `path` opened for locking: an existing one as it is (another user's too:
     /// no `O_CREAT`, which Linux refuses on another's file in a sticky directory), else a new one
     /// with the mode its directory calls for.
-    private static func openOrCreate(_ path: String) -> Result<Int32, OpenFailure> {
-        let existing = Foundation.open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+    private static func openOrCreate(_ place: LockFilePlace) -> Result<Int32, OpenFailure> {
+        let existing = place.open(O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         if existing >= 0 { return .success(existing) }
         guard errno == ENOENT else { return .failure(OpenFailure(code: errno)) }
-        let mode = creationMode(directory: (path as NSString).deletingLastPathComponent)
-        let created = Foundation.open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        let mode = creationMode(directory: place.directoryStatus())
+        let created = place.open(O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard created >= 0 else {
             // Made by another process meanwhile: open that one.
-            if errno == EEXIST { return openOrCreate(path) }
+            if errno == EEXIST { return openOrCreate(place) }
             return .failure(OpenFailure(code: errno))
         }
         // Whatever the umask: the mode is what lets the directory's other writers lock here.
@@ -240,9 +244,8 @@ final class LockFiles: Sendable {
 
     /// 0600 in a directory only its owner may write to; 0660 where its group may; 0666 where
     /// anyone may (`/tmp`).
-    static func creationMode(directory: String) -> mode_t {
-        var status = stat()
-        guard stat(directory.isEmpty ? "." : directory, &status) == 0 else { return 0o600 }
+    static func creationMode(directory status: stat?) -> mode_t {
+        guard let status else { return 0o600 }
         if status.st_mode & S_IWOTH != 0 { return 0o666 }
         if status.st_mode & S_IWGRP != 0 { return 0o660 }
         return 0o600
@@ -260,5 +263,70 @@ final class LockFiles: Sendable {
     private static func conflict(_ path: String, holder: Int32?) -> StoreError {
         let who = holder.map { "process \($0)" } ?? "another process"
         return StoreError(.heldElsewhere, "\(who) is already downloading to this destination (it holds a lock in \(path)); wait for it to finish or stop it")
+    }
+}
+
+/// Where a lock file is: a path (its directory reached as the path says), or a name in a directory
+/// held open (`PinnedDirectory`, reached without following a symlink).
+struct LockFilePlace: Sendable {
+    /// The path, for messages (and the place itself when there is no directory held open).
+    let path: String
+    private let directory: PinnedDirectory?
+    private let name: String
+
+    init(path: String) {
+        self.path = path
+        directory = nil
+        name = (path as NSString).lastPathComponent
+    }
+
+    init(directory: PinnedDirectory, name: String) {
+        path = (directory.path.hasSuffix("/") ? directory.path : directory.path + "/") + name
+        self.directory = directory
+        self.name = name
+    }
+
+    /// The same place with `suffix` after its name.
+    func suffixed(_ suffix: String) -> LockFilePlace {
+        guard let directory else { return LockFilePlace(path: path + suffix) }
+        return LockFilePlace(directory: directory, name: name + suffix)
+    }
+
+    /// The status of the file there (symlinks followed by a path: a directory reached through one
+    /// is the same directory; never in a directory held open).
+    func status(following: Bool = true) -> stat? {
+        var status = stat()
+        if let directory {
+            guard fstatat(directory.fd, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        } else {
+            guard (following ? stat(path, &status) : lstat(path, &status)) == 0 else { return nil }
+        }
+        return status
+    }
+
+    /// The identity of the file there, or nil when there is none.
+    func identity() -> LockFiles.FileID? {
+        status().map(LockFiles.FileID.init)
+    }
+
+    func open(_ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        if let directory { return openat(directory.fd, name, flags, mode) }
+        return Foundation.open(path, flags, mode)
+    }
+
+    func unlink() {
+        if let directory {
+            unlinkat(directory.fd, name, 0)
+        } else {
+            Foundation.unlink(path)
+        }
+    }
+
+    /// The status of the directory it is in.
+    func directoryStatus() -> stat? {
+        var status = stat()
+        if let directory { return fstat(directory.fd, &status) == 0 ? status : nil }
+        let parent = (path as NSString).deletingLastPathComponent
+        return stat(parent.isEmpty ? "." : parent, &status) == 0 ? status : nil
     }
 }

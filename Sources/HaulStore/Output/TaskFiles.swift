@@ -256,11 +256,38 @@ package enum TaskFiles {
 extension TaskFiles {
     /// Takes the destination lock of `layout` (one writer per destination), or throws
     /// `.heldElsewhere` naming the process that holds it.
-    package static func lock(_ layout: OutputLayout) throws(OutputError) -> DestinationLock {
+    /// `pinned`: the layout's directory held open, whose lock file is then opened in it without
+    /// following a symlink.
+    package static func lock(_ layout: OutputLayout, in pinned: PinnedDirectory? = nil) throws(OutputError) -> DestinationLock {
         do {
+            if let pinned { return try DestinationLock(in: pinned, name: OutputLayout.lockSuffix, key: layout.partialPath) }
             return try DestinationLock(path: layout.lockPath, key: layout.partialPath)
         } catch {
             throw OutputError.store(error, path: layout.finalPath ?? layout.directory)
+        }
+    }
+
+    /// Takes a destination lock a move's intent names, or throws `.heldElsewhere`.
+    package static func lock(_ lock: MoveIntent.Lock) throws(OutputError) -> DestinationLock {
+        do {
+            return try DestinationLock(path: lock.path, key: lock.key)
+        } catch {
+            throw OutputError.store(error, path: lock.key)
+        }
+    }
+
+    /// The name of each file `intent` left over removed, while it is still a name of the very
+    /// file the other name is (device and inode; a file put there meanwhile stays), and a finished
+    /// file whose mark proved it marked again at the name kept (`request`: the download as the
+    /// store now places it), only while it is still exactly the file the intent names.
+    package static func finish(_ intent: MoveIntent, of request: PartialDownload.Request, in pinned: PinnedDirectory? = nil) {
+        for name in intent.leftover {
+            unlinkOldName(name.remove, linkedAt: name.keep)
+            CrashPoint.reach(.afterMoveUnlink)
+        }
+        for name in intent.leftover {
+            guard let identity = name.marked, case .regular(let found) = FoundFile.at(name.keep), found == identity else { continue }
+            _ = markAgain(name.keep, in: pinned, of: request, identity: identity)
         }
     }
 }

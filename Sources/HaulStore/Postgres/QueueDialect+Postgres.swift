@@ -105,6 +105,9 @@ extension QueueDialect {
                 CREATE UNIQUE INDEX serve_events_completion ON serve_events (item_id) WHERE method = 'aria2.onDownloadComplete';
                 """)
         }
+        // A move under way (`MoveIntent`, JSON): whoever opens the download after a crash in the
+        // middle of a move leaves one name per file.
+        migrator.registerMigration("v9-move-intent") { db in try db.execute("ALTER TABLE downloads ADD COLUMN IF NOT EXISTS move_intent TEXT") }
         return migrator
     }()
 

@@ -47,11 +47,14 @@ package struct QueueDialect: Sendable {
     let updateOptions: String
     /// Priority `$1` of item `$2`.
     let setPriority = "UPDATE downloads SET priority = $1 WHERE id = $2"
-    /// Points item `$4` at destination kind `$1`, destination `$2` and final path `$3`, only while
-    /// no transfer runs it.
-    /// Points item `$4` at destination kind `$1`, destination `$2` and final path `$3`, only while
-    /// no transfer runs it.
+    /// Points item `$4` at destination kind `$1`, destination `$2` and final path `$3`, with move
+    /// intent `$5` (the one recorded, now relocated), only while no transfer runs it.
     let relocate: String
+    /// Records move intent `$1` of item `$2`, only while no transfer runs it and no other intent
+    /// is left (see `MoveIntent`).
+    let recordMoveIntent: String
+    /// Clears the move intent of item `$1`, only while it is still `$2`.
+    let clearMoveIntent = "UPDATE downloads SET move_intent = NULL WHERE id = $1 AND move_intent = $2"
 
     /// The row owner `$1` leased with claim token `$2`, if that claim committed.
     let claimedEarlier: String
@@ -147,10 +150,11 @@ package struct QueueDialect: Sendable {
         // A completed item keeps its time: it is the completion's, which the event journal reads
         // (a moved download's completion, trimmed from the journal, must not look new).
         relocate = """
-            UPDATE downloads SET destination_kind = $1, destination = $2, final_path = $3,
+            UPDATE downloads SET destination_kind = $1, destination = $2, final_path = $3, move_intent = $5,
                 updated_at = CASE WHEN state = 'completed' THEN updated_at ELSE \(now) END
             WHERE id = $4 AND state IN (\(Self.atRestStates))
             """
+        recordMoveIntent = "UPDATE downloads SET move_intent = $1 WHERE id = $2 AND move_intent IS NULL AND state IN (\(Self.atRestStates))"
         self.claimedEarlier = claimedEarlier
         self.nextQueued = nextQueued
         self.nextQueuedLockingHost = nextQueuedLockingHost

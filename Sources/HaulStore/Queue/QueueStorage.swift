@@ -37,8 +37,18 @@ package protocol QueueStorage: AnyObject, Sendable {
     func updateOptions(_ id: Int64, _ options: StoredOptions) throws(StoreError)
     /// Points an item at another place (`haul.move`): its destination kind and path, and its
     /// final path (nil when not known yet). Only while no transfer runs it (queued or at rest);
-    /// `.conflict` otherwise, `.notFound` for no such item.
-    func relocate(_ id: Int64, kind: StoredDownload.DestinationKind, destination: String, finalPath: String?) throws(StoreError)
+    /// `.conflict` otherwise, `.notFound` for no such item. `intent`: the move's intent left in
+    /// its place in the same transaction (relocated: the old names are the ones to remove), nil to
+    /// clear it.
+    func relocate(_ id: Int64, kind: StoredDownload.DestinationKind, destination: String, finalPath: String?, leaving intent: MoveIntent?)
+        throws(StoreError)
+    /// Records a move's intent before its first new name is made (see `MoveIntent`), only while no
+    /// transfer runs the item and no other intent is left: `.conflict` otherwise, `.notFound` for
+    /// no such item. Durable before it returns.
+    func recordMoveIntent(_ id: Int64, _ intent: MoveIntent) throws(StoreError)
+    /// Clears the move intent of an item while it is still `intent`; whether it was.
+    @discardableResult
+    func clearMoveIntent(_ id: Int64, ifStill intent: MoveIntent) throws(StoreError) -> Bool
     /// Sets the priorities of several items in one transaction.
     func setPriorities(_ priorities: [(id: Int64, priority: Int)]) throws(StoreError)
 
@@ -159,6 +169,11 @@ extension QueueStorage {
             known.append(KnownItems(active: active, completed: active == nil ? try completedItem(for: new) : nil))
         }
         return known
+    }
+
+    /// Points an item at another place with no move intent left (see the requirement).
+    package func relocate(_ id: Int64, kind: StoredDownload.DestinationKind, destination: String, finalPath: String?) throws(StoreError) {
+        try relocate(id, kind: kind, destination: destination, finalPath: finalPath, leaving: nil)
     }
 
     /// Applies a lifecycle input to an item, with no outcome and no owner to check (a command's request).

@@ -115,14 +115,37 @@ extension QueueStore {
         }
     }
 
-    package func relocate(_ id: Int64, kind: StoredDownload.DestinationKind, destination: String, finalPath: String?) throws(StoreError) {
-        try database.write { db in
+    package func relocate(
+        _ id: Int64, kind: StoredDownload.DestinationKind, destination: String, finalPath: String?, leaving intent: MoveIntent?
+    ) throws(StoreError) {
+        let intentText: StoreValue = try intent.map { intent throws(StoreError) in .text(try intent.encoded()) } ?? .null
+        // Durable: the old names are removed once it returns.
+        try database.write(durable: true) { db in
             let final: StoreValue = finalPath.map { .text($0) } ?? .null
-            guard try db.run(dialect.relocate, [.text(kind.rawValue), .text(destination), final, .integer(id)]) == 1 else {
+            guard try db.run(dialect.relocate, [.text(kind.rawValue), .text(destination), final, .integer(id), intentText]) == 1 else {
                 guard try db.row(dialect.load, [.integer(id)]) != nil else { throw StoreError(.notFound, "no download \(id) in the queue") }
                 throw StoreError(.conflict, "download \(id) is being transferred; pause it before moving it")
             }
         }
+    }
+
+    package func recordMoveIntent(_ id: Int64, _ intent: MoveIntent) throws(StoreError) {
+        let text = try intent.encoded()
+        try database.write(durable: true) { db in
+            guard try db.run(dialect.recordMoveIntent, [.text(text), .integer(id)]) == 1 else {
+                guard let row = try db.row(dialect.load, [.integer(id)]) else { throw StoreError(.notFound, "no download \(id) in the queue") }
+                if row.string("move_intent") != nil {
+                    throw StoreError(.conflict, "download \(id) is being moved by another call (or a move of it was cut short); try again")
+                }
+                throw StoreError(.conflict, "download \(id) is being transferred; pause it before moving it")
+            }
+        }
+    }
+
+    @discardableResult
+    package func clearMoveIntent(_ id: Int64, ifStill intent: MoveIntent) throws(StoreError) -> Bool {
+        let text = try intent.encoded()
+        return try database.write(durable: true) { db in try db.run(dialect.clearMoveIntent, [.integer(id), .text(text)]) == 1 }
     }
 
     /// Sets the priorities of several items in one transaction (the queue's order: priority

@@ -42,7 +42,8 @@ extension StoredDownload {
             updatedAt: Date(timeIntervalSince1970: reader.required("updated_at", "update time", placeholder: 0) { $0.double }),
             damage: reader.damage,
             leaseEpoch: row.int64("lease_epoch") ?? 0,
-            leaseOwner: row.string("lease_owner").flatMap(LeaseOwner.init(encoded:)))
+            leaseOwner: row.string("lease_owner").flatMap(LeaseOwner.init(encoded:)),
+            moveIntent: row.string("move_intent").flatMap(MoveIntent.read))
     }
 
     /// The `headers` column: JSON pairs `[[name, value], ...]`, as `QueueStore.encodeHeaders` writes.

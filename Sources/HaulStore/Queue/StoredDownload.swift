@@ -48,6 +48,8 @@ package struct StoredDownload: Sendable, Equatable {
     package var leaseEpoch: Int64 = 0
     /// Who holds the item's lease, as the row was read (nil when none does).
     package var leaseOwner: LeaseOwner? = nil
+    /// A move of it under way, or cut short by a crash (see `MoveIntent`); nil for none.
+    package var moveIntent: MoveIntent? = nil
 
     /// Whether the columns that say where the download's files are (URL, destination, existing-file
     /// policy) were read back: what removing its partial needs.

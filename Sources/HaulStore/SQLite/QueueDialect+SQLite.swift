@@ -155,6 +155,11 @@ extension QueueDialect {
                 CREATE UNIQUE INDEX serve_events_completion ON serve_events (item_id) WHERE method = 'aria2.onDownloadComplete';
                 """)
         }
+        migrator.registerMigration("v8-move-intent") { db in
+            // A move under way (`MoveIntent`, JSON): whoever opens the download after a crash in
+            // the middle of a move leaves one name per file.
+            try db.execute("ALTER TABLE downloads ADD COLUMN move_intent TEXT")
+        }
         return migrator
     }()
 }

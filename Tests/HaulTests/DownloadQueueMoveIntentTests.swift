@@ -1,0 +1,100 @@
+import Foundation
+import HaulStore
+import HaulTestSupport
+import Testing
+
+@testable import Haul
+
+/// A move cut short by a crash leaves its intent in the store and a file with two names; the next
+/// move or removal of the download leaves one name per file first, the one the store names, and
+/// never removes a file of another identity.
+@Suite("A move cut short, finished by the next call")
+struct DownloadQueueMoveIntentTests {
+    /// A finished download of `size` bytes at `directory/a.bin`, in a queue of its own.
+    static func finished(_ directory: TemporaryDirectory, _ state: TemporaryDirectory, _ server: FaultServer, seed: UInt64) async throws
+        -> (DownloadQueue, Int64, [UInt8])
+    {
+        let body = TestData.bytes(count: 50_000, seed: seed)
+        server.setResource("/a", body: body)
+        let queue = try DownloadQueue(stateDirectory: state.path)
+        let id = try queue.add(DownloadRequest(url: try #require(URL(string: server.url("/a"))), destination: .file(directory.file("a.bin"))))
+        _ = await queue.run()
+        #expect(try queue.storedItem(id).state == .completed)
+        return (queue, id, body)
+    }
+
+    /// The intent a move of `old` to `new` (both files in `directory`) records.
+    static func intent(_ directory: TemporaryDirectory, _ old: String, _ new: String, marked: FileIdentity?) -> MoveIntent {
+        MoveIntent(
+            names: [MoveIntent.Name(old: directory.file(old), new: directory.file(new), marked: marked)],
+            locks: [old, new].map { MoveIntent.Lock(path: directory.file(".haul-lock"), key: directory.file($0 + ".haul-partial")) })
+    }
+
+    static func names(in directory: TemporaryDirectory) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { !$0.hasPrefix(".haul-lock") }.sorted()
+    }
+
+    @Test func aMoveAskedAfterACrashBeforeTheStoreNamedTheNewPlaceLeavesOneNameAndTheProof() async throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let state = try TemporaryDirectory()
+        let (queue, id, body) = try await Self.finished(directory, state, server, seed: 901)
+        // GIVEN a move of it to b.bin cut short after the link: both names, the store naming a.bin
+        let identity = try #require(FileIdentity.of(directory.file("a.bin")))
+        #expect(link(directory.file("a.bin"), directory.file("b.bin")) == 0)
+        try QueueStore(directory: state.path).recordMoveIntent(id, Self.intent(directory, "a.bin", "b.bin", marked: identity))
+        // WHEN it is moved to c.bin
+        let moved = try queue.move(id, to: .file(directory.file("c.bin")))
+        // THEN c.bin is its one name, bit-exact, the store names it, and no intent is left
+        #expect(Self.names(in: directory) == ["c.bin"])
+        #expect(FileManager.default.contents(atPath: directory.file("c.bin")).map { [UInt8]($0) } == body)
+        #expect(moved.finishedMarkKept)
+        let item = try queue.storedItem(id)
+        #expect(item.finalPath == directory.file("c.bin") && item.moveIntent == nil)
+        // AND it is still provably its own: removed with its files, it is deleted
+        let removal = try queue.removeWithFiles(id, inside: { _ in true })
+        #expect(removal.deleted.contains { $0.role == .file && $0.path == directory.file("c.bin") }, "\(removal)")
+        #expect(Self.names(in: directory).isEmpty)
+    }
+
+    @Test func aRemovalAfterACrashOnceTheStoreNamedTheNewPlaceDeletesBothNames() async throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let state = try TemporaryDirectory()
+        let (queue, id, _) = try await Self.finished(directory, state, server, seed: 902)
+        // GIVEN a move of it to b.bin cut short after the store named b.bin, before a.bin went
+        let identity = try #require(FileIdentity.of(directory.file("a.bin")))
+        #expect(link(directory.file("a.bin"), directory.file("b.bin")) == 0)
+        var intent = Self.intent(directory, "a.bin", "b.bin", marked: identity)
+        intent.relocated = true
+        try QueueStore(directory: state.path).relocate(
+            id, kind: .file, destination: directory.file("b.bin"), finalPath: directory.file("b.bin"), leaving: intent)
+        // WHEN it is removed with its files
+        let removal = try queue.removeWithFiles(id, inside: { _ in true })
+        // THEN the file at the name the store names is deleted, and the old name is gone too
+        #expect(removal.deleted.contains { $0.role == .file && $0.path == directory.file("b.bin") }, "\(removal)")
+        #expect(removal.kept.isEmpty, "\(removal)")
+        #expect(Self.names(in: directory).isEmpty, "\(Self.names(in: directory))")
+    }
+
+    @Test func aFileOfAnotherIdentityUnderTheNewNameIsNeverRemoved() async throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let state = try TemporaryDirectory()
+        let (queue, id, body) = try await Self.finished(directory, state, server, seed: 903)
+        // GIVEN a move of it to b.bin cut short before its link, and someone's own file at b.bin
+        let theirs = TestData.bytes(count: 1_000, seed: 904)
+        try Data(theirs).write(to: URL(fileURLWithPath: directory.file("b.bin")))
+        try QueueStore(directory: state.path).recordMoveIntent(id, Self.intent(directory, "a.bin", "b.bin", marked: FileIdentity.of(directory.file("a.bin"))))
+        // WHEN it is moved elsewhere
+        _ = try queue.move(id, to: .file(directory.file("c.bin")))
+        // THEN their file is untouched, and the download's file is at c.bin alone
+        #expect(FileManager.default.contents(atPath: directory.file("b.bin")).map { [UInt8]($0) } == theirs)
+        #expect(FileManager.default.contents(atPath: directory.file("c.bin")).map { [UInt8]($0) } == body)
+        #expect(Self.names(in: directory) == ["b.bin", "c.bin"])
+        #expect(try queue.storedItem(id).moveIntent == nil)
+    }
+}
