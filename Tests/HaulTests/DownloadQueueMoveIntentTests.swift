@@ -98,3 +98,40 @@ struct DownloadQueueMoveIntentTests {
         #expect(try queue.storedItem(id).moveIntent == nil)
     }
 }
+
+/// A move cut short whose old or new directory is gone since (the user cleaned up after the crash):
+/// no process can hold a lock in a directory that is not there, so the next call settles the
+/// move rather than failing on that lock file for good.
+@Suite("A move cut short, one of its directories gone since")
+struct DownloadQueueMoveIntentGoneDirectoryTests {
+    @Test func aRemovalAfterACrashWhoseOldDirectoryWasDeletedSinceStillRemovesTheDownload() async throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let root = try TemporaryDirectory()
+        let state = try TemporaryDirectory()
+        let old = root.file("old")
+        let new = root.file("new")
+        #expect(mkdir(old, 0o755) == 0 && mkdir(new, 0o755) == 0)
+        let body = TestData.bytes(count: 50_000, seed: 905)
+        server.setResource("/a", body: body)
+        let queue = try DownloadQueue(stateDirectory: state.path)
+        let id = try queue.add(DownloadRequest(url: try #require(URL(string: server.url("/a"))), destination: .file(old + "/a.bin")))
+        _ = await queue.run()
+        #expect(try queue.storedItem(id).state == .completed)
+        // GIVEN a move of it to new/a.bin cut short after the store named the new place, before
+        // old/a.bin went; then the user deleted the old directory
+        let identity = try #require(FileIdentity.of(old + "/a.bin"))
+        #expect(link(old + "/a.bin", new + "/a.bin") == 0)
+        let intent = MoveIntent(
+            names: [MoveIntent.Name(old: old + "/a.bin", new: new + "/a.bin", marked: identity)],
+            locks: [old, new].map { MoveIntent.Lock(path: $0 + "/.haul-lock", key: $0 + "/a.bin.haul-partial") }, relocated: true)
+        try QueueStore(directory: state.path).relocate(id, kind: .file, destination: new + "/a.bin", finalPath: new + "/a.bin", leaving: intent)
+        try FileManager.default.removeItem(atPath: old)
+        // WHEN it is removed with its files
+        let removal = try queue.removeWithFiles(id, inside: { _ in true })
+        // THEN the file the store names is deleted, and the download is gone
+        #expect(removal.deleted.contains { $0.role == .file && $0.path == new + "/a.bin" }, "\(removal)")
+        #expect(!FileManager.default.fileExists(atPath: new + "/a.bin"))
+        #expect(throws: (any Error).self) { try queue.storedItem(id) }
+    }
+}
