@@ -19,7 +19,7 @@ extension DownloadQueue {
         var locks: [DestinationLock] = []
         defer { for lock in locks { lock.release() } }
         let deadline = ContinuousClock.now + .seconds(5)
-        for lock in intent.locks {
+        for lock in intent.locks where Self.directoryMayHoldLock(lock) {
             while true {
                 do throws(OutputError) {
                     locks.append(try TaskFiles.lock(lock))
@@ -37,6 +37,16 @@ extension DownloadQueue {
         try storeCall { try $0.clearMoveIntent(item.id, ifStill: left) }
         if resuming, left.resumes, current.state == .paused { try resume(item.id) }
         return try storedItem(item.id)
+    }
+
+    /// Whether the directory of `lock`'s file is there: one deleted since the crash (the user
+    /// cleaned up) holds no lock file, so no live process holds that lock, and no name of the move
+    /// is in it; its lock is not asked for (it cannot be made there).
+    static func directoryMayHoldLock(_ lock: MoveIntent.Lock) -> Bool {
+        var status = stat()
+        let directory = (lock.path as NSString).deletingLastPathComponent
+        guard stat(directory.isEmpty ? "." : directory, &status) != 0 else { return true }
+        return errno != ENOENT && errno != ENOTDIR
     }
 
     /// `settleLeftMove` of every download a move was cut short of (a run's start: `haul serve`
