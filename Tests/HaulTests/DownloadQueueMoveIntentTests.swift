@@ -135,3 +135,30 @@ struct DownloadQueueMoveIntentGoneDirectoryTests {
         #expect(throws: (any Error).self) { try queue.storedItem(id) }
     }
 }
+
+/// A move whose new name is the old one spelled through a symlinked directory: the link finds the
+/// file there already, and taking back the new names given must never remove the file's one name.
+@Suite("A move to the same file by another spelling")
+struct DownloadQueueMoveSameFileTests {
+    @Test func aMoveToTheSameFileThroughASymlinkedDirectoryIsRefusedAndTheFileStays() async throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let root = try TemporaryDirectory()
+        let state = try TemporaryDirectory()
+        let real = root.file("real")
+        #expect(mkdir(real, 0o755) == 0)
+        #expect(symlink(real, root.file("link")) == 0)
+        let body = TestData.bytes(count: 50_000, seed: 906)
+        server.setResource("/a", body: body)
+        let queue = try DownloadQueue(stateDirectory: state.path)
+        let id = try queue.add(DownloadRequest(url: try #require(URL(string: server.url("/a"))), destination: .file(real + "/a.bin")))
+        _ = await queue.run()
+        #expect(try queue.storedItem(id).state == .completed)
+        // GIVEN a complete download at real/a.bin, and link -> real
+        // WHEN it is moved to link/a.bin (the same directory entry by another spelling)
+        let outcome = Result { () throws(DownloadError) in try queue.move(id, to: .file(root.file("link") + "/a.bin")) }
+        #expect(throws: DownloadError.self) { try outcome.get() }
+        // THEN it is refused, and its file is still there, bit-exact
+        #expect(FileManager.default.contents(atPath: real + "/a.bin").map { [UInt8]($0) } == body)
+    }
+}
