@@ -162,3 +162,37 @@ struct DownloadQueueMoveSameFileTests {
         #expect(FileManager.default.contents(atPath: real + "/a.bin").map { [UInt8]($0) } == body)
     }
 }
+
+extension DownloadQueueMoveIntentGoneDirectoryTests {
+    @Test func aMoveAfterACrashWhoseNewDirectoryWasDeletedSinceMovesTheFileFromWhereTheStoreNamesIt() async throws {
+        let server = try FaultServer()
+        defer { server.stop() }
+        let root = try TemporaryDirectory()
+        let state = try TemporaryDirectory()
+        let old = root.file("old")
+        let new = root.file("new")
+        #expect(mkdir(old, 0o755) == 0 && mkdir(new, 0o755) == 0)
+        let body = TestData.bytes(count: 50_000, seed: 907)
+        server.setResource("/a", body: body)
+        let queue = try DownloadQueue(stateDirectory: state.path)
+        let id = try queue.add(DownloadRequest(url: try #require(URL(string: server.url("/a"))), destination: .file(old + "/a.bin")))
+        _ = await queue.run()
+        #expect(try queue.storedItem(id).state == .completed)
+        // GIVEN a move of it to new/a.bin cut short before the store named the new place; then the
+        // user deleted the new directory (and the name in it)
+        let identity = try #require(FileIdentity.of(old + "/a.bin"))
+        #expect(link(old + "/a.bin", new + "/a.bin") == 0)
+        let intent = MoveIntent(
+            names: [MoveIntent.Name(old: old + "/a.bin", new: new + "/a.bin", marked: identity)],
+            locks: [old, new].map { MoveIntent.Lock(path: $0 + "/.haul-lock", key: $0 + "/a.bin.haul-partial") })
+        try QueueStore(directory: state.path).recordMoveIntent(id, intent)
+        try FileManager.default.removeItem(atPath: new)
+        // WHEN it is moved to old/c.bin
+        let moved = try queue.move(id, to: .file(old + "/c.bin"))
+        // THEN c.bin is its one name, bit-exact, still proven, and no intent is left
+        #expect(FileManager.default.contents(atPath: old + "/c.bin").map { [UInt8]($0) } == body)
+        #expect(!FileManager.default.fileExists(atPath: old + "/a.bin"))
+        #expect(moved.finishedMarkKept)
+        #expect(try queue.storedItem(id).moveIntent == nil)
+    }
+}
