@@ -15,6 +15,14 @@ package enum FoundFile: Sendable, Equatable {
     case notRegular
     case regular(FileIdentity)
 
+    /// The file open as `fd`.
+    static func of(_ fd: Int32) -> FoundFile {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .missing }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .notRegular }
+        return .regular(FileIdentity(info))
+    }
+
     /// What is at `path` now.
     package static func at(_ path: String) -> FoundFile {
         var info = stat()
@@ -146,6 +154,10 @@ package enum TaskFiles {
         let fd = pinned.map { openat($0.fd, (path as NSString).lastPathComponent, flags) } ?? open(path, flags)
         guard fd >= 0 else { return false }
         defer { close(fd) }
+        // Judged by the file opened, not by its path again: a parent swapped for a symlink
+        // meanwhile would show another file (or none) there, and the move's own file would lose
+        // its proof for good.
+        guard case .regular(let found) = FoundFile.of(fd), found == identity else { return false }
         return FinishedMark.mark(fd, request: FinishedMark.requestKey(of: request.fresh), expecting: identity) != nil
     }
 
@@ -286,7 +298,7 @@ extension TaskFiles {
             CrashPoint.reach(.afterMoveUnlink)
         }
         for name in intent.leftover {
-            guard let identity = name.marked, case .regular(let found) = FoundFile.at(name.keep), found == identity else { continue }
+            guard let identity = name.marked else { continue }
             _ = markAgain(name.keep, in: pinned, of: request, identity: identity)
         }
     }
