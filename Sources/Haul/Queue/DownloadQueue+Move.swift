@@ -73,7 +73,8 @@ extension DownloadQueue {
         // opens the download after such a crash removes the name the store does not name.
         var recorded: MoveIntent?
         do throws(DownloadError) {
-            locks.append(try lockDestination(layout, waiting: stopped.stoppedHere, in: try Self.pinnedIfInside(layout.directory, root)))
+            let oldPinned = try Self.pinnedIfInside(layout.directory, root)
+            locks.append(try lockDestination(layout, waiting: stopped.stoppedHere, in: oldPinned))
             let pinned: PinnedDirectory?
             do throws(OutputError) {
                 if let root {
@@ -160,7 +161,7 @@ extension DownloadQueue {
             result.moved = moves
             // The old names go, and a finished file is marked again after (each name's change
             // touches the file's change time, which its mark bounds); then the intent is done.
-            TaskFiles.finish(relocated, of: moved.outputRequest, in: pinned)
+            TaskFiles.finish(relocated, of: moved.outputRequest, in: pinned, removingIn: oldPinned)
             if let marked = steps.first(where: { $0.marked != nil }), let to = marked.move.movedTo {
                 result.finishedMarkKept = TaskFiles.markProves(to, of: moved.outputRequest)
             }

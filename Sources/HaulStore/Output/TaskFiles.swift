@@ -134,10 +134,20 @@ package enum TaskFiles {
 
     /// Removes the old name `source` of a file just linked at `target`, only while both still name
     /// the same file (a file put at `source` meanwhile is not the download's, and stays).
-    package static func unlinkOldName(_ source: String, linkedAt target: String) {
-        guard case .regular(let old) = FoundFile.at(source), case .regular(let new) = FoundFile.at(target), old.device == new.device,
-            old.inode == new.inode
-        else { return }
+    /// `directory`: the directory `source` is in, held open: `source` is then looked at and removed
+    /// in it (a parent swapped for a symlink between the check and the removal never leads the
+    /// removal out of it, to another file of that name).
+    package static func unlinkOldName(_ source: String, linkedAt target: String, in directory: PinnedDirectory? = nil) {
+        guard case .regular(let new) = FoundFile.at(target) else { return }
+        if let directory, let name = directory.entry(source) {
+            var info = stat()
+            guard fstatat(directory.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
+                UInt64(info.st_dev) == new.device, UInt64(info.st_ino) == new.inode
+            else { return }
+            unlinkat(directory.fd, name, 0)
+            return
+        }
+        guard case .regular(let old) = FoundFile.at(source), old.device == new.device, old.inode == new.inode else { return }
         unlink(source)
     }
 
@@ -292,9 +302,12 @@ extension TaskFiles {
     /// file the other name is (device and inode; a file put there meanwhile stays), and a finished
     /// file whose mark proved it marked again at the name kept (`request`: the download as the
     /// store now places it), only while it is still exactly the file the intent names.
-    package static func finish(_ intent: MoveIntent, of request: PartialDownload.Request, in pinned: PinnedDirectory? = nil) {
+    /// `pinned`: the directory of the names kept, held open; `removing`: that of the names removed.
+    package static func finish(
+        _ intent: MoveIntent, of request: PartialDownload.Request, in pinned: PinnedDirectory? = nil, removingIn removing: PinnedDirectory? = nil
+    ) {
         for name in intent.leftover {
-            unlinkOldName(name.remove, linkedAt: name.keep)
+            unlinkOldName(name.remove, linkedAt: name.keep, in: removing)
             CrashPoint.reach(.afterMoveUnlink)
         }
         for name in intent.leftover {
@@ -316,4 +329,13 @@ package final class PinnedDirectory: Sendable {
     }
 
     deinit { close(fd) }
+
+    /// The name of `path` in this directory, when `path` is directly in it (byte for byte); nil
+    /// otherwise.
+    func entry(_ path: String) -> String? {
+        let bytes = Array(path.utf8)
+        let prefix = Array((self.path.hasSuffix("/") ? self.path : self.path + "/").utf8)
+        guard bytes.count > prefix.count, bytes.starts(with: prefix), !bytes[prefix.count...].contains(UInt8(ascii: "/")) else { return nil }
+        return String(decoding: bytes[prefix.count...], as: UTF8.self)
+    }
 }
