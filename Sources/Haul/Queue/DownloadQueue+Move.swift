@@ -195,11 +195,7 @@ extension DownloadQueue {
     /// `directory` held open when it is inside `root` (reached from it without following a
     /// symlink: its lock file is opened in it), nil without a root or outside it.
     private static func pinnedIfInside(_ directory: String, _ root: String?) throws(DownloadError) -> PinnedDirectory? {
-        guard let root else { return nil }
-        var prefix = Array(root.utf8)
-        if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
-        let path = Array(directory.utf8)
-        guard path == Array(root.utf8) || path.starts(with: prefix) else { return nil }
+        guard let root, TaskFiles.isWithin(directory, root: root) else { return nil }
         do throws(OutputError) {
             return try TaskFiles.pinnedDirectory(directory, under: root, creating: false)
         } catch {
@@ -234,12 +230,8 @@ extension DownloadQueue {
     ) throws(DownloadError) {
         do throws(OutputError) {
             if let pinned {
-                let bytes = Array(to.utf8)
-                let directory = Array((pinned.path.hasSuffix("/") ? pinned.path : pinned.path + "/").utf8)
-                guard bytes.starts(with: directory), !bytes[directory.count...].contains(UInt8(ascii: "/")) else {
-                    throw OutputError(.io, "internal: \(to) is not in \(pinned.path)", path: to)
-                }
-                try TaskFiles.linkWithoutReplacing(from, into: pinned, as: String(decoding: bytes[directory.count...], as: UTF8.self), expected: expected)
+                guard let name = pinned.entry(to) else { throw OutputError(.io, "internal: \(to) is not in \(pinned.path)", path: to) }
+                try TaskFiles.linkWithoutReplacing(from, into: pinned, as: name, expected: expected)
             } else {
                 try TaskFiles.linkWithoutReplacing(from, to: to)
             }

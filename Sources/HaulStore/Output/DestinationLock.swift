@@ -281,7 +281,7 @@ struct LockFilePlace: Sendable {
     }
 
     init(directory: PinnedDirectory, name: String) {
-        path = (directory.path.hasSuffix("/") ? directory.path : directory.path + "/") + name
+        path = directory.path(of: name)
         self.directory = directory
         self.name = name
     }

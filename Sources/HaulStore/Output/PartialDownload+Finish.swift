@@ -59,7 +59,7 @@ extension PartialDownload {
         // Only the file this run wrote is given the final name: a partial another process put at
         // the path meanwhile (the lock should make that impossible) is never moved into place.
         if let file = partialFile, let written = written ?? (try? file.identity()), let current = FileIdentity.of(layout.partialPath),
-            written.device != current.device || written.inode != current.inode
+            !written.isSameFile(as: current)
         {
             throw OutputError(
                 .io, "\(layout.partialPath) is no longer the file this run wrote (another process replaced it); nothing was moved to \(finalPath)",
@@ -205,7 +205,7 @@ extension PartialDownload {
     package static func deleteOwnedPartial(_ layout: OutputLayout, owned: FileIdentity) {
         guard let lock = try? DestinationLock(path: layout.lockPath, key: layout.partialPath) else { return }
         defer { lock.release() }
-        guard let current = FileIdentity.of(layout.partialPath), current.device == owned.device, current.inode == owned.inode else { return }
+        guard let current = FileIdentity.of(layout.partialPath), current.isSameFile(as: owned) else { return }
         unlink(layout.partialPath)
         unlink(layout.segmentMapPath)
     }

@@ -186,7 +186,7 @@ extension PartialDownload {
         guard try Self.identity(of: file) == proven else { throw .alreadyExists(finalPath) }
         // Only the partial this run created is removed, never one put at its path meanwhile.
         if let created = partialFile.flatMap({ try? $0.identity() }), let current = FileIdentity.of(layout.partialPath),
-            created.device == current.device, created.inode == current.inode
+            created.isSameFile(as: current)
         {
             unlink(layout.partialPath)
         }

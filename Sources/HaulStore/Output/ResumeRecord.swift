@@ -163,6 +163,11 @@ package struct FileIdentity: Codable, Sendable, Equatable {
         modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
     }
 
+    /// Whether `other` is the same file (device and inode), whatever its size and times now.
+    package func isSameFile(as other: FileIdentity) -> Bool {
+        device == other.device && inode == other.inode
+    }
+
     /// The identity of the regular file at `path` (not following a symlink), nil if there is none.
     package static func of(_ path: String) -> FileIdentity? {
         var info = stat()

@@ -18,17 +18,31 @@ package enum FoundFile: Sendable, Equatable {
     /// The file open as `fd`.
     static func of(_ fd: Int32) -> FoundFile {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return .missing }
-        guard info.st_mode & S_IFMT == S_IFREG else { return .notRegular }
-        return .regular(FileIdentity(info))
+        return of(fstat(fd, &info) == 0 ? info : nil)
     }
 
     /// What is at `path` now.
     package static func at(_ path: String) -> FoundFile {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return .missing }
+        return of(lstat(path, &info) == 0 ? info : nil)
+    }
+
+    /// What is under `name` in `directory` now (held open: never through a parent swapped since).
+    static func at(_ name: String, in directory: PinnedDirectory) -> FoundFile {
+        var info = stat()
+        return of(fstatat(directory.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil)
+    }
+
+    /// The regular file `info` describes; nil: nothing there.
+    private static func of(_ info: stat?) -> FoundFile {
+        guard let info else { return .missing }
         guard info.st_mode & S_IFMT == S_IFREG else { return .notRegular }
         return .regular(FileIdentity(info))
+    }
+
+    /// The identity of the regular file found, nil for anything else.
+    var identity: FileIdentity? {
+        if case .regular(let identity) = self { identity } else { nil }
     }
 }
 
@@ -54,7 +68,7 @@ package enum OwnedFileRule {
         case .notRegular: return .notOwned("not a regular file (a symbolic link or a directory is never a download's partial)")
         case .regular(let current):
             guard let recorded else { return .notOwned("no record of the partial this download created (its resume record names no file)") }
-            guard current.device == recorded.device, current.inode == recorded.inode else {
+            guard current.isSameFile(as: recorded) else {
                 return .notOwned(
                     "another file: device \(current.device) inode \(current.inode), not the partial this download created (device \(recorded.device) inode \(recorded.inode))"
                 )
@@ -118,11 +132,7 @@ package enum TaskFiles {
         let code = errno
         switch code {
         case EEXIST:
-            if case .regular(let there) = FoundFile.at(target), case .regular(let here) = FoundFile.at(source), there.device == here.device,
-                there.inode == here.inode
-            {
-                return
-            }
+            if let there = FoundFile.at(target).identity, let here = FoundFile.at(source).identity, there.isSameFile(as: here) { return }
             throw OutputError(.destinationExists, "\(target) exists already; a move never replaces a file", path: target)
         case EXDEV:
             throw OutputError(
@@ -138,16 +148,13 @@ package enum TaskFiles {
     /// in it (a parent swapped for a symlink between the check and the removal never leads the
     /// removal out of it, to another file of that name).
     package static func unlinkOldName(_ source: String, linkedAt target: String, in directory: PinnedDirectory? = nil) {
-        guard case .regular(let new) = FoundFile.at(target) else { return }
+        guard let new = FoundFile.at(target).identity else { return }
         if let directory, let name = directory.entry(source) {
-            var info = stat()
-            guard fstatat(directory.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG,
-                UInt64(info.st_dev) == new.device, UInt64(info.st_ino) == new.inode
-            else { return }
+            guard FoundFile.at(name, in: directory).identity?.isSameFile(as: new) == true else { return }
             unlinkat(directory.fd, name, 0)
             return
         }
-        guard case .regular(let old) = FoundFile.at(source), old.device == new.device, old.inode == new.inode else { return }
+        guard FoundFile.at(source).identity?.isSameFile(as: new) == true else { return }
         unlink(source)
     }
 
@@ -180,7 +187,7 @@ package enum TaskFiles {
         var prefix = Array(root.utf8)
         let path = Array(directory.utf8)
         if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
-        guard path == Array(root.utf8) || path.starts(with: prefix) else {
+        guard isWithin(directory, root: root) else {
             throw OutputError(.usage, "\(directory) is not inside \(root)", path: directory)
         }
         var fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -204,6 +211,15 @@ package enum TaskFiles {
         return PinnedDirectory(fd: fd, path: directory)
     }
 
+    /// Whether `path` is `root` or below it, byte for byte (no symlink resolved: what is below is
+    /// then reached with `pinnedDirectory`).
+    package static func isWithin(_ path: String, root: String) -> Bool {
+        var prefix = Array(root.utf8)
+        if prefix.last != UInt8(ascii: "/") { prefix.append(UInt8(ascii: "/")) }
+        let bytes = Array(path.utf8)
+        return bytes == Array(root.utf8) || bytes.starts(with: prefix)
+    }
+
     /// Gives `source` a second name, `name`, in the pinned `directory`, never replacing a file
     /// there, and only when the file linked is `expected` (device and inode; a source whose
     /// parent was swapped meanwhile names another file, which is never linked in). A name that is
@@ -211,21 +227,17 @@ package enum TaskFiles {
     package static func linkWithoutReplacing(
         _ source: String, into directory: PinnedDirectory, as name: String, expected: FileIdentity?
     ) throws(OutputError) {
-        let target = directory.path + "/" + name
-        func there() -> FileIdentity? {
-            var info = stat()
-            guard fstatat(directory.fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-            return FileIdentity(info)
-        }
+        let target = directory.path(of: name)
+        func there() -> FileIdentity? { FoundFile.at(name, in: directory).identity }
         func same(_ a: FileIdentity?, _ b: FileIdentity?) -> Bool {
             guard let a, let b else { return false }
-            return a.device == b.device && a.inode == b.inode
+            return a.isSameFile(as: b)
         }
         guard linkat(AT_FDCWD, source, directory.fd, name, 0) == 0 else {
             let code = errno
             switch code {
             case EEXIST:
-                let current: FileIdentity? = if case .regular(let identity) = FoundFile.at(source) { identity } else { nil }
+                let current = FoundFile.at(source).identity
                 if same(there(), expected ?? current), expected == nil || same(current, expected) { return }
                 throw OutputError(.destinationExists, "\(target) exists already; a move never replaces a file", path: target)
             case EXDEV:
@@ -256,8 +268,7 @@ package enum TaskFiles {
             if errno == ENOENT { return }
             throw OutputError(.io, "cannot delete it: \(String(cString: strerror(errno)))", path: path)
         }
-        let now = FileIdentity(info)
-        guard info.st_mode & S_IFMT == S_IFREG, now.device == identity.device, now.inode == identity.inode else {
+        guard info.st_mode & S_IFMT == S_IFREG, FileIdentity(info).isSameFile(as: identity) else {
             throw OutputError(.destinationExists, "another file is under its name now (it changed while it was being removed)", path: path)
         }
         guard unlinkat(at, target, 0) == 0 || errno == ENOENT else {
@@ -330,11 +341,16 @@ package final class PinnedDirectory: Sendable {
 
     deinit { close(fd) }
 
+    /// The path of `name` in this directory.
+    func path(of name: String) -> String {
+        (path.hasSuffix("/") ? path : path + "/") + name
+    }
+
     /// The name of `path` in this directory, when `path` is directly in it (byte for byte); nil
     /// otherwise.
-    func entry(_ path: String) -> String? {
+    package func entry(_ path: String) -> String? {
         let bytes = Array(path.utf8)
-        let prefix = Array((self.path.hasSuffix("/") ? self.path : self.path + "/").utf8)
+        let prefix = Array(self.path(of: "").utf8)
         guard bytes.count > prefix.count, bytes.starts(with: prefix), !bytes[prefix.count...].contains(UInt8(ascii: "/")) else { return nil }
         return String(decoding: bytes[prefix.count...], as: UTF8.self)
     }
