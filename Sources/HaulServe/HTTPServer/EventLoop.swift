@@ -129,31 +129,23 @@ final class EventLoop {
         }
     }
 
-    /// Closes the connection that matters least, if any may go (`Shedding`), to make room for a
-    /// new one; among WebSockets only when `webSocketsOnly`.
-    private func makeRoom(webSocketsOnly: Bool, now: ContinuousClock.Instant) -> Bool {
-        let candidates = connections.values.lazy.compactMap { connection in
+    /// What a newcomer needs room for: a connection (any connection that may go goes), a WebSocket
+    /// (only a WebSocket), or a stream at `HTTPServerLimits.streams` (only a stream: one whose
+    /// client took nothing for a while, or an event stream with nothing to send, its client maybe
+    /// gone without a word; a stream still being read stays, and the new one is refused).
+    private enum Room { case connection, webSocket, stream }
+
+    /// Closes the connection that matters least among those that may go (`Shedding`) to make
+    /// `room`; false when none may.
+    private func makeRoom(for room: Room, now: ContinuousClock.Instant) -> Bool {
+        let candidates = connections.values.lazy.filter { room != .stream || $0.isStreaming }.compactMap { connection in
             connection.shedding(now: now).map {
                 Shedding.Candidate(id: connection.id, rank: $0, isWebSocket: connection.isUpgraded, idleSince: connection.lastActivity)
             }
         }
-        guard let victim = Shedding.victim(among: candidates, webSocketsOnly: webSocketsOnly), let connection = connections[victim] else { return false }
-        connection.finish()
-        close(connection)
-        return true
-    }
-
-    /// Closes the stream that matters least among those that may go (one whose client took nothing
-    /// for a while, or an event stream with nothing to send: its client may be gone without a word)
-    /// to make room for a new stream at `HTTPServerLimits.streams`. A stream still being read
-    /// stays: the new one is then refused.
-    private func makeRoomForStream(now: ContinuousClock.Instant) -> Bool {
-        let candidates = connections.values.lazy.filter(\.isStreaming).compactMap { connection in
-            connection.shedding(now: now).map {
-                Shedding.Candidate(id: connection.id, rank: $0, isWebSocket: false, idleSince: connection.lastActivity)
-            }
+        guard let victim = Shedding.victim(among: candidates, webSocketsOnly: room == .webSocket), let connection = connections[victim] else {
+            return false
         }
-        guard let victim = Shedding.victim(among: candidates, webSocketsOnly: false), let connection = connections[victim] else { return false }
         connection.finish()
         close(connection)
         return true
@@ -164,7 +156,7 @@ final class EventLoop {
         guard !connection.isFinished else { return }
         let context = Connection.Context(
             handler: handler, now: now,
-            webSocketRoom: { [unowned self] in self.webSockets < self.limits.webSockets || self.makeRoom(webSocketsOnly: true, now: now) },
+            webSocketRoom: { [unowned self] in self.webSockets < self.limits.webSockets || self.makeRoom(for: .webSocket, now: now) },
             subscribeNewSockets: subscribeNewSockets)
         let wasUpgraded = connection.isUpgraded
         let dispatch = connection.advance(context)
@@ -211,7 +203,7 @@ final class EventLoop {
             case .streamed(let id, let reply, let head, let keepAlive):
                 guard let connection = connections[id] else { continue }
                 var reply = reply
-                if reply.streams(head), connections.values.count(where: \.isStreaming) >= limits.streams, !makeRoomForStream(now: now) {
+                if reply.streams(head), connections.values.count(where: \.isStreaming) >= limits.streams, !makeRoom(for: .stream, now: now) {
                     // A file's descriptor is closed with the reply dropped here.
                     reply = .whole(Self.tooManyStreams(limits.streams))
                 }
@@ -247,7 +239,7 @@ final class EventLoop {
                 }
                 return
             }
-            guard connections.count < limits.connections || makeRoom(webSocketsOnly: false, now: now) else {
+            guard connections.count < limits.connections || makeRoom(for: .connection, now: now) else {
                 _ = systemClose(fd)
                 continue
             }
