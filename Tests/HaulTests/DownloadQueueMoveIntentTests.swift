@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 import HaulStore
 import HaulTestSupport
 import Testing
@@ -10,24 +11,25 @@ import Testing
 /// never removes a file of another identity.
 @Suite("A move cut short, finished by the next call")
 struct DownloadQueueMoveIntentTests {
-    /// A finished download of `size` bytes at `directory/a.bin`, in a queue of its own.
-    static func finished(_ directory: TemporaryDirectory, _ state: TemporaryDirectory, _ server: FaultServer, seed: UInt64) async throws
+    /// A finished download of 50,000 bytes at `path`, in a queue of its own.
+    static func finished(at path: String, _ state: TemporaryDirectory, _ server: FaultServer, seed: UInt64) async throws
         -> (DownloadQueue, Int64, [UInt8])
     {
         let body = TestData.bytes(count: 50_000, seed: seed)
         server.setResource("/a", body: body)
         let queue = try DownloadQueue(stateDirectory: state.path)
-        let id = try queue.add(DownloadRequest(url: try #require(URL(string: server.url("/a"))), destination: .file(directory.file("a.bin"))))
+        let id = try queue.add(DownloadRequest(url: try #require(URL(string: server.url("/a"))), destination: .file(path)))
         _ = await queue.run()
         #expect(try queue.storedItem(id).state == .completed)
         return (queue, id, body)
     }
 
-    /// The intent a move of `old` to `new` (both files in `directory`) records.
-    static func intent(_ directory: TemporaryDirectory, _ old: String, _ new: String, marked: FileIdentity?) -> MoveIntent {
+    /// The intent a move of the file `old` to `new` records (each place's lock in its own directory).
+    static func intent(from old: String, to new: String, marked: FileIdentity?, relocated: Bool = false) -> MoveIntent {
         MoveIntent(
-            names: [MoveIntent.Name(old: directory.file(old), new: directory.file(new), marked: marked)],
-            locks: [old, new].map { MoveIntent.Lock(path: directory.file(".haul-lock"), key: directory.file($0 + ".haul-partial")) })
+            names: [MoveIntent.Name(old: old, new: new, marked: marked)],
+            locks: [old, new].map { MoveIntent.Lock(path: AbsolutePath.directory(of: $0) + "/.haul-lock", key: $0 + ".haul-partial") },
+            relocated: relocated)
     }
 
     static func names(in directory: TemporaryDirectory) -> [String] {
@@ -39,11 +41,11 @@ struct DownloadQueueMoveIntentTests {
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         let state = try TemporaryDirectory()
-        let (queue, id, body) = try await Self.finished(directory, state, server, seed: 901)
+        let (queue, id, body) = try await Self.finished(at: directory.file("a.bin"), state, server, seed: 901)
         // GIVEN a move of it to b.bin cut short after the link: both names, the store naming a.bin
         let identity = try #require(FileIdentity.of(directory.file("a.bin")))
         #expect(link(directory.file("a.bin"), directory.file("b.bin")) == 0)
-        try QueueStore(directory: state.path).recordMoveIntent(id, Self.intent(directory, "a.bin", "b.bin", marked: identity))
+        try QueueStore(directory: state.path).recordMoveIntent(id, Self.intent(from: directory.file("a.bin"), to: directory.file("b.bin"), marked: identity))
         // WHEN it is moved to c.bin
         let moved = try queue.move(id, to: .file(directory.file("c.bin")))
         // THEN c.bin is its one name, bit-exact, the store names it, and no intent is left
@@ -63,12 +65,11 @@ struct DownloadQueueMoveIntentTests {
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         let state = try TemporaryDirectory()
-        let (queue, id, _) = try await Self.finished(directory, state, server, seed: 902)
+        let (queue, id, _) = try await Self.finished(at: directory.file("a.bin"), state, server, seed: 902)
         // GIVEN a move of it to b.bin cut short after the store named b.bin, before a.bin went
         let identity = try #require(FileIdentity.of(directory.file("a.bin")))
         #expect(link(directory.file("a.bin"), directory.file("b.bin")) == 0)
-        var intent = Self.intent(directory, "a.bin", "b.bin", marked: identity)
-        intent.relocated = true
+        let intent = Self.intent(from: directory.file("a.bin"), to: directory.file("b.bin"), marked: identity, relocated: true)
         try QueueStore(directory: state.path).relocate(
             id, kind: .file, destination: directory.file("b.bin"), finalPath: directory.file("b.bin"), leaving: intent)
         // WHEN it is removed with its files
@@ -84,11 +85,12 @@ struct DownloadQueueMoveIntentTests {
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         let state = try TemporaryDirectory()
-        let (queue, id, body) = try await Self.finished(directory, state, server, seed: 903)
+        let (queue, id, body) = try await Self.finished(at: directory.file("a.bin"), state, server, seed: 903)
         // GIVEN a move of it to b.bin cut short before its link, and someone's own file at b.bin
         let theirs = TestData.bytes(count: 1_000, seed: 904)
         try Data(theirs).write(to: URL(fileURLWithPath: directory.file("b.bin")))
-        try QueueStore(directory: state.path).recordMoveIntent(id, Self.intent(directory, "a.bin", "b.bin", marked: FileIdentity.of(directory.file("a.bin"))))
+        try QueueStore(directory: state.path).recordMoveIntent(
+            id, Self.intent(from: directory.file("a.bin"), to: directory.file("b.bin"), marked: FileIdentity.of(directory.file("a.bin"))))
         // WHEN it is moved elsewhere
         _ = try queue.move(id, to: .file(directory.file("c.bin")))
         // THEN their file is untouched, and the download's file is at c.bin alone
@@ -112,19 +114,12 @@ struct DownloadQueueMoveIntentGoneDirectoryTests {
         let old = root.file("old")
         let new = root.file("new")
         #expect(mkdir(old, 0o755) == 0 && mkdir(new, 0o755) == 0)
-        let body = TestData.bytes(count: 50_000, seed: 905)
-        server.setResource("/a", body: body)
-        let queue = try DownloadQueue(stateDirectory: state.path)
-        let id = try queue.add(DownloadRequest(url: try #require(URL(string: server.url("/a"))), destination: .file(old + "/a.bin")))
-        _ = await queue.run()
-        #expect(try queue.storedItem(id).state == .completed)
+        let (queue, id, body) = try await DownloadQueueMoveIntentTests.finished(at: old + "/a.bin", state, server, seed: 905)
         // GIVEN a move of it to new/a.bin cut short after the store named the new place, before
         // old/a.bin went; then the user deleted the old directory
         let identity = try #require(FileIdentity.of(old + "/a.bin"))
         #expect(link(old + "/a.bin", new + "/a.bin") == 0)
-        let intent = MoveIntent(
-            names: [MoveIntent.Name(old: old + "/a.bin", new: new + "/a.bin", marked: identity)],
-            locks: [old, new].map { MoveIntent.Lock(path: $0 + "/.haul-lock", key: $0 + "/a.bin.haul-partial") }, relocated: true)
+        let intent = DownloadQueueMoveIntentTests.intent(from: old + "/a.bin", to: new + "/a.bin", marked: identity, relocated: true)
         try QueueStore(directory: state.path).relocate(id, kind: .file, destination: new + "/a.bin", finalPath: new + "/a.bin", leaving: intent)
         try FileManager.default.removeItem(atPath: old)
         // WHEN it is removed with its files
@@ -148,12 +143,7 @@ struct DownloadQueueMoveSameFileTests {
         let real = root.file("real")
         #expect(mkdir(real, 0o755) == 0)
         #expect(symlink(real, root.file("link")) == 0)
-        let body = TestData.bytes(count: 50_000, seed: 906)
-        server.setResource("/a", body: body)
-        let queue = try DownloadQueue(stateDirectory: state.path)
-        let id = try queue.add(DownloadRequest(url: try #require(URL(string: server.url("/a"))), destination: .file(real + "/a.bin")))
-        _ = await queue.run()
-        #expect(try queue.storedItem(id).state == .completed)
+        let (queue, id, body) = try await DownloadQueueMoveIntentTests.finished(at: real + "/a.bin", state, server, seed: 906)
         // GIVEN a complete download at real/a.bin, and link -> real
         // WHEN it is moved to link/a.bin (the same directory entry by another spelling)
         let outcome = Result { () throws(DownloadError) in try queue.move(id, to: .file(root.file("link") + "/a.bin")) }
@@ -172,19 +162,12 @@ extension DownloadQueueMoveIntentGoneDirectoryTests {
         let old = root.file("old")
         let new = root.file("new")
         #expect(mkdir(old, 0o755) == 0 && mkdir(new, 0o755) == 0)
-        let body = TestData.bytes(count: 50_000, seed: 907)
-        server.setResource("/a", body: body)
-        let queue = try DownloadQueue(stateDirectory: state.path)
-        let id = try queue.add(DownloadRequest(url: try #require(URL(string: server.url("/a"))), destination: .file(old + "/a.bin")))
-        _ = await queue.run()
-        #expect(try queue.storedItem(id).state == .completed)
+        let (queue, id, body) = try await DownloadQueueMoveIntentTests.finished(at: old + "/a.bin", state, server, seed: 907)
         // GIVEN a move of it to new/a.bin cut short before the store named the new place; then the
         // user deleted the new directory (and the name in it)
         let identity = try #require(FileIdentity.of(old + "/a.bin"))
         #expect(link(old + "/a.bin", new + "/a.bin") == 0)
-        let intent = MoveIntent(
-            names: [MoveIntent.Name(old: old + "/a.bin", new: new + "/a.bin", marked: identity)],
-            locks: [old, new].map { MoveIntent.Lock(path: $0 + "/.haul-lock", key: $0 + "/a.bin.haul-partial") })
+        let intent = DownloadQueueMoveIntentTests.intent(from: old + "/a.bin", to: new + "/a.bin", marked: identity)
         try QueueStore(directory: state.path).recordMoveIntent(id, intent)
         try FileManager.default.removeItem(atPath: new)
         // WHEN it is moved to old/c.bin
