@@ -263,6 +263,46 @@ struct CLIServeFilesAttackTests {
         #expect(Self.files(in: dl) == [String(path.dropFirst(dl.count + 1))], "\(Self.files(in: dl))")
     }
 
+    /// The scene of the symlink-swap races: a `haul serve` whose root `dl` holds a directory
+    /// `sub`, a directory `outside` the root, and a complete download of `file` in `dl`.
+    struct SwapScene {
+        let work: TemporaryDirectory
+        let nginx: NginxServer
+        let serve: ServeProcess
+        let gid: String
+        var dl: String { work.file("dl") }
+        var outside: String { work.file("outside") }
+
+        init(prefix: String, _ file: (name: String, size: Int, seed: UInt64), limitRate: String) throws {
+            let work = try TemporaryDirectory(prefix: prefix)
+            let nginx = try ServedFiles.start(in: work, [file], limitRate: limitRate)
+            do {
+                try FileManager.default.createDirectory(atPath: work.file("outside"), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: work.file("dl/sub"), withIntermediateDirectories: true)
+                let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"))
+                do {
+                    gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/" + file.name]]) as? String)
+                    #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+                } catch {
+                    _ = try? serve.stop()
+                    throw error
+                }
+                self.serve = serve
+            } catch {
+                nginx.stop()
+                throw error
+            }
+            self.work = work
+            self.nginx = nginx
+        }
+
+        /// Stops the server and nginx.
+        func stop() {
+            _ = try? serve.stop()
+            nginx.stop()
+        }
+    }
+
     /// Swaps `directory/sub` between a real directory and a symlink to `outside`, over and over,
     /// on a thread of its own, until stopped: a hostile process racing the server's checks.
     final class SymlinkFlipper: @unchecked Sendable {
@@ -307,17 +347,9 @@ struct CLIServeFilesAttackTests {
 
     @Test(.timeLimit(.minutes(2)))
     func aParentSwappedForASymlinkBetweenTheCheckAndTheMoveNeverPutsAFileOutsideTheRoot() throws {
-        let work = try TemporaryDirectory(prefix: "haul-serve-move-swap")
-        let nginx = try ServedFiles.start(in: work, [("done.bin", 50_000, 18)], limitRate: "1m")
-        defer { nginx.stop() }
-        let dl = work.file("dl")
-        let outside = work.file("outside")
-        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: dl + "/sub", withIntermediateDirectories: true)
-        let serve = try ServeProcess(state: work.file("state"), directory: dl)
-        defer { _ = try? serve.stop() }
-        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"]]) as? String)
-        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+        let scene = try SwapScene(prefix: "haul-serve-move-swap", ("done.bin", 50_000, 18), limitRate: "1m")
+        defer { scene.stop() }
+        let (dl, outside, serve, gid) = (scene.dl, scene.outside, scene.serve, scene.gid)
         // GIVEN a hostile process swapping dl/sub for a symlink out of the root, over and over
         let flipper = SymlinkFlipper(directory: dl, outside: outside)
         // WHEN the download is moved into dl/sub and back again and again, for 10 s, and longer
@@ -342,17 +374,9 @@ struct CLIServeFilesAttackTests {
 
     @Test(.timeLimit(.minutes(2)))
     func aParentSwappedForASymlinkNeverLeadsAMovesLockFileOutsideTheRoot() throws {
-        let work = try TemporaryDirectory(prefix: "haul-serve-move-swap-lock")
-        let nginx = try ServedFiles.start(in: work, [("done.bin", 30_000, 20)], limitRate: "10m")
-        defer { nginx.stop() }
-        let dl = work.file("dl")
-        let outside = work.file("outside")
-        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: dl + "/sub", withIntermediateDirectories: true)
-        let serve = try ServeProcess(state: work.file("state"), directory: dl)
-        defer { _ = try? serve.stop() }
-        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"]]) as? String)
-        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
+        let scene = try SwapScene(prefix: "haul-serve-move-swap-lock", ("done.bin", 30_000, 20), limitRate: "10m")
+        defer { scene.stop() }
+        let (dl, outside, serve, gid) = (scene.dl, scene.outside, scene.serve, scene.gid)
         // GIVEN a hostile process swapping dl/sub for a symlink out of the root, over and over
         let flipper = SymlinkFlipper(directory: dl, outside: outside)
         // WHEN the download is moved into dl/sub and back again and again, for a few seconds

@@ -9,20 +9,12 @@ import Testing
 struct CLIServeMoveUnlinkRaceTests {
     @Test(.timeLimit(.minutes(2)))
     func aParentSwappedForASymlinkWhileAMoveRemovesTheOldNameNeverDeletesAFileOutsideTheRoot() throws {
-        let work = try TemporaryDirectory(prefix: "haul-serve-move-unlink")
-        let nginx = try ServedFiles.start(in: work, [("done.bin", 50_000, 19)], limitRate: "1m")
-        defer { nginx.stop() }
-        let dl = work.file("dl")
-        let outside = work.file("outside")
-        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: dl + "/sub", withIntermediateDirectories: true)
+        let scene = try CLIServeFilesAttackTests.SwapScene(prefix: "haul-serve-move-unlink", ("done.bin", 50_000, 19), limitRate: "1m")
+        defer { scene.stop() }
+        let (dl, outside, serve, gid) = (scene.dl, scene.outside, scene.serve, scene.gid)
         // GIVEN someone's files outside the root, under the names the download takes in dl/sub
         let names = (0..<2_000).map { "in-\($0).bin" }
         for name in names { try Data("theirs".utf8).write(to: URL(fileURLWithPath: outside + "/" + name)) }
-        let serve = try ServeProcess(state: work.file("state"), directory: dl)
-        defer { _ = try? serve.stop() }
-        let gid = try #require(try serve.result("aria2.addUri", [[nginx.baseURL + "/done.bin"]]) as? String)
-        #expect(CLIServeFilesTests.settled(serve, gid) == "complete")
         // AND a hostile process swapping dl/sub for a symlink to them, over and over
         let flipper = CLIServeFilesAttackTests.SymlinkFlipper(directory: dl, outside: outside)
         // WHEN the download is moved into dl/sub and out again (its old name there removed) for 15 s,
