@@ -114,7 +114,7 @@ struct DownloadQueueMoveIntentGoneDirectoryTests {
         let old = root.file("old")
         let new = root.file("new")
         #expect(mkdir(old, 0o755) == 0 && mkdir(new, 0o755) == 0)
-        let (queue, id, body) = try await DownloadQueueMoveIntentTests.finished(at: old + "/a.bin", state, server, seed: 905)
+        let (queue, id, _) = try await DownloadQueueMoveIntentTests.finished(at: old + "/a.bin", state, server, seed: 905)
         // GIVEN a move of it to new/a.bin cut short after the store named the new place, before
         // old/a.bin went; then the user deleted the old directory
         let identity = try #require(FileIdentity.of(old + "/a.bin"))
