@@ -21,6 +21,10 @@ SIGKILL and starts it again on the same port. Steps (each may be chosen with --s
   result must list it kept (with the reason), and it must stay on disk untouched;
 - foreign: this server's page opened with `?rpc=` pointing at another local process that wants a
   secret: the page must say that endpoint is not the server it came from before anyone types one.
+- refused: the page's event stream answered 503 (as haul serve answers at its bound of streams;
+  here the DevTools protocol answers for it), for 7 s: the page must poll meanwhile, try the stream
+  again by itself with a growing wait (no storm), and open it once the server takes it again,
+  without a reload.
 
 Prints a one-line JSON summary on stdout; exits 0 only when every step passed. Whatever happens, it
 kills the chromium and the haul serve it started (by PID) and removes its temp dir.
@@ -49,6 +53,14 @@ class CountingCDP(CDP):
         self.websockets = 0
         self.file_requests = []
         self.frames_sent = []
+        # While true, every /haul/events request paused by the Fetch domain is answered 503.
+        self.refuse_events = False
+        self.refused = 0
+
+    def _reply(self, method, params):
+        # Sent from inside the read loop: its answer (an id nobody waits for) is dropped there.
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
 
     def _event(self, msg):
         super()._event(msg)
@@ -60,6 +72,15 @@ class CountingCDP(CDP):
                 self.events_requests += 1
             if "/haul/file/" in url:
                 self.file_requests.append(params.get("request", {}))
+        elif method == "Fetch.requestPaused":
+            if self.refuse_events and "/haul/events" in params.get("request", {}).get("url", ""):
+                self.refused += 1
+                self._reply("Fetch.fulfillRequest", {
+                    "requestId": params["requestId"], "responseCode": 503,
+                    "responseHeaders": [{"name": "Content-Type", "value": "text/plain"}, {"name": "Retry-After", "value": "1"}],
+                    "body": "c2VydmVyIGJ1c3k="})  # "server busy"
+            else:
+                self._reply("Fetch.continueRequest", {"requestId": params["requestId"]})
         elif method == "Network.webSocketCreated":
             self.websockets += 1
         elif method == "Network.webSocketFrameSent":
@@ -166,7 +187,7 @@ def main():
     ap.add_argument("--work", required=True, help="a scratch directory (state, downloads, logs)")
     ap.add_argument("--slow-url", required=True, help="a URL served slowly (a download that keeps running)")
     ap.add_argument("--small-url", required=True, help="a URL that completes at once")
-    ap.add_argument("--steps", default="restart,secret,gone,hostile,swap,foreign")
+    ap.add_argument("--steps", default="restart,secret,gone,hostile,swap,foreign,refused")
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--timeout", type=float, default=150.0)
     args = ap.parse_args()
@@ -418,6 +439,32 @@ def main():
                 summary["passed"].append("foreign")
             finally:
                 other.stop()
+
+        if "refused" in steps:
+            step = "refused"
+            cdp.send("Fetch.enable", {"patterns": [{"urlPattern": "*/haul/events*"}]})
+            cdp.refuse_events = True
+            # Connect again: the page drops its stream and asks for a new one, which is refused.
+            cdp.eval("__chk.click('#connect')")
+            wait_for("refused: the page sees the stream refused", lambda: (cdp.pump(0.2), page_state())[1],
+                     lambda s: s["stream"] == "off" and cdp.refused >= 1, within=15)
+            polls_before = page_state()["refreshes"]
+            cdp.pump(7)
+            refused = cdp.refused
+            s = page_state()
+            summary["refused_while_refusing"] = {"refused": refused, "polls": s["refreshes"] - polls_before}
+            # Tried again by itself (2 s, then 4 s), not in a storm, and polling meanwhile.
+            if refused < 2:
+                raise StepFailed("refused: the page never tried the stream again after a 503 (%d tries in 7 s)" % refused)
+            if refused > 4:
+                raise StepFailed("refused: %d tries of the stream in 7 s (a storm)" % refused)
+            if s["refreshes"] - polls_before < 3:
+                raise StepFailed("refused: the page did not poll while the stream was refused: %s" % s)
+            cdp.refuse_events = False
+            wait_for("refused: the stream opens by itself once the server takes it", lambda: (cdp.pump(0.2), page_state())[1],
+                     lambda s: s["stream"] == "open" and s["live"] == 1, within=20)
+            cdp.send("Fetch.disable")
+            summary["passed"].append("refused")
 
         step = "done"
         summary["ok"] = True

@@ -70,6 +70,17 @@ struct CLIServeDashboardAttackTests {
     }
 
     @Test(.timeLimit(.minutes(4)))
+    func aRefusedEventStreamIsTriedAgainWithAGrowingWaitAndOpensOnceTheServerTakesIt() throws {
+        // GIVEN the dashboard connected with its stream open
+        // WHEN every request for the event stream is answered 503 (haul serve at its bound of
+        // streams) for 7 s, then taken again
+        let result = try Self.attack("refused", name: "refused")
+        // THEN the page polls meanwhile, tries the stream again by itself two or three times (2 s,
+        // then 4 s: no storm), and opens it with no reload, one EventSource live
+        #expect(result.status == 0, "\(result.stderr)\n\(result.stdoutString)")
+    }
+
+    @Test(.timeLimit(.minutes(4)))
     func aFileSwappedInBetweenTheConfirmationAndYesIsKeptAndShownKept() throws {
         // GIVEN the delete confirmation listing a complete download's file to delete
         // WHEN another file takes its name before Yes is clicked

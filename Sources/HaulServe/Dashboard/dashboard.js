@@ -21,6 +21,11 @@
   // (a safety net; the stream's notifications ask for a refresh as they come).
   var POLL_MS = 1000, POLL_WITH_STREAM_MS = 10000;
   var events = null, streamOpen = false, streamEvents = 0, refreshes = 0;
+  // A refused stream (the server at its bound of streams answers 503; an EventSource then gives
+  // up for good) is tried again after STREAM_RETRY_MS, doubled after each refusal up to
+  // STREAM_RETRY_MAX_MS, and reset once a stream opens. Polling covers the wait.
+  var STREAM_RETRY_MS = 2000, STREAM_RETRY_MAX_MS = 60000;
+  var streamRetryTimer = null, streamRetryMs = STREAM_RETRY_MS, streamRefusals = 0;
 
   // ---- endpoint -----------------------------------------------------------------------------
   function isLoopback(host) {
@@ -215,6 +220,7 @@
     document.body.setAttribute("data-stream-events", String(streamEvents));
     document.body.setAttribute("data-refreshes", String(refreshes));
     document.body.setAttribute("data-stream", streamOpen ? "open" : (events ? "connecting" : "off"));
+    document.body.setAttribute("data-stream-refusals", String(streamRefusals));
   }
 
   function showLive(text) { $("live").textContent = "live figures: " + text; counters(); }
@@ -229,6 +235,8 @@
   }
 
   function closeStream() {
+    clearTimeout(streamRetryTimer);
+    streamRetryTimer = null;
     if (events) { var old = events; events = null; old.close(); }
     streamOpen = false;
     showLive("off (polling)");
@@ -245,6 +253,7 @@
     es.onopen = function () {
       if (events !== es) return;
       streamOpen = true;
+      streamRetryMs = STREAM_RETRY_MS;
       setPolling(POLL_WITH_STREAM_MS);
       showLive("on (event stream)");
     };
@@ -253,8 +262,14 @@
       // Polling takes over at once; an EventSource retries by itself unless the server refused it.
       streamOpen = false;
       setPolling(POLL_MS);
-      if (es.readyState === EventSource.CLOSED) { events = null; showLive("off (polling): the stream was refused"); }
-      else showLive("reconnecting… (polling meanwhile)");
+      if (es.readyState !== EventSource.CLOSED) { showLive("reconnecting… (polling meanwhile)"); return; }
+      events = null;
+      es.close();
+      streamRefusals++;
+      var wait = streamRetryMs;
+      streamRetryMs = Math.min(streamRetryMs * 2, STREAM_RETRY_MAX_MS);
+      showLive("off (polling): the stream was refused; trying again in " + Math.round(wait / 1000) + " s");
+      streamRetryTimer = setTimeout(function () { streamRetryTimer = null; if (ws && authed) openStream(); }, wait);
     };
     es.addEventListener("haul.progress", function (ev) {
       if (events !== es) return;
