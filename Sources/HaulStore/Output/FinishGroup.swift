@@ -108,6 +108,10 @@ package enum FinishGroup {
             }
         }
 
+        // A file already in place that only its record proves gets the mark its rename would have
+        // given it, made durable with the others by the directory's sync.
+        for index in placed where members[index].output.alreadyInPlace { members[index].output.markFoundFinished() }
+
         // 4. The directories, 5. the records and locks.
         let directories = Set(placed.compactMap { members[$0].output.finalPath.map(AbsolutePath.directory(of:)) })
         for directory in directories.sorted() { FileIO.syncDirectory(containing: directory + "/.") }

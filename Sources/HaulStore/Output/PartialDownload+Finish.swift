@@ -33,6 +33,17 @@ extension PartialDownload {
         return (keeper, record)
     }
 
+    /// A file found complete in place by its record alone (a run killed after its rename, before
+    /// its mark) is marked now as its rename would have marked it, if it is still exactly the file
+    /// the record names: the record is forgotten once this run ends, and the mark is then the only
+    /// proof the same request finds again. A file its mark proves already is left as it is.
+    func markFoundFinished() {
+        guard alreadyInPlace, let key = requestKey, let identity = record.finishedIdentity, let file = partialFile,
+            file.finishedRequest() != key
+        else { return }
+        file.markFinished(request: key, expecting: identity)
+    }
+
     /// The finished mark could not be saved: the record must not say the file is in place.
     func unmarkFinished() {
         record.finishedLength = nil
