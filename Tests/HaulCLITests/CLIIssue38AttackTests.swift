@@ -39,4 +39,121 @@ struct CLIIssue38AttackTests {
         #expect(Disk.difference(output, body) == nil)
         #expect(!Disk.exists(output + ".haul-resume"))
     }
+
+    // MARK: claims ahead
+
+    /// A store of `count` items at `/NAMEi.bin` (20 KB each), the first `slow` ones throttled.
+    private static func queued(_ prefix: String, count: Int, slow: Int = 1, seed: UInt64) throws -> (
+        server: FaultServer, store: StoreFixture, out: TemporaryDirectory, ids: [Int64], bodies: [[UInt8]]
+    ) {
+        let server = try FaultServer()
+        let bodies = (0..<count).map { TestData.bytes(count: $0 < slow ? 300_000 : 20_000, seed: seed + UInt64($0)) }
+        for (index, body) in bodies.enumerated() {
+            server.setResource("/\(prefix)\(index).bin", body: body)
+            if index < slow { server.setPersistentFaults("/\(prefix)\(index).bin", [.throttle(bytesPerSecond: 100_000)]) }
+        }
+        let store = try StoreFixture()
+        let out = try TemporaryDirectory(prefix: "haul-cli-a38")
+        let added = try store.haul(["add"] + (0..<count).map { server.url("/\(prefix)\($0).bin") } + ["-d", out.path])
+        let ids = StoreFixture.ids(added)
+        try #require(ids.count == count, "add: \(added.stderr)")
+        return (server, store, out, ids, bodies)
+    }
+
+    @Test(
+        """
+        GIVEN a run of one job that claimed four items ahead, the first downloading slowly \
+        WHEN it is interrupted (SIGINT) THEN it exits 130 and every item it held is queued again, none left running; \
+        the next run completes each one bit-exact
+        """,
+        .timeLimit(.minutes(1)))
+    func anInterruptHandsBackTheItemsHeldAhead() throws {
+        let (server, store, out, ids, bodies) = try Self.queued("i", count: 4, seed: 3_810)
+        let run = try RunningHaul(["queue", "run", "-q", "-j", "1", "--claim-batch", "4", "--retry", "0", "--state", store.path])
+        #expect(try eventually(10) { try store.items().values.allSatisfy { $0["state"] as? String == "running" } }, "\(run.stderr)")
+        #expect(Disk.waitUntil(timeout: 10) { server.bodyBytesSent("/i0.bin") > 50_000 })
+
+        run.send(SIGINT)
+
+        #expect(try run.wait(timeout: 15) == .exited(130), "run: \(run.stderr)")
+        let items = try store.items()
+        for id in ids { #expect(items.state(id) == "queued", "item \(id): \(items.values)") }
+        let asked = server.requests.map(\.path)
+        #expect(asked == ["/i0.bin"], "requests: \(asked)")
+        let next = try store.haul(["run", "-q", "-j", "1", "--retry", "0"])
+        #expect(next.status == 0, "next: \(next.stderr)")
+        for (index, body) in bodies.enumerated() { #expect(Disk.difference(out.file("i\(index).bin"), body) == nil) }
+    }
+
+    @Test(
+        """
+        GIVEN a run of one job that claimed five items ahead with a lease of 2 s, killed (SIGKILL) while the first downloads \
+        WHEN a second run starts at once THEN it completes every item bit-exact, each exactly once, none fetched twice whole, \
+        within the lease plus the downloads
+        """,
+        .timeLimit(.minutes(1)))
+    func aRunKilledWhileHoldingItemsAheadLosesNoneAndDuplicatesNone() throws {
+        let (server, store, out, ids, bodies) = try Self.queued("k", count: 5, seed: 3_820)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HAUL_LEASE_SECONDS"] = "2"
+        let run = try RunningHaul(
+            ["queue", "run", "-q", "-j", "1", "--claim-batch", "5", "--retry", "0", "--state", store.path], environment: environment)
+        #expect(try eventually(10) { try store.items().values.allSatisfy { $0["state"] as? String == "running" } }, "\(run.stderr)")
+        #expect(Disk.waitUntil(timeout: 10) { server.bodyBytesSent("/k0.bin") > 50_000 })
+        run.send(SIGKILL)
+        _ = try run.wait(timeout: 10)
+        server.setPersistentFaults("/k0.bin", [])
+
+        let started = Date()
+        let next = try HaulBinary.run(
+            ["queue", "run", "-q", "-j", "2", "--retry", "0", "--state", store.path], environment: ["HAUL_LEASE_SECONDS": "2"], timeout: 30)
+
+        #expect(next.status == 0, "next: \(next.stderr)")
+        #expect(Date().timeIntervalSince(started) < 15, "the second run took \(Date().timeIntervalSince(started)) s")
+        let items = try store.items()
+        #expect(items.values.count == ids.count)
+        for id in ids { #expect(items.state(id) == "completed", "item \(id): \(items.values)") }
+        for (index, body) in bodies.enumerated() {
+            #expect(Disk.difference(out.file("k\(index).bin"), body) == nil)
+            let asked = server.requests.filter { $0.path == "/k\(index).bin" }.count
+            #expect(asked == (index == 0 ? 2 : 1), "k\(index).bin asked \(asked) times")
+        }
+    }
+
+    @Test(
+        """
+        GIVEN twelve queued items WHEN two runs of two jobs each, claiming four ahead, work the store at once \
+        THEN every item completes bit-exact, each fetched exactly once (no two writers of one destination)
+        """,
+        .timeLimit(.minutes(1)))
+    func twoRunsClaimingAheadOnOneStoreFetchEachItemOnce() throws {
+        let (server, store, out, ids, bodies) = try Self.queued("t", count: 12, slow: 4, seed: 3_830)
+        let arguments = ["queue", "run", "-q", "-j", "2", "--claim-batch", "4", "--retry", "0", "--state", store.path]
+        let first = try RunningHaul(arguments)
+        let second = try RunningHaul(arguments)
+
+        #expect(try first.wait(timeout: 40) == .exited(0), "first: \(first.stderr)")
+        #expect(try second.wait(timeout: 40) == .exited(0), "second: \(second.stderr)")
+
+        let items = try store.items()
+        for id in ids { #expect(items.state(id) == "completed", "item \(id): \(items.values)") }
+        for (index, body) in bodies.enumerated() {
+            #expect(Disk.difference(out.file("t\(index).bin"), body) == nil)
+            let asked = server.requests.filter { $0.path == "/t\(index).bin" }.count
+            #expect(asked == 1, "t\(index).bin asked \(asked) times")
+        }
+    }
+
+    @Test(
+        "GIVEN five queued items WHEN a run of one job claims up to 1024 ahead THEN all five complete bit-exact, each fetched once",
+        .timeLimit(.minutes(1)))
+    func aClaimBatchFarAboveTheQueueTakesWhatThereIs() throws {
+        let (server, store, out, ids, bodies) = try Self.queued("c", count: 5, slow: 0, seed: 3_840)
+        let run = try store.haul(["run", "-q", "-j", "1", "--claim-batch", "1024", "--retry", "0"])
+        #expect(run.status == 0, "run: \(run.stderr)")
+        let items = try store.items()
+        for id in ids { #expect(items.state(id) == "completed") }
+        for (index, body) in bodies.enumerated() { #expect(Disk.difference(out.file("c\(index).bin"), body) == nil) }
+        #expect(server.requests.count == 5)
+    }
 }
