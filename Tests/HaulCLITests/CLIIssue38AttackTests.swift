@@ -40,6 +40,49 @@ struct CLIIssue38AttackTests {
         #expect(!Disk.exists(output + ".haul-resume"))
     }
 
+    @Test(
+        """
+        GIVEN a download killed right after its rename, before its finished mark, an hour ago (its record's time moved back) \
+        WHEN the file is changed in place with its size and modification time put back (rsync --inplace -t) and it is run again \
+        THEN it is not taken for complete: refused as a file in the way (exit 7), the user's bytes untouched, nothing fetched
+        """,
+        .timeLimit(.minutes(1)))
+    func aFileChangedInPlaceAfterACrashBeforeItsMarkIsNotTakenForComplete() throws {
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 200_000, seed: 3_802)
+        server.setResource("/f.bin", body: body)
+        let directory = try TemporaryDirectory(prefix: "haul-cli-a38")
+        let output = directory.file("f.bin")
+        let crashed = try HaulBinary.run(["-q", "--retry", "0", "-o", output, server.url("/f.bin")], environment: ["HAUL_TEST_CRASH_AT": "after-rename"])
+        try #require(crashed.status == 128 + SIGKILL, "the crash point was not reached: \(crashed.stderr)")
+        // The crash was an hour ago.
+        let recordPath = output + ".haul-resume"
+        let saved = try #require(Disk.bytes(recordPath))
+        var record = try #require(try JSONSerialization.jsonObject(with: Data(saved)) as? [String: Any])
+        let savedAt = try #require(record["updatedAt"] as? Double)
+        record["updatedAt"] = savedAt - 3_600
+        try Disk.write(Array(try JSONSerialization.data(withJSONObject: record)), to: recordPath)
+        // Bytes changed in place, the size and the modification time put back.
+        var before = stat()
+        try #require(lstat(output, &before) == 0)
+        var edited = body
+        for index in 1_000..<1_010 { edited[index] ^= 0x5A }
+        let fd = open(output, O_WRONLY)
+        try #require(fd >= 0)
+        _ = edited[1_000..<1_010].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 1_000) }
+        var times = [before.st_atim, before.st_mtim]
+        #expect(futimens(fd, &times) == 0)
+        close(fd)
+        let requestsBefore = server.requests.count
+
+        let again = try HaulBinary.run(["--retry", "0", "-o", output, server.url("/f.bin")])
+
+        #expect(again.status == 7, "run again: \(again.status) \(again.stderr)")
+        #expect(!again.stderr.contains("already complete"), "run again: \(again.stderr)")
+        #expect(Disk.difference(output, edited) == nil)
+        #expect(server.requests.count == requestsBefore)
+    }
+
     // MARK: claims ahead
 
     /// A store of `count` items at `/NAMEi.bin` (20 KB each), the first `slow` ones throttled.
