@@ -199,4 +199,70 @@ struct CLIIssue38AttackTests {
         for (index, body) in bodies.enumerated() { #expect(Disk.difference(out.file("c\(index).bin"), body) == nil) }
         #expect(server.requests.count == 5)
     }
+
+    // MARK: the figures ticker
+
+    /// Every `progress` of each download before its `completed`: bytes never back, never past the
+    /// total, nothing after the completion, and the last equal to the file's size. Returns the
+    /// problems found.
+    private static func progressProblems(_ events: [[String: Any]]) -> [String] {
+        var problems: [String] = []
+        var last: [Int: Int64] = [:]
+        var completed: Set<Int> = []
+        for event in events {
+            guard let id = (event["id"] as? NSNumber)?.intValue else { continue }
+            switch event["event"] as? String {
+            case "progress":
+                let bytes = (event["bytes"] as? NSNumber)?.int64Value ?? -1
+                let total = (event["totalBytes"] as? NSNumber)?.int64Value
+                if completed.contains(id) { problems.append("#\(id): progress after its completion: \(event)") }
+                if bytes < (last[id] ?? 0) { problems.append("#\(id): bytes went back from \(last[id] ?? 0): \(event)") }
+                if let total, bytes > total { problems.append("#\(id): bytes past the total: \(event)") }
+                last[id] = bytes
+            case "completed":
+                completed.insert(id)
+                let bytes = (event["bytes"] as? NSNumber)?.int64Value
+                let path = event["path"] as? String ?? ""
+                let size = Disk.size(path)
+                if bytes != size { problems.append("#\(id): completed with \(bytes ?? -1) bytes, the file has \(size ?? -1)") }
+                if let reported = last[id], reported != size { problems.append("#\(id): last progress \(reported), the file has \(size ?? -1)") }
+            default:
+                break
+            }
+        }
+        return problems
+    }
+
+    @Test(
+        """
+        GIVEN a batch of 1,000 files of 0, 1 or a few bytes and eight slow ones WHEN 64 jobs download them with --json \
+        THEN every file completes bit-exact and every download's figures are true: bytes never back, never past the total, \
+        nothing after its completion, the last report the file's size
+        """,
+        .timeLimit(.minutes(1)))
+    func aThousandTinyDownloadsAtOnceKeepTheirFiguresTrue() throws {
+        let server = try FaultServer()
+        let work = try TemporaryDirectory(prefix: "haul-cli-a38")
+        var bodies: [String: [UInt8]] = [:]
+        for index in 0..<1_000 {
+            bodies["t\(index).bin"] = TestData.bytes(count: [0, 1, 3, 700][index % 4], seed: 3_850 + UInt64(index))
+        }
+        for index in 0..<8 {
+            bodies["s\(index).bin"] = TestData.bytes(count: 150_000, seed: 3_860 + UInt64(index))
+            server.setPersistentFaults("/s\(index).bin", [.throttle(bytesPerSecond: 300_000)])
+        }
+        for (name, body) in bodies { server.setResource("/" + name, body: body) }
+        let list = bodies.keys.sorted().map { server.url("/" + $0) }.joined(separator: "\n") + "\n"
+        try Disk.write(Array(list.utf8), to: work.file("list"))
+
+        let run = try HaulBinary.run(
+            ["--json", "-j", "64", "--retry", "0", "-i", work.file("list"), "-d", work.file("out"), "--state", work.file("state")], timeout: 50)
+
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(2_000))")
+        for (name, body) in bodies { #expect(Disk.difference(work.file("out/" + name), body) == nil, "\(name)") }
+        let events = JSONLines.parse(run.stdoutString)
+        #expect(events.filter { $0["event"] as? String == "completed" }.count == bodies.count)
+        let problems = Self.progressProblems(events)
+        #expect(problems.isEmpty, "\(problems.count) problems: \(problems.prefix(10))")
+    }
 }
