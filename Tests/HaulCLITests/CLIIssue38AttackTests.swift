@@ -265,4 +265,107 @@ struct CLIIssue38AttackTests {
         let problems = Self.progressProblems(events)
         #expect(problems.isEmpty, "\(problems.count) problems: \(problems.prefix(10))")
     }
+
+    /// The events of a `/haul/events` stream's text, in order: (name, gid).
+    private static func streamEvents(_ text: String) -> [(name: String, gid: String, data: [String: Any])] {
+        text.components(separatedBy: "\n\n").compactMap { block in
+            let lines = block.split(separator: "\n").map(String.init)
+            guard let name = lines.first(where: { $0.hasPrefix("event: ") })?.dropFirst(7),
+                let data = lines.first(where: { $0.hasPrefix("data: ") })?.dropFirst(6),
+                let object = (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any]
+            else { return nil }
+            let params = (object["params"] as? [[String: Any]])?.first
+            guard let gid = (object["gid"] as? String) ?? (params?["gid"] as? String) else { return nil }
+            return (String(name), gid, object)
+        }
+    }
+
+    @Test(
+        """
+        GIVEN haul serve running sixteen slow downloads, its event stream open WHEN each is paused and unpaused eight times \
+        from sixteen clients at once, then removed THEN no progress of a download comes between its pause (or stop) and its \
+        next start, none after its removal, bytes never go back while it runs, and aria2.tellActive is empty and stays so
+        """,
+        .timeLimit(.minutes(1)))
+    func pausesAndRemovalsInTheMiddleOfLooksLeaveNoFiguresBehind() throws {
+        let server = try FaultServer()
+        for index in 0..<16 {
+            server.setResource("/p\(index).bin", body: TestData.bytes(count: 3_000_000, seed: 3_870 + UInt64(index)))
+            server.setPersistentFaults("/p\(index).bin", [.throttle(bytesPerSecond: 200_000)])
+        }
+        let work = try TemporaryDirectory(prefix: "haul-serve-a38")
+        let serve = try ServeProcess(state: work.file("state"), directory: work.file("dl"), extra: ["-j", "16", "-x", "1"])
+        defer { _ = try? serve.stop() }
+        let stream = Process()
+        stream.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        stream.arguments = ["-sN", "--max-time", "40", "\(serve.base)/haul/events?token=\(serve.secret)"]
+        _ = FileManager.default.createFile(atPath: work.file("events"), contents: nil)
+        let events = try FileHandle(forWritingTo: URL(fileURLWithPath: work.file("events")))
+        stream.standardOutput = events
+        try stream.run()
+        defer {
+            // Our own curl, by its PID (SIGTERM left it running until its --max-time).
+            kill(stream.processIdentifier, SIGKILL)
+            stream.waitUntilExit()
+        }
+        usleep(300_000)
+        let gids = try (0..<16).map { index in
+            try #require(try serve.result("aria2.addUri", [[server.url("/p\(index).bin")]]) as? String)
+        }
+        #expect(try eventually(10) { (try serve.result("aria2.tellActive") as? [Any])?.count == 16 })
+        usleep(500_000)
+
+        let caller = SharedServe(serve: serve)
+        let clients = DispatchGroup()
+        for gid in gids {
+            clients.enter()
+            Thread.detachNewThread { [clients] in
+                defer { clients.leave() }
+                for _ in 0..<8 {
+                    _ = try? caller.serve.call("aria2.pause", [gid])
+                    usleep(UInt32.random(in: 0...60_000))
+                    _ = try? caller.serve.call("aria2.unpause", [gid])
+                    usleep(UInt32.random(in: 50_000...150_000))
+                }
+                _ = try? caller.serve.call("aria2.remove", [gid])
+            }
+        }
+        #expect(clients.wait(timeout: .now() + 30) == .success)
+        let active = try serve.result("aria2.tellActive") as? [Any]
+        usleep(1_000_000)
+        let stillActive = try serve.result("aria2.tellActive") as? [Any]
+
+        #expect(active?.isEmpty == true, "active right after the removals: \(active ?? [])")
+        #expect(stillActive?.isEmpty == true, "active a second later: \(stillActive ?? [])")
+        let text = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: work.file("events")))) ?? Data(), as: UTF8.self)
+        var running: [String: Bool] = [:]
+        var last: [String: Int64] = [:]
+        var problems: [String] = []
+        var progressCount = 0
+        for event in Self.streamEvents(text) {
+            switch event.name {
+            case "haul.progress":
+                progressCount += 1
+                let bytes = Int64(event.data["completedLength"] as? String ?? "") ?? -1
+                if running[event.gid] != true { problems.append("\(event.gid): progress while not running: \(event.data)") }
+                if bytes < (last[event.gid] ?? 0) { problems.append("\(event.gid): back from \(last[event.gid] ?? 0): \(event.data)") }
+                last[event.gid] = bytes
+            case "aria2.onDownloadStart":
+                running[event.gid] = true
+                last[event.gid] = nil
+            default:
+                running[event.gid] = false
+            }
+        }
+        #expect(progressCount > 0, "no progress seen: \(text.prefix(500))")
+        #expect(problems.isEmpty, "\(problems.count) problems: \(problems.prefix(8))")
+        let status = try serve.result("aria2.tellStatus", [gids[0], ["status"]]) as? [String: Any]
+        #expect(status?["status"] as? String == "removed")
+    }
+}
+
+/// A `ServeProcess` called from several threads at once.
+private struct SharedServe: @unchecked Sendable {
+    // @unchecked: its calls read only what it was started with (its port and secret) and run curl.
+    let serve: ServeProcess
 }
