@@ -69,12 +69,20 @@ extension PartialDownload {
         let replacing = replacing || record.replacesExistingFile == true
         // Only the file this run wrote is given the final name: a partial another process put at
         // the path meanwhile (the lock should make that impossible) is never moved into place.
-        if let file = partialFile, let written = written ?? (try? file.identity()), let current = FileIdentity.of(layout.partialPath),
-            !written.isSameFile(as: current)
-        {
-            throw OutputError(
-                .io, "\(layout.partialPath) is no longer the file this run wrote (another process replaced it); nothing was moved to \(finalPath)",
-                path: layout.partialPath)
+        if let file = partialFile, let written = written ?? (try? file.identity()), let current = FileIdentity.of(layout.partialPath) {
+            guard written.isSameFile(as: current) else {
+                throw OutputError(
+                    .io, "\(layout.partialPath) is no longer the file this run wrote (another process replaced it); nothing was moved to \(finalPath)",
+                    path: layout.partialPath)
+            }
+            // The same file, written into since its data was synced and its record saved (its
+            // size or modification time moved): those bytes are not what this run fetched.
+            guard written == current else {
+                throw OutputError(
+                    .io,
+                    "\(layout.partialPath) changed after this run synced it (another process wrote into it); nothing was moved to \(finalPath), and the next run fetches it again",
+                    path: layout.partialPath)
+            }
         }
         if let file = partialFile, record.keepsOwnMode != true {
             // The partial was private (0600) while incomplete; the file gets the usual mode.
