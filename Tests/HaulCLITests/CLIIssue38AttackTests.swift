@@ -266,6 +266,36 @@ struct CLIIssue38AttackTests {
         #expect(problems.isEmpty, "\(problems.count) problems: \(problems.prefix(10))")
     }
 
+    @Test(
+        """
+        GIVEN eight files of 3 MB served at 2 MB/s each WHEN a batch of 8 jobs fetches them over up to 4 connections each \
+        with --json THEN their figures stay true while the segments' reporter and the connection's take turns
+        """,
+        .timeLimit(.minutes(1)))
+    func segmentedDownloadsKeepTheirFiguresTrueAcrossReporters() throws {
+        let server = try FaultServer()
+        let work = try TemporaryDirectory(prefix: "haul-cli-a38")
+        var bodies: [String: [UInt8]] = [:]
+        for index in 0..<8 {
+            bodies["x\(index).bin"] = TestData.bytes(count: 3_000_000, seed: 3_880 + UInt64(index))
+            server.setPersistentFaults("/x\(index).bin", [.throttle(bytesPerSecond: 2_000_000)])
+        }
+        for (name, body) in bodies { server.setResource("/" + name, body: body) }
+        let list = bodies.keys.sorted().map { server.url("/" + $0) }.joined(separator: "\n") + "\n"
+        try Disk.write(Array(list.utf8), to: work.file("list"))
+
+        let run = try HaulBinary.run(
+            ["--json", "-j", "8", "-x", "4", "--retry", "0", "-i", work.file("list"), "-d", work.file("out"), "--state", work.file("state")],
+            timeout: 50)
+
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(2_000))")
+        for (name, body) in bodies { #expect(Disk.difference(work.file("out/" + name), body) == nil, "\(name)") }
+        let events = JSONLines.parse(run.stdoutString)
+        #expect(events.filter { $0["event"] as? String == "progress" }.count > 16)
+        let problems = Self.progressProblems(events)
+        #expect(problems.isEmpty, "\(problems.count) problems: \(problems.prefix(10))")
+    }
+
     /// The events of a `/haul/events` stream's text, in order: (name, gid).
     private static func streamEvents(_ text: String) -> [(name: String, gid: String, data: [String: Any])] {
         text.components(separatedBy: "\n\n").compactMap { block in
