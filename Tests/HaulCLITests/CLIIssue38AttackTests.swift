@@ -200,6 +200,23 @@ struct CLIIssue38AttackTests {
         #expect(server.requests.count == 5)
     }
 
+    @Test(
+        """
+        GIVEN haul serve, which takes items one at a time as its workers ask (it never claims ahead) \
+        WHEN it is started with --claim-batch THEN it is refused as bad usage (exit 2), saying the option is not serve's, \
+        instead of taking it and doing nothing with it; and serve's help does not offer it
+        """,
+        .timeLimit(.minutes(1)))
+    func serveRefusesAClaimBatchItWouldIgnore() throws {
+        let work = try TemporaryDirectory(prefix: "haul-serve-a38")
+        let started = try HaulBinary.run(
+            ["serve", "--claim-batch", "4", "--listen", "127.0.0.1:0", "--state", work.file("state"), "-d", work.file("dl")], timeout: 5)
+        #expect(started.status == 2, "status \(started.status), stderr: \(started.stderr)")
+        #expect(started.stderr.contains("--claim-batch does not apply to 'haul serve'"), "stderr: \(started.stderr)")
+        let help = try HaulBinary.run(["serve", "--help"])
+        #expect(!help.stdoutString.contains("--claim-batch"), "help: \(help.stdoutString)")
+    }
+
     // MARK: the figures ticker
 
     /// Every `progress` of each download before its `completed`: bytes never back, never past the
