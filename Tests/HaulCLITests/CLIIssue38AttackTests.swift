@@ -8,7 +8,7 @@ import Testing
 
 /// A hostile round on issue 38's surfaces: the finished file marked once after its rename, the
 /// claims ahead of a queue run, the process-wide figures ticker.
-@Suite("issue 38 attack: mark once, claims ahead, figures ticker")
+@Suite("issue 38 attack: mark once, claims ahead, figures ticker", .serialized)
 struct CLIIssue38AttackTests {
     @Test(
         """
