@@ -19,8 +19,10 @@ import HaulCore
 /// would prove nothing after), if the file is still exactly the one whose data was synced, and
 /// before the directory's sync, which commits it with the rename where the file system journals
 /// in order (ext4, XFS). A process killed before the mark, or a mark the crash lost, leaves a
-/// file no mark proves, refused as any file in the way (its record, until it is forgotten after
-/// the directory's sync, still says it is finished): never a wrong proof. Where the file system
+/// file no mark proves: its record, until it is forgotten after the directory's sync, still says
+/// it is finished, and the next run that takes the file by it (unchanged since its rename) marks
+/// it then; a file no record or mark proves is refused as any file in the way: never a wrong
+/// proof. Where the file system
 /// keeps no extended attributes, nothing is marked and the same request again is refused as any
 /// file in the way.
 struct FinishedMark: Equatable {
