@@ -285,11 +285,12 @@ struct CLIIssue38AttackTests {
 
     @Test(
         """
-        GIVEN eight files of 3 MB served at 2 MB/s each WHEN a batch of 8 jobs fetches them over up to 4 connections each \
-        with --json THEN their figures stay true while the segments' reporter and the connection's take turns
+        GIVEN eight files of 3 MB served at 2 MB/s each WHEN a batch of 8 jobs fetches them over 4 connections each, or as \
+        many as add speed (one first, more joining mid-download), with --json THEN their figures stay true while the \
+        segments' reporter and the connection's take turns
         """,
-        .timeLimit(.minutes(1)))
-    func segmentedDownloadsKeepTheirFiguresTrueAcrossReporters() throws {
+        .timeLimit(.minutes(1)), arguments: [["-x", "4"], []])
+    func segmentedDownloadsKeepTheirFiguresTrueAcrossReporters(connections: [String]) throws {
         let server = try FaultServer()
         let work = try TemporaryDirectory(prefix: "haul-cli-a38")
         var bodies: [String: [UInt8]] = [:]
@@ -302,7 +303,7 @@ struct CLIIssue38AttackTests {
         try Disk.write(Array(list.utf8), to: work.file("list"))
 
         let run = try HaulBinary.run(
-            ["--json", "-j", "8", "-x", "4", "--retry", "0", "-i", work.file("list"), "-d", work.file("out"), "--state", work.file("state")],
+            ["--json", "-j", "8"] + connections + ["--retry", "0", "-i", work.file("list"), "-d", work.file("out"), "--state", work.file("state")],
             timeout: 50)
 
         #expect(run.status == 0, "stderr: \(run.stderr.suffix(2_000))")
