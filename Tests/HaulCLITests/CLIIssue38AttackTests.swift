@@ -83,6 +83,43 @@ struct CLIIssue38AttackTests {
         #expect(server.requests.count == requestsBefore)
     }
 
+    @Test(
+        """
+        GIVEN a complete download WHEN another program appends to it, or touches it, and it is run again \
+        THEN it is refused (exit 7) with the reason: the file is no longer the one Haul finished for this URL; \
+        the user's bytes stay as they are and nothing is fetched
+        """,
+        .timeLimit(.minutes(1)), arguments: ["append", "touch"])
+    func aFinishedFileChangedSinceIsRefusedSayingWhy(change: String) throws {
+        let server = try FaultServer()
+        let body = TestData.bytes(count: 50_000, seed: 3_803)
+        server.setResource("/f.bin", body: body)
+        let directory = try TemporaryDirectory(prefix: "haul-cli-a38")
+        let output = directory.file("f.bin")
+        let first = try HaulBinary.run(["-q", "--retry", "0", "-o", output, server.url("/f.bin")])
+        try #require(first.status == 0, "first run: \(first.stderr)")
+        var expected = body
+        if change == "append" {
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data([1, 2, 3]))
+            try handle.close()
+            expected += [1, 2, 3]
+        } else {
+            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, output, &times, 0) == 0)
+        }
+        let requestsBefore = server.requests.count
+
+        let again = try HaulBinary.run(["--retry", "0", "-o", output, server.url("/f.bin")])
+
+        #expect(again.status == 7, "run again: \(again.stderr)")
+        #expect(again.stderr.contains("is no longer the file Haul finished for this URL"), "run again: \(again.stderr)")
+        #expect(again.stderr.contains("--force"), "run again: \(again.stderr)")
+        #expect(Disk.difference(output, expected) == nil)
+        #expect(server.requests.count == requestsBefore)
+    }
+
     // MARK: claims ahead
 
     /// A store of `count` items at `/NAMEi.bin` (20 KB each), the first `slow` ones throttled.
