@@ -124,6 +124,10 @@ extension PartialDownload {
             finalIsProvenFinished: proven != nil)
         if forgets { keeper.discardStale() }
         switch decision {
+        case .refuse(.exists) where request.provable && markedPath.flatMap(FinishedMark.markedRequest(at:)) == FinishedMark.requestKey(of: fresh):
+            // This request's own finished file, changed since Haul marked it: said so, for a user who
+            // downloaded it and is told it is in the way.
+            throw OutputError.changedSinceFinished(markedPath ?? layout.partialPath)
         case .refuse(let refusal):
             throw refusalError(refusal, layout)
         case .useFinishedFile:
