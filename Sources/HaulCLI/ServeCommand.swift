@@ -18,7 +18,7 @@ struct ServeCommand: ParsableCommand {
             OptionSpec(
                 short: nil, long: "notify-authenticated-only", value: nil,
                 help: "send notifications only to WebSockets that made a call with the token (default: every accepted socket, as aria2)"),
-        ] + RunSettings.specs + ConnectionsOptions.specs + HostLimitOptions.specs + StoreOptions.specs
+        ] + RunSettings.specs.filter { $0.long != "claim-batch" } + ConnectionsOptions.specs + HostLimitOptions.specs + StoreOptions.specs
     }
 
     static let overview = """

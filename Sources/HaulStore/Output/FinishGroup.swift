@@ -22,6 +22,14 @@ import HaulCore
 /// with fsync). A direct output is already where it goes. The mark outlives the record: the same
 /// request again finds the file in place and proven, and completes without a request.
 package enum FinishGroup {
+    /// How long after a record is saved finished (step 2) its file's rename and mark (step 3) may
+    /// come, in nanoseconds: the save's own sync (a SQLite commit, a PostgreSQL round trip) falls
+    /// between them. A file found by its record alone (a run killed before the mark) whose change
+    /// time is later was changed after it was put in place, and proves nothing (see
+    /// `PartialDownload.isInPlace`); one renamed later than this after a kill is refused as a
+    /// file in the way, never taken for another's bytes.
+    static let renameAllowance: Int64 = 60 * 1_000_000_000
+
     /// One download to put in place.
     package struct Member {
         /// Its file keeper.
@@ -107,6 +115,10 @@ package enum FinishGroup {
                 failed(index, error)
             }
         }
+
+        // A file already in place that only its record proves gets the mark its rename would have
+        // given it, made durable with the others by the directory's sync.
+        for index in placed where members[index].output.alreadyInPlace { members[index].output.markFoundFinished() }
 
         // 4. The directories, 5. the records and locks.
         let directories = Set(placed.compactMap { members[$0].output.finalPath.map(AbsolutePath.directory(of:)) })

@@ -19,8 +19,10 @@ import HaulCore
 /// would prove nothing after), if the file is still exactly the one whose data was synced, and
 /// before the directory's sync, which commits it with the rename where the file system journals
 /// in order (ext4, XFS). A process killed before the mark, or a mark the crash lost, leaves a
-/// file no mark proves, refused as any file in the way (its record, until it is forgotten after
-/// the directory's sync, still says it is finished): never a wrong proof. Where the file system
+/// file no mark proves: its record, until it is forgotten after the directory's sync, still says
+/// it is finished, and the next run that takes the file by it (unchanged since its rename) marks
+/// it then; a file no record or mark proves is refused as any file in the way: never a wrong
+/// proof. Where the file system
 /// keeps no extended attributes, nothing is marked and the same request again is refused as any
 /// file in the way.
 struct FinishedMark: Equatable {
@@ -145,13 +147,29 @@ struct FinishedMark: Equatable {
         return unchangedSinceMarked(fd)
     }
 
+    /// The request the mark on the regular file at `path` names (never through a symlink), whether
+    /// or not the file is still the one marked: what a refusal of a file changed since says.
+    static func markedRequest(at path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return read(fd)?.request
+    }
+
+    /// The mark on the file open as `fd`, as written; nil for none (or a damaged one).
+    private static func read(_ fd: Int32) -> FinishedMark? {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let length = buffer.withUnsafeMutableBytes { haul_get_file_attribute(fd, attributeName, $0.baseAddress, $0.count) }
+        guard length > 0 else { return nil }
+        return FinishedMark(decoding: String(decoding: buffer.prefix(length), as: UTF8.self))
+    }
+
     /// The same for the file open as `fd`.
     static func unchangedSinceMarked(_ fd: Int32) -> (request: String, identity: FileIdentity)? {
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let length = buffer.withUnsafeMutableBytes { haul_get_file_attribute(fd, attributeName, $0.baseAddress, $0.count) }
-        guard length > 0, let mark = FinishedMark(decoding: String(decoding: buffer.prefix(length), as: UTF8.self)) else { return nil }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let mark = read(fd) else { return nil }
         let current = FileIdentity(info)
         // A bound further ahead of the clock than a mark puts it is no mark's: each one's is its
         // own moment (planted, or the clock set back since, it proves nothing).

@@ -59,6 +59,15 @@ package struct OutputError: Error, Sendable, Equatable {
     }
 
     /// A file is at `path` and the request neither replaces nor continues it.
+    /// The finished download of the same request, changed since it was put in place (written,
+    /// touched, linked or moved): in the way as any other file, with the reason.
+    static func changedSinceFinished(_ path: String) -> OutputError {
+        OutputError(
+            .destinationExists,
+            "\(path) is no longer the file Haul finished for this URL (it was written, touched, linked or moved since) and is left as it is; use \(setting: .overwrite) to fetch it again or \(setting: .continueExisting) to continue it",
+            path: path)
+    }
+
     static func alreadyExists(_ path: String) -> OutputError {
         OutputError(
             .destinationExists, "\(path) already exists; use \(setting: .overwrite) to replace it or \(setting: .continueExisting) to continue it",

@@ -33,6 +33,17 @@ extension PartialDownload {
         return (keeper, record)
     }
 
+    /// A file found complete in place by its record alone (a run killed after its rename, before
+    /// its mark) is marked now as its rename would have marked it, if it is still exactly the file
+    /// the record names: the record is forgotten once this run ends, and the mark is then the only
+    /// proof the same request finds again. A file its mark proves already is left as it is.
+    func markFoundFinished() {
+        guard alreadyInPlace, let key = requestKey, let identity = record.finishedIdentity, let file = partialFile,
+            file.finishedRequest() != key
+        else { return }
+        file.markFinished(request: key, expecting: identity)
+    }
+
     /// The finished mark could not be saved: the record must not say the file is in place.
     func unmarkFinished() {
         record.finishedLength = nil
@@ -58,12 +69,20 @@ extension PartialDownload {
         let replacing = replacing || record.replacesExistingFile == true
         // Only the file this run wrote is given the final name: a partial another process put at
         // the path meanwhile (the lock should make that impossible) is never moved into place.
-        if let file = partialFile, let written = written ?? (try? file.identity()), let current = FileIdentity.of(layout.partialPath),
-            !written.isSameFile(as: current)
-        {
-            throw OutputError(
-                .io, "\(layout.partialPath) is no longer the file this run wrote (another process replaced it); nothing was moved to \(finalPath)",
-                path: layout.partialPath)
+        if let file = partialFile, let written = written ?? (try? file.identity()), let current = FileIdentity.of(layout.partialPath) {
+            guard written.isSameFile(as: current) else {
+                throw OutputError(
+                    .io, "\(layout.partialPath) is no longer the file this run wrote (another process replaced it); nothing was moved to \(finalPath)",
+                    path: layout.partialPath)
+            }
+            // The same file, written into since its data was synced and its record saved (its
+            // size or modification time moved): those bytes are not what this run fetched.
+            guard written == current else {
+                throw OutputError(
+                    .io,
+                    "\(layout.partialPath) changed after this run synced it (another process wrote into it); nothing was moved to \(finalPath), and the next run fetches it again",
+                    path: layout.partialPath)
+            }
         }
         if let file = partialFile, record.keepsOwnMode != true {
             // The partial was private (0600) while incomplete; the file gets the usual mode.

@@ -124,6 +124,10 @@ extension PartialDownload {
             finalIsProvenFinished: proven != nil)
         if forgets { keeper.discardStale() }
         switch decision {
+        case .refuse(.exists) where request.provable && markedPath.flatMap(FinishedMark.markedRequest(at:)) == FinishedMark.requestKey(of: fresh):
+            // This request's own finished file, changed since Haul marked it: said so, for a user who
+            // downloaded it and is told it is in the way.
+            throw OutputError.changedSinceFinished(markedPath ?? layout.partialPath)
         case .refuse(let refusal):
             throw refusalError(refusal, layout)
         case .useFinishedFile:
@@ -248,9 +252,16 @@ extension PartialDownload {
 
     /// Whether the finished file an earlier run put in place is still exactly that file (same
     /// inode, size and modification time) and no new download is wanted.
+    /// A file changed in place with its size and modification time put back (`touch -r`, `rsync
+    /// --inplace -t`) keeps the identity; its change time, which no program can set, tells: the
+    /// file is taken only if it changed last by its rename (and mark), within
+    /// `FinishGroup.renameAllowance` of the record's save.
     private static func isInPlace(_ finished: ResumeRecord, finalPath: String?, partialExists: Bool, policy: ExistingFilePolicy) -> Bool {
-        guard policy != .overwrite, !partialExists, let finalPath else { return false }
-        return isFinishedFile(finished, at: finalPath)
+        guard policy != .overwrite, !partialExists, let finalPath, isFinishedFile(finished, at: finalPath) else { return false }
+        var info = stat()
+        guard lstat(finalPath, &info) == 0 else { return false }
+        let savedAt = Int64((finished.updatedAt.timeIntervalSince1970 * 1e9).rounded(.down))
+        return FinishedMark.changeTime(info) <= savedAt + FinishGroup.renameAllowance
     }
 
     /// Whether the file at `path` is the one `finished` marked finished (inode, size, modification time).

@@ -180,6 +180,12 @@ package final class PartialFile: @unchecked Sendable {
         FinishedMark.mark(fd, request: request, expecting: expecting)
     }
 
+    /// The request the file's mark proves it the finished download of, unchanged since; nil when
+    /// no mark proves it.
+    func finishedRequest() -> String? {
+        FinishedMark.unchangedSinceMarked(fd)?.request
+    }
+
     /// Makes the bytes of every file on this file's file system durable, this one's included, in
     /// one call (see `PlatformSeams.syncFileSystem`); false where the platform cannot, and
     /// nothing was done.
