@@ -58,7 +58,6 @@ package struct OutputError: Error, Sendable, Equatable {
             .destinationExists, "\(path) is a symbolic link; Haul never writes through, moves or deletes one (name the real file instead)", path: path)
     }
 
-    /// A file is at `path` and the request neither replaces nor continues it.
     /// The finished download of the same request, changed since it was put in place (written,
     /// touched, linked or moved): in the way as any other file, with the reason.
     static func changedSinceFinished(_ path: String) -> OutputError {
@@ -68,6 +67,7 @@ package struct OutputError: Error, Sendable, Equatable {
             path: path)
     }
 
+    /// A file is at `path` and the request neither replaces nor continues it.
     static func alreadyExists(_ path: String) -> OutputError {
         OutputError(
             .destinationExists, "\(path) already exists; use \(setting: .overwrite) to replace it or \(setting: .continueExisting) to continue it",
