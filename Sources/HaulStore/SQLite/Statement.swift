@@ -38,11 +38,23 @@ package final class Statement {
 
     // MARK: - Binding
 
-    /// Whether the statement's parameters are written `$1`, `$2`, ... (see `bind(_:)`).
-    private var isNumbered: Bool {
+    /// Whether the statement's parameters are written `$1`, `$2`, ... (see `bind(_:)`), asked of
+    /// SQLite once: the SQL text decides it, and a statement is run again and again from the cache.
+    private lazy var isNumbered: Bool = {
         guard parameterCount > 0, let name = sqlite3_bind_parameter_name(handle, 1) else { return false }
         let text = String(cString: name)
         return text.hasPrefix("$") && Int(text.dropFirst()) != nil
+    }()
+    /// The parameter index of `$1`, `$2`, ... (0: not in the statement), as far as asked: fixed by
+    /// the SQL text, so looked up once rather than by name on every run.
+    private var numberedIndexes: [Int32] = []
+
+    /// The parameter index of `$number` (0 when the statement has no such parameter).
+    private func numberedIndex(_ number: Int) -> Int32 {
+        while numberedIndexes.count < number {
+            numberedIndexes.append(sqlite3_bind_parameter_index(handle, "$\(numberedIndexes.count + 1)"))
+        }
+        return numberedIndexes[number - 1]
     }
 
     /// The number of parameters (`?`, `?NNN`, `:name`, `@name`, `$name`) in the statement.
@@ -108,7 +120,7 @@ package final class Statement {
         if isNumbered {
             var bound = 0
             for (offset, value) in values.enumerated() {
-                let index = sqlite3_bind_parameter_index(handle, "$\(offset + 1)")
+                let index = numberedIndex(offset + 1)
                 guard index > 0 else { continue }
                 try bind(value, at: Int(index))
                 bound += 1
