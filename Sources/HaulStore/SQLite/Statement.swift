@@ -194,10 +194,15 @@ package final class Statement {
     }
 
     /// Runs the statement from the start and collects every row.
+    ///
+    /// The column names are read after the first step: a statement SQLite prepares again then
+    /// (the schema changed since it was compiled, another process migrated the store) may have
+    /// other columns than it had before, and the names read before the step were the old ones.
     package func rows() throws -> [Row] {
         try reset()
+        guard try step() else { return [] }
         let names = (0..<columnCount).map(columnName)
-        var result: [Row] = []
+        var result = [Row(columnNames: names, values: (0..<names.count).map(value))]
         while try step() {
             result.append(Row(columnNames: names, values: (0..<names.count).map(value)))
         }
