@@ -201,12 +201,30 @@ package final class Statement {
     package func rows() throws -> [Row] {
         try reset()
         guard try step() else { return [] }
-        let names = (0..<columnCount).map(columnName)
+        let names = resultColumnNames()
         var result = [Row(columnNames: names, values: (0..<names.count).map(value))]
         while try step() {
             result.append(Row(columnNames: names, values: (0..<names.count).map(value)))
         }
         return result
+    }
+
+    /// The names of the result columns, as of the last run (see `resultColumnNames()`).
+    private var lastColumnNames: [String] = []
+
+    /// The names of the result columns: those of the last run while SQLite still gives the same
+    /// (compared as C strings, which costs a fraction of making Strings of them again), else read
+    /// afresh (a statement prepared again after a schema change may name other columns).
+    private func resultColumnNames() -> [String] {
+        let count = columnCount
+        let same =
+            lastColumnNames.count == count
+            && lastColumnNames.indices.allSatisfy { index in
+                guard let name = sqlite3_column_name(handle, Int32(index)) else { return lastColumnNames[index].isEmpty }
+                return lastColumnNames[index].withCString { strcmp($0, name) == 0 }
+            }
+        if !same { lastColumnNames = (0..<count).map(columnName) }
+        return lastColumnNames
     }
 
     // MARK: - Columns
