@@ -76,15 +76,17 @@ package final class StreamingHash {
             let count = Int(haul_hash_final(context, &buffer))
             digest = Array(buffer.prefix(count))
         }
-        let hex: [Character] = Array("0123456789abcdef")
-        var text = ""
+        // Bytes, then one String: appending Characters costs a grapheme check each.
+        var text: [UInt8] = []
         text.reserveCapacity(digest.count * 2)
         for byte in digest {
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
+            text.append(Self.hexDigits[Int(byte >> 4)])
+            text.append(Self.hexDigits[Int(byte & 0x0F)])
         }
-        return text
+        return String(decoding: text, as: UTF8.self)
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     static func kind(_ algorithm: ChecksumAlgorithm) -> Int32 {
         switch algorithm {

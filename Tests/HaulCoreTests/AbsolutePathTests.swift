@@ -39,3 +39,29 @@ struct DirectoryOfPathTests {
         #expect(AbsolutePath.directory(of: "/d/dl/\u{301}x") == "/d/dl")
     }
 }
+
+@Suite("AbsolutePath.name and joining")
+struct PathNameAndJoiningTests {
+    @Test("GIVEN paths with and without trailing, repeated or no slashes WHEN named THEN as NSString's lastPathComponent names them")
+    func nameIsNSStringsLastComponent() {
+        for path in ["/a/b", "/a/b/", "/a/b//", "a", "a/", "/", "//", "", "/a//b", "/d/.haul-0123.haul-partial", "/é/ß", "x y/z w"] {
+            #expect(AbsolutePath.name(of: path) == (path as NSString).lastPathComponent, "\(path)")
+        }
+    }
+
+    @Test("GIVEN a name after a combining mark WHEN named THEN split at the slash byte, not fused with it")
+    func nameSplitsAtTheSlashByte() {
+        #expect(AbsolutePath.name(of: "/d/dl/\u{301}x") == "\u{301}x")
+    }
+
+    @Test("GIVEN directories tidy and untidy and plain names WHEN joined THEN as NSString's appendingPathComponent joins them")
+    func joiningIsNSStringsAppending() {
+        let directories = ["/d/dl", "/", "d", "/d/dl/", "/d//dl", "//", "", "/é/ß", "/d/ x"]
+        let names = ["f.bin", ".haul-0123.haul-partial", "é", "a b", ""]
+        for directory in directories {
+            for name in names {
+                #expect(AbsolutePath.joining(directory, name) == (directory as NSString).appendingPathComponent(name), "\(directory) + \(name)")
+            }
+        }
+    }
+}

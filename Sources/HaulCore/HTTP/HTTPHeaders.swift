@@ -57,6 +57,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
     /// Whether two field names are the same, ASCII letters compared without case (field names
     /// are ASCII tokens); no string is made, since every response is looked up many times.
     static func sameName(_ one: String, _ other: String) -> Bool {
+        // Names of other lengths differ (a native string knows its byte count): most lookups end here.
+        guard one.utf8.count == other.utf8.count else { return false }
         var first = one.utf8.makeIterator()
         var second = other.utf8.makeIterator()
         while true {

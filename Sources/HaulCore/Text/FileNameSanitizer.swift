@@ -70,7 +70,9 @@ package enum FileNameSanitizer {
     }
 
     private static func isDropped(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
+        // Printable ASCII is none of these, and most names are all printable ASCII: no table read.
+        if (0x20..<0x7F).contains(scalar.value) { return false }
+        return switch scalar.properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate: true
         default: scalar.properties.isNoncharacterCodePoint
         }

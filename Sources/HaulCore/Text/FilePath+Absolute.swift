@@ -16,6 +16,52 @@ package enum AbsolutePath {
         return String(decoding: bytes[..<slash], as: UTF8.self)
     }
 
+    /// The last component of `path`, split at "/" bytes after any trailing ones: "b" for "/a/b"
+    /// and "/a/b/", "/" for "/", "" for "" and "//". NSString's `lastPathComponent` gives the same for a
+    /// path whose names start with no combining mark, at dozens of times the cost (it normalizes
+    /// the whole path first, Character by Character).
+    package static func name(of path: String) -> String {
+        let slash = UInt8(ascii: "/")
+        let bytes = path.utf8
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == slash { end = bytes.index(before: end) }
+        if end == bytes.startIndex { return path == "/" ? "/" : "" }  // "//" is "", as Foundation has it
+        var start = end
+        while start > bytes.startIndex, bytes[bytes.index(before: start)] != slash { start = bytes.index(before: start) }
+        return String(path[start..<end])
+    }
+
+    /// `name` (one component: no "/") appended to `directory`, as NSString's
+    /// `appendingPathComponent` does; a directory that needs its slashes tidied first (repeated,
+    /// trailing) goes through NSString, the rest by copying bytes once (a String `+` checks the
+    /// seam for a grapheme cluster, and NSString normalizes the whole path).
+    package static func joining(_ directory: String, _ name: String) -> String {
+        let slash = UInt8(ascii: "/")
+        var directory = directory
+        var name = name
+        return directory.withUTF8 { head in
+            name.withUTF8 { tail in
+                let root = head.count == 1 && head.first == slash
+                var previous: UInt8 = 0
+                var tidy = !head.isEmpty && !tail.isEmpty && (root || head.last != slash) && !tail.contains(slash)
+                for byte in head where tidy {
+                    if byte == slash && previous == slash { tidy = false }
+                    previous = byte
+                }
+                guard tidy else {
+                    return (String(decoding: head, as: UTF8.self) as NSString).appendingPathComponent(String(decoding: tail, as: UTF8.self))
+                }
+                let separator = root ? 0 : 1
+                return String(unsafeUninitializedCapacity: head.count + separator + tail.count) { buffer in
+                    _ = buffer.initialize(fromContentsOf: head)
+                    if separator == 1 { buffer[head.count] = slash }
+                    _ = buffer[(head.count + separator)...].initialize(fromContentsOf: tail)
+                    return head.count + separator + tail.count
+                }
+            }
+        }
+    }
+
     /// `path` made absolute against the working directory, with `.`, `..` and repeated slashes
     /// resolved. Components are split at "/" bytes and compared byte for byte, as the kernel
     /// reads a path: a component starting with a combining mark is not fused with the "/" before

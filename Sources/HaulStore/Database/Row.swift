@@ -27,6 +27,15 @@ package struct Row: Sendable, Hashable {
         return columnNames.firstIndex { $0.lowercased() == lowered }.map { values[$0] }
     }
 
+    /// The position of a column named exactly `name`, looked for from `hint` on, then before it:
+    /// a reader taking columns in about their order finds each at the first look, where the
+    /// subscript compares it with every column before it. Nil when no column has that exact name.
+    package func index(of name: String, from hint: Int) -> Int? {
+        let start = min(max(hint, 0), columnNames.count)
+        if let index = columnNames[start...].firstIndex(of: name) { return index }
+        return columnNames[..<start].firstIndex(of: name)
+    }
+
     /// The integer in column `name`, or `nil` when it is missing, NULL or not an integer.
     package func int64(_ name: String) -> Int64? { self[name]?.int64 }
     /// The integer in column `name` as `Int`, or `nil` when it is missing, NULL or not an integer.

@@ -17,7 +17,8 @@ package final class ClaimedNames: Sendable {
 
     /// Claims `name`, or the first free `stem (k).ext` (as browsers do) when another download of
     /// this process is writing it, or already put a file there and `replacing` was not asked for.
-    /// Returns the name claimed and whether it had to change.
+    /// Returns the name claimed, whether it had to change, and what was at its path when this
+    /// looked (`seen`; nil when it did not look there).
     ///
     /// `isOwn`: whether the file at a path is the claiming download's own finished file (the same
     /// request run again). An earlier run may have saved it as `stem (k).ext` because another
@@ -25,14 +26,15 @@ package final class ClaimedNames: Sendable {
     /// numbered names are looked at in order, while there are files at them, and one holding its
     /// own file is claimed (not counted as changed). Else `name` is claimed, to be refused.
     package func claim(_ name: String, replacing: Bool, path: (String) -> String, isOwn: (String) -> Bool = { _ in false }) -> (
-        name: String, renamed: Bool
+        name: String, renamed: Bool, seen: PathKind?
     ) {
         names.withLock { names in
             let wanted = path(name)
             let taken = names.active.contains(wanted) || (names.done.contains(wanted) && !replacing)
             let (stem, ext) = Self.split(name)
             guard taken else {
-                if !replacing, PathKind.of(wanted) != .missing, !isOwn(wanted) {
+                let seen = replacing ? nil : PathKind.of(wanted)
+                if let seen, seen != .missing, !isOwn(wanted) {
                     var index = 1
                     while true {
                         let candidate = Self.numbered(stem, ext, index)
@@ -40,13 +42,15 @@ package final class ClaimedNames: Sendable {
                         guard PathKind.of(candidatePath) != .missing else { break }
                         if !names.active.contains(candidatePath), !names.done.contains(candidatePath), isOwn(candidatePath) {
                             names.active.insert(candidatePath)
-                            return (candidate, false)
+                            return (candidate, false, nil)
                         }
                         index += 1
                     }
+                    names.active.insert(wanted)
+                    return (name, false, nil)
                 }
                 names.active.insert(wanted)
-                return (name, false)
+                return (name, false, seen)
             }
             var index = 1
             while true {
@@ -55,11 +59,11 @@ package final class ClaimedNames: Sendable {
                 if !names.active.contains(candidatePath), !names.done.contains(candidatePath) {
                     if PathKind.of(candidatePath) == .missing {
                         names.active.insert(candidatePath)
-                        return (candidate, true)
+                        return (candidate, true, .missing)
                     }
                     if isOwn(candidatePath) {
                         names.active.insert(candidatePath)
-                        return (candidate, false)
+                        return (candidate, false, nil)
                     }
                 }
                 index += 1

@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 import Synchronization
 
 /// One writer per destination, held for a whole run (single downloads and queue runs alike): a
@@ -68,7 +69,7 @@ package final class DestinationLock: Sendable {
     /// The byte for the destination whose partial is `key`: its name in its directory, however
     /// the directory was spelled.
     static func slot(forPartial key: String) -> Int64 {
-        slot(of: (key as NSString).lastPathComponent)
+        slot(of: AbsolutePath.name(of: key))
     }
 
     /// FNV-1a of `key`, kept within 62 bits (a positive `off_t`).

@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 
 /// Where a lock file is: a path (its directory reached as the path says), or a name in a directory
 /// held open (`PinnedDirectory`, reached without following a symlink).
@@ -11,7 +12,7 @@ struct LockFilePlace: Sendable {
     init(path: String) {
         self.path = path
         directory = nil
-        name = (path as NSString).lastPathComponent
+        name = AbsolutePath.name(of: path)
     }
 
     init(directory: PinnedDirectory, name: String) {

@@ -72,7 +72,7 @@ package struct OutputLayout: Sendable, Equatable {
         case .file(let path):
             return .file(path)
         case .directory(let directory) where existingFile == .continueIt:
-            return .file((directory as NSString).appendingPathComponent(nameFromURL(url)))
+            return .file(AbsolutePath.joining(directory, nameFromURL(url)))
         case .directory(let directory):
             return .directory(directory, url: url)
         }
@@ -89,7 +89,7 @@ package struct OutputLayout: Sendable, Equatable {
     /// keyed by the URL, which is what a later run for the same URL knows first.
     package static func directory(_ directory: String, url: URL, nameMax: Int? = nil) -> OutputLayout {
         let key = "." + "haul-" + stableHash(url.absoluteString)
-        let base = (directory as NSString).appendingPathComponent(key)
+        let base = AbsolutePath.joining(directory, key)
         return OutputLayout(
             directory: directory, finalPath: nil, sidecarBase: base, nameMax: nameMax ?? nameLimit(of: directory), urlName: nameFromURL(url))
     }
@@ -133,8 +133,9 @@ package struct OutputLayout: Sendable, Equatable {
     /// The path for a file name chosen from a response. The name was sanitized; this checks again,
     /// byte by byte, that it is one plain component, so nothing can ever leave `directory`.
     package func path(forName name: String) -> String {
-        let plain = !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/")) && !name.utf8.contains(0)
-        return (directory as NSString).appendingPathComponent(plain ? name : "download")
+        var bytes = name
+        let plain = !name.isEmpty && name != "." && name != ".." && !bytes.withUTF8 { $0.contains { $0 == UInt8(ascii: "/") || $0 == 0 } }
+        return AbsolutePath.joining(directory, plain ? name : "download")
     }
 
     /// FNV-1a, 64 bits, as 16 hex digits: stable across runs and platforms (unlike `hashValue`).

@@ -35,7 +35,9 @@ extension PartialDownload {
         let claim = ClaimedNames.shared.claim(wanted, replacing: overwrite, path: layout.path(forName:), isOwn: { proof($0) != nil })
         let path = layout.path(forName: claim.name)
         claimedPath = path
-        let existing = PathKind.of(path)
+        // What the claim just saw there when it looked (a file appearing after is the rename's
+        // to refuse, as one appearing after a second look would be).
+        let existing = claim.seen ?? PathKind.of(path)
         if existing == .symlink { throw .symlink(path) }
         if record.fileName == nil, !overwrite, existing != .missing {
             guard existing == .regular, let proven = proof(path) else { throw .alreadyExists(path) }

@@ -63,7 +63,7 @@ package enum TaskFiles {
     {
         guard request.provable else { return false }
         let flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK
-        let fd = pinned.map { openat($0.fd, (path as NSString).lastPathComponent, flags) } ?? open(path, flags)
+        let fd = pinned.map { openat($0.fd, AbsolutePath.name(of: path), flags) } ?? open(path, flags)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         // Judged by the file opened, not by its path again: a parent swapped for a symlink
@@ -154,7 +154,7 @@ package enum TaskFiles {
     /// swapped meanwhile never leads the deletion out of it). Gone already counts as deleted.
     package static func delete(_ path: String, ifStill identity: FileIdentity, within root: String?) throws(OutputError) {
         let directory = AbsolutePath.directory(of: path)
-        let name = (path as NSString).lastPathComponent
+        let name = AbsolutePath.name(of: path)
         let pinned = try root.map { root throws(OutputError) in try pinnedDirectory(directory, under: root, creating: false) }
         let at = pinned?.fd ?? AT_FDCWD
         let target = pinned == nil ? path : name

@@ -33,7 +33,7 @@ struct SecretScrub: Equatable {
         let recordChanges: Bool
         if droppingRecord {
             record = nil
-            recordChanges = item.recordText?.utf8.contains(UInt8(ascii: "@")) ?? false
+            recordChanges = item.recordText.map { Self.holdsAt($0) } ?? false
         } else {
             // A record the codec cannot read (damaged, or of a version this Haul does not know) is
             // cleared with the rest rather than kept as it is: any password in it cannot be taken
@@ -51,6 +51,16 @@ struct SecretScrub: Equatable {
         removesSomething =
             !item.headers.isEmpty || item.body != nil || (readableURL && url != item.url) || options != item.options || recordChanges
             || ["headers", "body", "options"].contains { item.damage?.covers($0) ?? false }
+    }
+
+    /// Whether `text` holds an '@', found by `memchr` in its bytes (a record is a kilobyte or two,
+    /// which `utf8.contains` walks an index at a time).
+    private static func holdsAt(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, Int32(UInt8(ascii: "@")), bytes.count) != nil
+        }
     }
 
     private static func withoutPasswords(_ record: ResumeRecord) -> ResumeRecord {

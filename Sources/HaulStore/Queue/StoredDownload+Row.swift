@@ -59,6 +59,8 @@ extension StoredDownload {
 private struct ColumnReader {
     let row: Row
     private var damaged: [RowDamage.Column] = []
+    /// Where the next column is looked for first: the columns are read in about their order.
+    private var hint = 0
 
     init(row: Row) {
         self.row = row
@@ -70,7 +72,7 @@ private struct ColumnReader {
 
     /// A column every row has: NULL, or a value `read` does not accept, is damage.
     mutating func required<T>(_ column: String, _ label: String, placeholder: T, _ read: (StoreValue) -> T?) -> T {
-        let value = row[column] ?? .null
+        let value = self.value(column)
         if let result = read(value) { return result }
         note(column, label, value.isNull ? "it is missing" : Self.unreadable(value))
         return placeholder
@@ -78,7 +80,7 @@ private struct ColumnReader {
 
     /// A column that may be NULL: only a value `read` does not accept is damage.
     mutating func optional<T>(_ column: String, _ label: String, _ read: (StoreValue) -> T?) -> T? {
-        let value = row[column] ?? .null
+        let value = self.value(column)
         if value.isNull { return nil }
         if let result = read(value) { return result }
         note(column, label, Self.unreadable(value))
@@ -95,6 +97,15 @@ private struct ColumnReader {
             damaged.append(RowDamage.Column(name: "options", account: "its stored options are damaged: \(problem.detail)"))
             return nil
         }
+    }
+
+    /// The value of `column` (NULL when there is none), looked for from just after the last one.
+    private mutating func value(_ column: String) -> StoreValue {
+        if let index = row.index(of: column, from: hint) {
+            hint = index + 1
+            return row[index]
+        }
+        return row[column] ?? .null
     }
 
     private static func unreadable(_ value: StoreValue) -> String {

@@ -38,11 +38,23 @@ package final class Statement {
 
     // MARK: - Binding
 
-    /// Whether the statement's parameters are written `$1`, `$2`, ... (see `bind(_:)`).
-    private var isNumbered: Bool {
+    /// Whether the statement's parameters are written `$1`, `$2`, ... (see `bind(_:)`), asked of
+    /// SQLite once: the SQL text decides it, and a statement is run again and again from the cache.
+    private lazy var isNumbered: Bool = {
         guard parameterCount > 0, let name = sqlite3_bind_parameter_name(handle, 1) else { return false }
         let text = String(cString: name)
         return text.hasPrefix("$") && Int(text.dropFirst()) != nil
+    }()
+    /// The parameter index of `$1`, `$2`, ... (0: not in the statement), as far as asked: fixed by
+    /// the SQL text, so looked up once rather than by name on every run.
+    private var numberedIndexes: [Int32] = []
+
+    /// The parameter index of `$number` (0 when the statement has no such parameter).
+    private func numberedIndex(_ number: Int) -> Int32 {
+        while numberedIndexes.count < number {
+            numberedIndexes.append(sqlite3_bind_parameter_index(handle, "$\(numberedIndexes.count + 1)"))
+        }
+        return numberedIndexes[number - 1]
     }
 
     /// The number of parameters (`?`, `?NNN`, `:name`, `@name`, `$name`) in the statement.
@@ -108,7 +120,7 @@ package final class Statement {
         if isNumbered {
             var bound = 0
             for (offset, value) in values.enumerated() {
-                let index = sqlite3_bind_parameter_index(handle, "$\(offset + 1)")
+                let index = numberedIndex(offset + 1)
                 guard index > 0 else { continue }
                 try bind(value, at: Int(index))
                 bound += 1
@@ -182,14 +194,37 @@ package final class Statement {
     }
 
     /// Runs the statement from the start and collects every row.
+    ///
+    /// The column names are read after the first step: a statement SQLite prepares again then
+    /// (the schema changed since it was compiled, another process migrated the store) may have
+    /// other columns than it had before, and the names read before the step were the old ones.
     package func rows() throws -> [Row] {
         try reset()
-        let names = (0..<columnCount).map(columnName)
-        var result: [Row] = []
+        guard try step() else { return [] }
+        let names = resultColumnNames()
+        var result = [Row(columnNames: names, values: (0..<names.count).map(value))]
         while try step() {
             result.append(Row(columnNames: names, values: (0..<names.count).map(value)))
         }
         return result
+    }
+
+    /// The names of the result columns, as of the last run (see `resultColumnNames()`).
+    private var lastColumnNames: [String] = []
+
+    /// The names of the result columns: those of the last run while SQLite still gives the same
+    /// (compared as C strings, which costs a fraction of making Strings of them again), else read
+    /// afresh (a statement prepared again after a schema change may name other columns).
+    private func resultColumnNames() -> [String] {
+        let count = columnCount
+        let same =
+            lastColumnNames.count == count
+            && lastColumnNames.indices.allSatisfy { index in
+                guard let name = sqlite3_column_name(handle, Int32(index)) else { return lastColumnNames[index].isEmpty }
+                return lastColumnNames[index].withCString { strcmp($0, name) == 0 }
+            }
+        if !same { lastColumnNames = (0..<count).map(columnName) }
+        return lastColumnNames
     }
 
     // MARK: - Columns
