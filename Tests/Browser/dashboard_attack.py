@@ -15,7 +15,7 @@ SIGKILL and starts it again on the same port. Steps (each may be chosen with --s
 - gone: a complete download whose file was deleted on disk: Download must leave the page where it
   is (not navigate to the server's plain-text refusal) and say why in #message;
 - hostile: a file name with quotes and an attribute-like text, and move/add errors carrying HTML,
-  quotes, newlines, a right-to-left override and 10 KB: shown as text, nothing executed or
+  quotes, newlines, a right-to-left override (written out as ⟨U+202E⟩) and 10 KB: shown as text, nothing executed or
   injected; a double click on the confirmation sends one removal only;
 - swap: between the confirmation's list and Yes, another file takes the listed file's name: the
   result must list it kept (with the reason), and it must stay on disk untouched;
@@ -355,7 +355,11 @@ def main():
                 cdp.eval("__chk.click(%s)" % json.dumps(row + " .move"))
                 cdp.eval("__chk.set('#move-dir', %s) && __chk.set('#move-out', %s) && __chk.click('#move-submit')"
                          % (json.dumps("../" + payload), json.dumps(payload)))
-                wait_for("hostile: the move's error shown", page_state, lambda s: "haul.move failed" in (s["message"] or ""), within=10)
+                shown = wait_for("hostile: the move's error shown", page_state, lambda s: "haul.move failed" in (s["message"] or ""),
+                                 within=10)["message"]
+                # A right-to-left override is written out, never applied (it would reorder what is read).
+                if "\u202e" in payload and ("\u202e" in shown or "\u27e8U+202E\u27e9" not in shown):
+                    raise StepFailed("hostile: a right-to-left override in an error is shown applied, not written out: %r" % shown[:300])
                 cdp.eval("document.querySelector('#move-cancel').click(); __chk.set('#add-url', %s) && __chk.click('#add-button')"
                          % json.dumps("ftp://" + payload))
                 wait_for("hostile: the add's error shown", page_state, lambda s: "add failed" in (s["message"] or ""), within=10)

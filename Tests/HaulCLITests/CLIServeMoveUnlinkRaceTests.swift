@@ -16,7 +16,7 @@ struct CLIServeMoveUnlinkRaceTests {
         let names = (0..<2_000).map { "in-\($0).bin" }
         for name in names { try Data("theirs".utf8).write(to: URL(fileURLWithPath: outside + "/" + name)) }
         // AND a hostile process swapping dl/sub for a symlink to them, over and over
-        let flipper = CLIServeFilesAttackTests.SymlinkFlipper(directory: dl, outside: outside)
+        let flipper = SymlinkFlipper(directory: dl, outside: outside)
         // WHEN the download is moved into dl/sub and out again (its old name there removed) for 15 s,
         // and longer (60 s at most) until it went in three times: a loaded machine gets few moves
         // past the flips

@@ -95,21 +95,30 @@
 
   function displayName(d) {
     var f = d.files && d.files[0];
-    if (f && f.path) return baseName(f.path);
-    if (f && f.uris && f.uris[0] && f.uris[0].uri) return f.uris[0].uri;
+    if (f && f.path) return shown(baseName(f.path));
+    if (f && f.uris && f.uris[0] && f.uris[0].uri) return shown(f.uris[0].uri);
     return d.gid;
+  }
+
+  // Text from the server or a URL (names, paths, errors) as shown: each bidirectional control
+  // (a right-to-left override makes "invoice\u202Egpj.exe" read as "invoiceexe.jpg") is written
+  // out as ⟨U+202E⟩, so what is read is what is there.
+  function shown(text) {
+    return String(text).replace(/[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g, function (c) {
+      return "⟨U+" + ("000" + c.charCodeAt(0).toString(16).toUpperCase()).slice(-4) + "⟩";
+    });
   }
 
   // ---- status line --------------------------------------------------------------------------
   function setStatus(text, kind) {
     var el = $("status");
-    el.textContent = text;
+    el.textContent = shown(text);
     el.className = "status " + (kind || "");
   }
 
   function showMessage(text, kind) {
     var el = $("message");
-    el.textContent = text || "";
+    el.textContent = shown(text || "");
     el.className = "message " + (kind || "");
   }
 
@@ -151,7 +160,7 @@
     authed = false;
     secret = $("secret").value;
     var url = rpcUrl();
-    $("endpoint").textContent = url;
+    $("endpoint").textContent = shown(url);
     setStatus("connecting…", "busy");
     var sock;
     try { sock = new WebSocket(url); } catch (e) { setStatus("error: " + e.message, "bad"); return; }
@@ -404,7 +413,7 @@
     name.textContent = displayName(d);
     var f = d.files && d.files[0];
     name.title = f && f.path ? String(f.path) : (d.dir ? String(d.dir) : "");
-    tr.querySelector(".detail").textContent = d.errorMessage ? String(d.errorMessage) : "";
+    tr.querySelector(".detail").textContent = d.errorMessage ? shown(d.errorMessage) : "";
     tr.querySelector(".state").textContent = status;
     var bar = tr.querySelector(".progress");
     bar.setAttribute("data-percent", String(percent));
@@ -473,8 +482,8 @@
   function fileItems(list, entries, withReason) {
     list.textContent = "";
     (entries || []).forEach(function (f) {
-      var li = el("li", null, String(f.path) + " (" + String(f.role) + ")");
-      if (withReason && f.reason) li.appendChild(el("span", "reason", " — " + String(f.reason)));
+      var li = el("li", null, shown(f.path) + " (" + shown(f.role) + ")");
+      if (withReason && f.reason) li.appendChild(el("span", "reason", " — " + shown(f.reason)));
       list.appendChild(li);
     });
     if (!list.firstChild) list.appendChild(el("li", "none", "none"));
@@ -626,7 +635,7 @@
     $("move-form").addEventListener("submit", onMove);
     $("move-cancel").addEventListener("click", function () { moving = null; $("move-form").hidden = true; });
     counters();
-    $("endpoint").textContent = rpcUrl();
+    $("endpoint").textContent = shown(rpcUrl());
     var saved = null;
     try { saved = sessionStorage.getItem(secretKey(rpcUrl())); } catch (e) { /* storage disabled */ }
     if (saved !== null) $("secret").value = saved;

@@ -38,19 +38,23 @@ package enum TaskFiles {
     }
 
     /// Removes the old name `source` of a file just linked at `target`, only while both still name
-    /// the same file (a file put at `source` meanwhile is not the download's, and stays).
-    /// `directory`: the directory `source` is in, held open: `source` is then looked at and removed
-    /// in it (a parent swapped for a symlink between the check and the removal never leads the
-    /// removal out of it, to another file of that name).
+    /// the same file (a file put at `source` meanwhile is not the download's, and stays). The name
+    /// is looked at and removed in one directory held open (a parent swapped for a symlink between
+    /// the check and the removal never leads the removal to another file of that name).
+    /// `directory`: the directory `source` is in, already held open (reached from the root without
+    /// following a symlink); else the directory `source` is in, opened as its path reads now.
     package static func unlinkOldName(_ source: String, linkedAt target: String, in directory: PinnedDirectory? = nil) {
         guard let new = FoundFile.at(target).identity else { return }
+        let held: (directory: PinnedDirectory, name: String)
         if let directory, let name = directory.entry(source) {
-            guard FoundFile.at(name, in: directory).identity?.isSameFile(as: new) == true else { return }
-            unlinkat(directory.fd, name, 0)
+            held = (directory, name)
+        } else if let parent = PinnedDirectory.parent(of: source) {
+            held = parent
+        } else {
             return
         }
-        guard FoundFile.at(source).identity?.isSameFile(as: new) == true else { return }
-        unlink(source)
+        guard FoundFile.at(held.name, in: held.directory).identity?.isSameFile(as: new) == true else { return }
+        unlinkat(held.directory.fd, held.name, 0)
     }
 
     /// Marks the file at `path` again as the finished download of `request` after it was moved (a
@@ -149,24 +153,30 @@ package enum TaskFiles {
         }
     }
 
-    /// Deletes the file at `path` only while it is still `identity` (device and inode), found in its
-    /// directory reached from `root` without following a symlink when `root` is given (a parent
-    /// swapped meanwhile never leads the deletion out of it). Gone already counts as deleted.
+    /// Deletes the file at `path` only while it is still `identity` (device and inode), looked at
+    /// and removed in one directory held open: reached from `root` without following a symlink
+    /// when `root` is given, else opened as its path reads now (either way, a parent swapped
+    /// between the check and the removal never leads the deletion to another file of that name).
+    /// Gone already counts as deleted.
     package static func delete(_ path: String, ifStill identity: FileIdentity, within root: String?) throws(OutputError) {
-        let directory = AbsolutePath.directory(of: path)
-        let name = AbsolutePath.name(of: path)
-        let pinned = try root.map { root throws(OutputError) in try pinnedDirectory(directory, under: root, creating: false) }
-        let at = pinned?.fd ?? AT_FDCWD
-        let target = pinned == nil ? path : name
+        let held: (directory: PinnedDirectory, name: String)
+        if let root {
+            held = (try pinnedDirectory(AbsolutePath.directory(of: path), under: root, creating: false), AbsolutePath.name(of: path))
+        } else if let parent = PinnedDirectory.parent(of: path) {
+            held = parent
+        } else {
+            if errno == ENOENT || errno == ENOTDIR { return }
+            throw OutputError(.io, "cannot delete it: \(String(cString: strerror(errno)))", path: path)
+        }
         var info = stat()
-        guard fstatat(at, target, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+        guard fstatat(held.directory.fd, held.name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
             if errno == ENOENT { return }
             throw OutputError(.io, "cannot delete it: \(String(cString: strerror(errno)))", path: path)
         }
         guard info.st_mode & S_IFMT == S_IFREG, FileIdentity(info).isSameFile(as: identity) else {
             throw OutputError(.destinationExists, "another file is under its name now (it changed while it was being removed)", path: path)
         }
-        guard unlinkat(at, target, 0) == 0 || errno == ENOENT else {
+        guard unlinkat(held.directory.fd, held.name, 0) == 0 || errno == ENOENT else {
             throw OutputError(.io, "cannot delete it: \(String(cString: strerror(errno)))", path: path)
         }
     }
@@ -235,6 +245,24 @@ package final class PinnedDirectory: Sendable {
     }
 
     deinit { close(fd) }
+
+    /// The directory `path` is in, opened as its path reads now (symlinks followed, as a user's
+    /// own path may have them), and `path`'s name in it: a name looked at and then removed in it is
+    /// one entry, whatever is swapped under the path between the two. Nil (with `errno` set) when
+    /// the directory cannot be opened, or `path` names no file in one.
+    static func parent(of path: String) -> (directory: PinnedDirectory, name: String)? {
+        let bytes = Array(path.utf8)
+        let start = bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+        let name = String(decoding: bytes[start...], as: UTF8.self)
+        guard !name.isEmpty, name != ".", name != ".." else {
+            errno = EINVAL
+            return nil
+        }
+        let directory = AbsolutePath.directory(of: path)
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        return (PinnedDirectory(fd: fd, path: directory), name)
+    }
 
     /// The path of `name` in this directory.
     func path(of name: String) -> String {
