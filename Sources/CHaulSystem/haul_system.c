@@ -160,3 +160,13 @@ int haul_remove_file_attribute(int fd, const char *name) {
     return fremovexattr(fd, name);
 #endif
 }
+
+int haul_open_directory_for_names(const char *path) {
+#if defined(__linux__)
+    return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+#elif defined(O_SEARCH)
+    return open(path, O_SEARCH | O_DIRECTORY | O_CLOEXEC);
+#else
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
+}

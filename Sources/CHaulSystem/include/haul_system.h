@@ -27,6 +27,12 @@ int haul_sync_file_system(int fd);
    link(2) + unlink(2) (which also never replaces). errno is EEXIST when something is at `to`. */
 int haul_rename_noreplace(const char *from, const char *to);
 
+/* Opens the directory at `path` (symlinks followed) only to look at and remove names in it with
+   fstatat(2) and unlinkat(2), which need search permission on it and no more: O_PATH on Linux, so
+   a directory its user may write and search but not list (0300) opens; O_SEARCH where Apple
+   platforms have it, else O_RDONLY. Close-on-exec. Returns the descriptor, or -1 with errno. */
+int haul_open_directory_for_names(const char *path);
+
 /* Accepts a connection on `listener` as a non-blocking, close-on-exec socket: accept4(2) on
    Linux (atomic: a process spawned meanwhile never inherits it), accept(2) + fcntl(2) on Apple
    platforms (which also set SO_NOSIGPIPE). Returns the descriptor, or -1 with errno. */

@@ -1,3 +1,4 @@
+import CHaulSystem
 import Foundation
 import HaulCore
 
@@ -259,7 +260,10 @@ package final class PinnedDirectory: Sendable {
             return nil
         }
         let directory = AbsolutePath.directory(of: path)
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        // Opened only to look at and remove names in (O_PATH), as `unlink` needs write and search
+        // permission alone: opened for reading, a directory its user may not list (0300, a drop
+        // box) was refused, and with it a removal `unlink` makes.
+        let fd = haul_open_directory_for_names(directory)
         guard fd >= 0 else { return nil }
         return (PinnedDirectory(fd: fd, path: directory), name)
     }
