@@ -194,7 +194,9 @@ def main():
     steps = args.steps.split(",")
     deadline = time.monotonic() + args.timeout
     secret = "attack-s3cret-%d" % os.getpid()
-    directory = os.path.join(args.work, "dl")
+    # With the hostile step, the server's directory (-d) holds a right-to-left override: every path
+    # the page shows has it, and must show it written out.
+    directory = os.path.join(args.work, "dl \u202egnp" if "hostile" in steps else "dl")
     os.makedirs(directory, exist_ok=True)
     serve = Serve(args.haul, secret, os.path.join(args.work, "state"), directory, args.work)
     summary = {"ok": False, "step": None, "passed": []}
@@ -387,6 +389,11 @@ def main():
             pwned = cdp.eval("document.body.getAttribute('data-pwned') || document.querySelectorAll('main img, main script').length")
             if pwned:
                 raise StepFailed("hostile: the page ran or inserted server text: %r" % pwned)
+            # The server's directory (-d) has a right-to-left override: the row's tooltip (the whole
+            # path) shows it written out, never applied.
+            title = cdp.eval("document.querySelector(%s).title" % json.dumps(row_sel(small) + " .name-text"))
+            if "\u202e" in title or "\u27e8U+202E\u27e9" not in title:
+                raise StepFailed("hostile: a right-to-left override in a row's path is not shown written out in its tooltip: %s" % ascii(title[:300]))
             if cdp.exceptions:
                 raise StepFailed("hostile: page exceptions: %s" % cdp.exceptions)
             summary["passed"].append("hostile")

@@ -61,11 +61,13 @@ struct CLIServeDashboardAttackTests {
     @Test(.timeLimit(.minutes(4)))
     func hostileNamesAndErrorsAreShownAsTextAndADoubleClickedConfirmationRemovesOnce() throws {
         // GIVEN errors carrying HTML, quotes, newlines, a right-to-left override and 10 KB, and a
-        // file name with quotes and an attribute in it
-        // WHEN they reach the move form, the add form and the delete confirmation, and the
-        // confirmation is clicked twice
+        // file name with quotes and an attribute in it, and the server's directory (-d) with a
+        // right-to-left override
+        // WHEN they reach the move form, the add form, the delete confirmation and a row's
+        // tooltip, and the confirmation is clicked twice
         let result = try Self.attack("hostile", name: "hostile")
-        // THEN nothing is executed or inserted, and one removal is sent
+        // THEN nothing is executed or inserted, the override is written out (⟨U+202E⟩) in the
+        // error and the tooltip alike, and one removal is sent
         #expect(result.status == 0, "\(result.stderr)\n\(result.stdoutString)")
     }
 
