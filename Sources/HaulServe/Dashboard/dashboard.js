@@ -412,7 +412,7 @@
     var name = tr.querySelector(".name-text");
     name.textContent = displayName(d);
     var f = d.files && d.files[0];
-    name.title = f && f.path ? String(f.path) : (d.dir ? String(d.dir) : "");
+    name.title = f && f.path ? shown(f.path) : (d.dir ? shown(d.dir) : "");
     tr.querySelector(".detail").textContent = d.errorMessage ? shown(d.errorMessage) : "";
     tr.querySelector(".state").textContent = status;
     var bar = tr.querySelector(".progress");
