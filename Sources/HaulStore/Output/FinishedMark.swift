@@ -89,10 +89,12 @@ struct FinishedMark: Equatable {
     /// meanwhile) loses its mark instead. Nil where the file system keeps no extended attributes
     /// (or refuses this one), or where the change time the mark itself gave the file passed its
     /// bound each time (a thread held up between the clock and the attribute): such a file proves
-    /// nothing, and is refused as any file in the way.
+    /// nothing, and is refused as any file in the way. `changedAt`: the change time the file must
+    /// still have when it is first looked at (a file written into with its size and modification
+    /// time put back keeps its identity, never its change time), else it is not marked.
     @discardableResult
-    static func mark(_ fd: Int32, request: String, expecting: FileIdentity? = nil) -> FileIdentity? {
-        for _ in 0..<3 {
+    static func mark(_ fd: Int32, request: String, expecting: FileIdentity? = nil, changedAt: Int64? = nil) -> FileIdentity? {
+        for attempt in 0..<3 {
             var info = stat()
             guard fstat(fd, &info) == 0 else { return nil }
             let identity = FileIdentity(info)
@@ -100,6 +102,8 @@ struct FinishedMark: Equatable {
                 _ = haul_remove_file_attribute(fd, attributeName)
                 return nil
             }
+            // (Only before this sets the attribute: setting it moves the change time.)
+            if attempt == 0, let changedAt, changeTime(info) != changedAt { return nil }
             let bound = wallClockNanoseconds + changeTimeAllowance
             let text = FinishedMark(request: request, identity: identity, changedNoLaterThan: bound).encoded
             let set = Array(text.utf8).withUnsafeBytes { bytes in

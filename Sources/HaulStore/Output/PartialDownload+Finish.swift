@@ -36,12 +36,15 @@ extension PartialDownload {
     /// A file found complete in place by its record alone (a run killed after its rename, before
     /// its mark) is marked now as its rename would have marked it, if it is still exactly the file
     /// the record names: the record is forgotten once this run ends, and the mark is then the only
-    /// proof the same request finds again. A file its mark proves already is left as it is.
+    /// proof the same request finds again. A file its mark proves already is left as it is. Only
+    /// a file nothing was done to since this run took it (its change time then, `takenChangeTime`)
+    /// is marked: one written into meanwhile with its size and modification time put back keeps
+    /// the record's identity, and a mark would prove bytes Haul never wrote.
     func markFoundFinished() {
         guard alreadyInPlace, let key = requestKey, let identity = record.finishedIdentity, let file = partialFile,
-            file.finishedRequest() != key
+            let taken = takenChangeTime, file.finishedRequest() != key
         else { return }
-        file.markFinished(request: key, expecting: identity)
+        file.markFinished(request: key, expecting: identity, changedAt: taken)
     }
 
     /// The finished mark could not be saved: the record must not say the file is in place.

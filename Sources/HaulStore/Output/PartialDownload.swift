@@ -34,6 +34,9 @@ package final class PartialDownload {
     /// The file a response named, proven this request's finished download by its mark (see
     /// `Naming.finishedInPlace`): the download goes on as it (`takingNamedFinishedFile`).
     package internal(set) var namedFinishedFile: FileIdentity?
+    /// The change time of a file taken as already in place, when it was taken (opened): the one it
+    /// must still have for `markFoundFinished` to mark it.
+    let takenChangeTime: Int64?
     /// A checkpoint syncing and saving on another thread; every step that saves, removes,
     /// truncates or renames waits for it first, so no save lands out of order.
     let inFlight = CheckpointInFlight()
@@ -49,6 +52,7 @@ package final class PartialDownload {
         self.lock = lock
         self.alreadyInPlace = alreadyInPlace
         self.partialFromAnotherURL = partialFromAnotherURL
+        if alreadyInPlace, case .partial(let file) = sink { takenChangeTime = file.changeTime() } else { takenChangeTime = nil }
     }
 
     /// The final path: given up front, else named by the response (once `name(from:)` chose it);

@@ -174,10 +174,11 @@ package final class PartialFile: @unchecked Sendable {
 
     /// Marks the file, as it is now, as the finished download of `request` (`FinishedMark`), and
     /// returns the identity marked; `expecting`: the identity an earlier mark gave it, which the
-    /// file must still have (else it loses its mark). Nil where the file system keeps no such mark.
+    /// file must still have (else it loses its mark); `changedAt`: the change time it must still
+    /// have (nothing at all done to it since). Nil where the file system keeps no such mark.
     @discardableResult
-    func markFinished(request: String, expecting: FileIdentity? = nil) -> FileIdentity? {
-        FinishedMark.mark(fd, request: request, expecting: expecting)
+    func markFinished(request: String, expecting: FileIdentity? = nil, changedAt: Int64? = nil) -> FileIdentity? {
+        FinishedMark.mark(fd, request: request, expecting: expecting, changedAt: changedAt)
     }
 
     /// The request the file's mark proves it the finished download of, unchanged since; nil when
@@ -212,6 +213,13 @@ package final class PartialFile: @unchecked Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw StoreError.system("cannot inspect", path: path) }
         return FileIdentity(info)
+    }
+
+    /// The file's change time (ctime, nanoseconds since 1970); nil when it cannot be read.
+    func changeTime() -> Int64? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return FinishedMark.changeTime(info)
     }
 
     /// The mode a new file gets from this process: 0666 less the umask (read once, see
