@@ -64,4 +64,19 @@ struct PathNameAndJoiningTests {
             }
         }
     }
+
+    @Test func aParentIsWhatNSStringGivesForSingleSlashesAndNoTrapForRepeatedOnes() {
+        // GIVEN paths with single slashes THEN the parent is NSString's deletingLastPathComponent
+        for path in ["/a/b", "/a/b/", "/a", "/", "a/b", "", "/é/ü", "/a/.b", "/tmp/x/é.bin"] {
+            #expect(AbsolutePath.parent(of: path) == (path as NSString).deletingLastPathComponent, "\(path.debugDescription)")
+        }
+        // GIVEN a lone name, or repeated slashes (where Foundation's own traps on Linux: "a",
+        // "/a//é") THEN "" for the name, and the slashes before the last name and after it dropped
+        #expect(AbsolutePath.parent(of: "a") == "")
+        #expect(AbsolutePath.parent(of: "/a//é") == "/a")
+        #expect(AbsolutePath.parent(of: "/a//b//") == "/a")
+        #expect(AbsolutePath.parent(of: "a///b//") == "a")
+        #expect(AbsolutePath.parent(of: "//a") == "/")
+        #expect(AbsolutePath.parent(of: "///") == "/")
+    }
 }
