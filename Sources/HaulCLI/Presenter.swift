@@ -197,7 +197,7 @@ final class Presenter: @unchecked Sendable {
     /// time and speed (after a resume, the run fetched only what the earlier ones left).
     /// The last component of a path, for a batch's lines.
     static func fileName(_ path: String) -> String {
-        (path as NSString).lastPathComponent
+        AbsolutePath.name(of: path)
     }
 
     static func figures(_ done: DownloadCompletion) -> String {

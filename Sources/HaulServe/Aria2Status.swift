@@ -59,7 +59,7 @@ struct Aria2Status {
     var dir: String {
         if item.destinationIsDirectory { return item.destination }
         let path = item.finalPath ?? item.destination
-        return (path as NSString).deletingLastPathComponent
+        return AbsolutePath.parent(of: path)
     }
 
     var connections: Int {

@@ -1,4 +1,5 @@
 import Foundation
+import HaulCore
 
 #if canImport(Glibc)
     import Glibc
@@ -23,9 +24,9 @@ enum ConfinedPath {
             // There but unresolvable (a symlink to nowhere, a loop): it leads nowhere inside.
             var status = stat()
             if lstat(existing, &status) == 0 { return "" }
-            let parent = (existing as NSString).deletingLastPathComponent
+            let parent = AbsolutePath.parent(of: existing)
             guard parent != existing, !parent.isEmpty else { return path }
-            rest.append((existing as NSString).lastPathComponent)
+            rest.append(AbsolutePath.name(of: existing))
             existing = parent
         }
     }

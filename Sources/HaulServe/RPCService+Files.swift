@@ -102,7 +102,7 @@ extension RPCService {
         } else if before.destinationIsDirectory {
             destination = .directory(directory)
         } else {
-            destination = .file(try Aria2Options.join(directory, (before.destination as NSString).lastPathComponent, what: "out"))
+            destination = .file(try Aria2Options.join(directory, AbsolutePath.name(of: before.destination), what: "out"))
         }
         // Confined at the last step too: a parent swapped for a symlink after the checks above
         // never takes a file out of the root.

@@ -10,7 +10,7 @@ extension RPCService {
         let item = try item(id, gid)
         var options = Aria2OptionValues.shown(try queue.storedOptions(id))
         options["dir"] = .string(status(of: item).dir)
-        if !item.destinationIsDirectory { options["out"] = .string((item.destination as NSString).lastPathComponent) }
+        if !item.destinationIsDirectory { options["out"] = .string(AbsolutePath.name(of: item.destination)) }
         return .object(options)
     }
 

@@ -260,7 +260,7 @@ extension DownloadQueue {
     static func movedFinalPath(_ final: String?, layout: OutputLayout, to target: OutputLayout) -> String? {
         guard let final else { return nil }
         if let path = target.finalPath { return path }
-        return target.path(forName: (final as NSString).lastPathComponent)
+        return target.path(forName: AbsolutePath.name(of: final))
     }
 
     static func path(of destination: Destination) -> String {

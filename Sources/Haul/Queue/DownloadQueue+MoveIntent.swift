@@ -44,8 +44,7 @@ extension DownloadQueue {
     /// is in it; its lock is not asked for (it cannot be made there).
     static func directoryMayHoldLock(_ lock: MoveIntent.Lock) -> Bool {
         var status = stat()
-        let directory = (lock.path as NSString).deletingLastPathComponent
-        guard stat(directory.isEmpty ? "." : directory, &status) != 0 else { return true }
+        guard stat(AbsolutePath.directory(of: lock.path), &status) != 0 else { return true }
         return errno != ENOENT && errno != ENOTDIR
     }
 

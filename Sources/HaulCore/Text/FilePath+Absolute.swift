@@ -16,6 +16,21 @@ package enum AbsolutePath {
         return String(decoding: bytes[..<slash], as: UTF8.self)
     }
 
+    /// The directory `path`'s last name is in, as NSString's `deletingLastPathComponent` gives it
+    /// for a path with single slashes: trailing slashes and those before the last name dropped
+    /// ("/a" for "/a//b/", "/" for "/a" and "/", "" for "a" and ""). By bytes: Foundation's own
+    /// traps on some paths with repeated slashes ("/a//é") on Linux.
+    package static func parent(of path: String) -> String {
+        let slash = UInt8(ascii: "/")
+        let bytes = Array(path.utf8)
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == slash { end -= 1 }
+        if end == 0 { return bytes.isEmpty ? "" : "/" }
+        while end > 0, bytes[end - 1] != slash { end -= 1 }
+        while end > 1, bytes[end - 1] == slash { end -= 1 }
+        return String(decoding: bytes[..<end], as: UTF8.self)
+    }
+
     /// The last component of `path`, split at "/" bytes after any trailing ones: "b" for "/a/b"
     /// and "/a/b/", "/" for "/", "" for "" and "//". NSString's `lastPathComponent` gives the same for a
     /// path whose names start with no combining mark, at dozens of times the cost (it normalizes

@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulCore
 import HaulRPC
 import HaulStore
 
@@ -123,7 +124,7 @@ struct StreamRoutes: Sendable {
             HTTPHeader(name: "X-Content-Type-Options", value: "nosniff"),
             HTTPHeader(name: "Content-Security-Policy", value: "sandbox; default-src 'none'"),
             HTTPHeader(
-                name: "Content-Disposition", value: FileValidators.contentDisposition(fileName: (path as NSString).lastPathComponent)),
+                name: "Content-Disposition", value: FileValidators.contentDisposition(fileName: AbsolutePath.name(of: path))),
         ]
         if FileValidators.noneMatchHits(head.header("If-None-Match"), etag: etag) {
             return .whole(HTTPResponse(status: 304, headers: headers))

@@ -61,7 +61,6 @@ struct LockFilePlace: Sendable {
     func directoryStatus() -> stat? {
         var status = stat()
         if let directory { return fstat(directory.fd, &status) == 0 ? status : nil }
-        let parent = (path as NSString).deletingLastPathComponent
-        return stat(parent.isEmpty ? "." : parent, &status) == 0 ? status : nil
+        return stat(AbsolutePath.directory(of: path), &status) == 0 ? status : nil
     }
 }
