@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestSupport
+import Synchronization
 import Testing
 
 @testable import HaulServe
@@ -114,6 +115,37 @@ struct ServerLimitsTests {
             let listener = try Listener(host: "localhost", port: 0)
             listener.close()
         }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aJobInTheFirstLaneRunsBeforeEveryJobQueuedInTheLaterOne() {
+        let pool = WorkerPool(count: 1, stackBytes: 1 << 20)
+        defer { pool.stop() }
+        let started = DispatchSemaphore(value: 0)
+        let hold = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let order = Mutex<[String]>([])
+        // GIVEN the one worker busy, and three jobs of sockets that never proved the token queued
+        pool.submit {
+            started.signal()
+            hold.wait()
+        }
+        #expect(started.wait(timeout: .now() + 5) == .success)
+        for index in 0..<3 {
+            pool.submit(.later) {
+                order.withLock { $0.append("later \(index)") }
+                done.signal()
+            }
+        }
+        // WHEN a request (or a call of a socket that proved the token) comes after them
+        pool.submit(.first) {
+            order.withLock { $0.append("first") }
+            done.signal()
+        }
+        hold.signal()
+        for _ in 0..<4 { #expect(done.wait(timeout: .now() + 5) == .success) }
+        // THEN it runs first, and the others in the order they came
+        #expect(order.withLock { $0 } == ["first", "later 0", "later 1", "later 2"])
     }
 
     @Test(.timeLimit(.minutes(1)))
