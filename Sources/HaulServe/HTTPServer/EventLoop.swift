@@ -178,7 +178,8 @@ final class EventLoop {
                 mailbox.post(.streamed(id, handler.stream(to: head), head: head, keepAlive: keepAlive))
             }
         case .message(let payload):
-            submitted = workers.submit {
+            // A socket that has not proved the token waits behind every other client's work.
+            submitted = workers.submit(connection.isAuthenticated ? .first : .later) {
                 let reply = handler.message(payload)
                 mailbox.post(.webSocketReply(id, reply.message.map(WebSocketFrame.text), authenticated: reply.authenticated))
             }

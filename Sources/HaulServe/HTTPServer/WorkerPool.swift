@@ -23,18 +23,23 @@ final class JoinableThread: Sendable {
 
 /// The threads that run request handlers (JSON-RPC calls may be slow: the store, the disk), so
 /// the event loop never does. Each has a stack of its own size (a deep request cannot overflow
-/// a small one). Jobs run in the order given, and each is released as soon as a worker takes it
-/// (its captures, a request's head and body, go when it returns, not when the queue next runs
-/// empty: under steady load it never does).
+/// a small one). Jobs run in the order given within their lane, and a worker takes the first
+/// lane's before the second's: `.first` for HTTP requests and streams, and for the messages of a
+/// WebSocket that proved the token; `.later` for the messages of one that has not (which never
+/// delay a client that did: 48 such sockets sending batches of 1,000 open calls held a call with
+/// the token for seconds behind them). Each job is released as soon as a worker takes it (its
+/// captures, a request's head and body, go when it returns, not when the queue next runs empty:
+/// under steady load it never does).
 ///
-/// `@unchecked Sendable`: `jobs`, `next` and `stopping` are guarded by `condition`.
+/// `@unchecked Sendable`: `lanes` and `stopping` are guarded by `condition`.
 final class WorkerPool: @unchecked Sendable {
     typealias Job = @Sendable () -> Void
 
+    /// Which jobs a worker takes first.
+    enum Lane: Int, CaseIterable { case first, later }
+
     private let condition = NSCondition()
-    /// Jobs waiting from `next` on; the slots before it are taken (nil).
-    private var jobs: [Job?] = []
-    private var next = 0
+    private var lanes = [JobQueue](repeating: JobQueue(), count: Lane.allCases.count)
     private var stopping = false
     private var threads: [JoinableThread] = []
     /// Marks this pool's threads (in their thread dictionary), so `stop()` from one of them does
@@ -48,12 +53,12 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    /// Queues `job`; false (and not queued) once the pool is stopping.
+    /// Queues `job` in `lane`; false (and not queued) once the pool is stopping.
     @discardableResult
-    func submit(_ job: @escaping Job) -> Bool {
+    func submit(_ lane: Lane = .first, _ job: @escaping Job) -> Bool {
         condition.withLock {
             guard !stopping else { return false }
-            jobs.append(job)
+            lanes[lane.rawValue].append(job)
             condition.signal()
             return true
         }
@@ -64,8 +69,7 @@ final class WorkerPool: @unchecked Sendable {
         let waitFor: [JoinableThread] = condition.withLock {
             guard !stopping else { return [] }
             stopping = true
-            jobs.removeAll()
-            next = 0
+            lanes = [JobQueue](repeating: JobQueue(), count: Lane.allCases.count)
             condition.broadcast()
             return threads
         }
@@ -81,19 +85,39 @@ final class WorkerPool: @unchecked Sendable {
 
     private func take() -> Job? {
         condition.withLock {
-            while next == jobs.count, !stopping { condition.wait() }
-            guard !stopping else { return nil }
-            let job = jobs[next]
-            jobs[next] = nil
-            next += 1
-            if next == jobs.count {
-                jobs.removeAll(keepingCapacity: true)
-                next = 0
-            } else if next >= 64, next * 2 >= jobs.count {
-                jobs.removeFirst(next)
-                next = 0
+            while true {
+                guard !stopping else { return nil }
+                for lane in lanes.indices {
+                    if let job = lanes[lane].take() { return job }
+                }
+                condition.wait()
             }
-            return job
         }
+    }
+}
+
+/// One lane's jobs in order: the slots before `next` are taken (nil), and compacted once half
+/// the array is taken slots.
+private struct JobQueue {
+    private var jobs: [WorkerPool.Job?] = []
+    private var next = 0
+
+    mutating func append(_ job: @escaping WorkerPool.Job) {
+        jobs.append(job)
+    }
+
+    mutating func take() -> WorkerPool.Job? {
+        guard next < jobs.count else { return nil }
+        let job = jobs[next]
+        jobs[next] = nil
+        next += 1
+        if next == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            next = 0
+        } else if next >= 64, next * 2 >= jobs.count {
+            jobs.removeFirst(next)
+            next = 0
+        }
+        return job
     }
 }
