@@ -53,6 +53,24 @@ struct CLIServeLimitsTests {
         return (allAnswered, times[0], times[times.count / 2])
     }
 
+    /// 48 WebSockets without the token, each sending six batches of 1,000 `system.listMethods`
+    /// calls (an open method; about 1.7 MB of answers a batch) with a 4 KiB receive buffer, and
+    /// never reading: returned so they stay open.
+    static func unreadBatches(_ serve: ServeProcess) throws -> [RawClient] {
+        let call = #"{"jsonrpc":"2.0","id":1,"method":"system.listMethods"}"#
+        let batch = "[" + Array(repeating: call, count: 1000).joined(separator: ",") + "]"
+        var sockets: [RawClient] = []
+        for _ in 0..<48 {
+            let socket = try RawClient(port: serve.port, receiveBuffer: 4096)
+            try socket.handshake(port: serve.port)
+            sockets.append(socket)
+        }
+        for _ in 0..<6 {
+            for socket in sockets { try? socket.send(RawClient.frame(1, Array(batch.utf8))) }
+        }
+        return sockets
+    }
+
     static func getVersion(_ serve: ServeProcess, maxTime: Double = 5) throws -> (answered: Bool, elapsed: Duration) {
         let start = ContinuousClock.now
         let body = #"{"jsonrpc":"2.0","id":1,"method":"aria2.getVersion","params":["token:\#(serve.secret)"]}"#
@@ -103,17 +121,7 @@ struct CLIServeLimitsTests {
 
         // GIVEN 48 WebSockets without the token, each sending batches of open calls within the
         // per-message bound (about 1.7 MB of answers each) and never reading any
-        let call = #"{"jsonrpc":"2.0","id":1,"method":"system.listMethods"}"#
-        let batch = "[" + Array(repeating: call, count: 1000).joined(separator: ",") + "]"
-        var sockets: [RawClient] = []
-        for _ in 0..<48 {
-            let socket = try RawClient(port: serve.port, receiveBuffer: 4096)
-            try socket.handshake(port: serve.port)
-            sockets.append(socket)
-        }
-        for _ in 0..<6 {
-            for socket in sockets { try? socket.send(RawClient.frame(1, Array(batch.utf8))) }
-        }
+        let sockets = try Self.unreadBatches(serve)
         usleep(2_000_000)
         let after = try Self.settledMemory(serve.running.pid)
 
@@ -124,6 +132,7 @@ struct CLIServeLimitsTests {
         let (answered, fastest, _) = try Self.answers(serve)
         #expect(answered)
         #expect(fastest < .seconds(1), "answered after \(fastest) at the fastest of three")
+        withExtendedLifetime(sockets) {}
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -134,17 +143,7 @@ struct CLIServeLimitsTests {
         #expect(try Self.getVersion(serve).answered)
         // GIVEN 48 WebSockets without the token, each sending batches of 1,000 open calls (more
         // work than the eight workers do in seconds) and never reading
-        let call = #"{"jsonrpc":"2.0","id":1,"method":"system.listMethods"}"#
-        let batch = "[" + Array(repeating: call, count: 1000).joined(separator: ",") + "]"
-        var sockets: [RawClient] = []
-        for _ in 0..<48 {
-            let socket = try RawClient(port: serve.port, receiveBuffer: 4096)
-            try socket.handshake(port: serve.port)
-            sockets.append(socket)
-        }
-        for _ in 0..<6 {
-            for socket in sockets { try? socket.send(RawClient.frame(1, Array(batch.utf8))) }
-        }
+        let sockets = try Self.unreadBatches(serve)
         // WHEN a client with the token calls while their batches are being worked through
         let (answered, fastest, median) = try Self.answers(serve)
         // THEN it is answered at once: its call waits for no batch of theirs still queued (each
