@@ -79,13 +79,13 @@ let package = Package(
         .executableTarget(name: "HaulCLI", dependencies: ["Haul", "HaulCore", "HaulEngine", "HaulJSON", "HaulServe", "HaulCLIText"]),
         // Loopback servers for tests: a fault-injecting HTTP server and an nginx launcher.
         .target(name: "HaulTestSupport", dependencies: ["HaulCore"]),
-        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore"]),
+        .testTarget(name: "HaulCoreTests", dependencies: ["HaulCore", "HaulTestSupport"]),
         .testTarget(name: "HaulEngineTests", dependencies: ["HaulEngine", "HaulCore"]),
         .testTarget(name: "HaulStoreTests", dependencies: ["HaulStore", "HaulJSON", "HaulTestSupport", "HaulChecksum"]),
         .testTarget(name: "HaulTests", dependencies: ["Haul", "HaulEngine", "HaulStore", "HaulTestSupport"]),
         .testTarget(name: "HaulCLITests", dependencies: ["HaulTestSupport", "HaulCore", "HaulChecksum"]),
         .testTarget(name: "HaulCLITextTests", dependencies: ["HaulCLIText"]),
-        .testTarget(name: "HaulJSONTests", dependencies: ["HaulJSON"]),
+        .testTarget(name: "HaulJSONTests", dependencies: ["HaulJSON", "HaulTestSupport"]),
         .testTarget(name: "HaulRPCTests", dependencies: ["HaulRPC"]),
         .testTarget(name: "HaulServeTests", dependencies: ["HaulServe", "HaulRPC", "Haul", "HaulCore", "HaulStore", "HaulTestSupport"]),
     ]

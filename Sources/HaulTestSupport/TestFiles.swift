@@ -128,11 +128,13 @@ package enum TestData {
     }
 }
 
-/// xorshift64 seeded through splitmix64 (so seed 0 is fine), emitting little-endian words.
-private struct WordGenerator {
+/// xorshift64 seeded through splitmix64 (so seed 0 is fine), emitting little-endian words: the
+/// same sequence for the same seed, on every run (test data, and generated test inputs through
+/// `RandomNumberGenerator`).
+package struct WordGenerator: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         var z = seed &+ 0x9E37_79B9_7F4A_7C15
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
@@ -140,7 +142,7 @@ private struct WordGenerator {
         state = z == 0 ? 0x2545_F491_4F6C_DD1D : z
     }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state ^= state << 13
         state ^= state >> 7
         state ^= state << 17

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 @testable import HaulCore
@@ -14,18 +15,7 @@ struct PathNameGeneratedTests {
         String(repeating: "x", count: 255), String(repeating: "é", count: 127) + "x", "\u{FFFD}", "a\u{0}b",
     ]
 
-    private struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    private static func path(_ random: inout Generator) -> String {
+    private static func path(_ random: inout WordGenerator) -> String {
         let separators = ["/", "//", "///"]
         var text = Bool.random(using: &random) ? "/" : ""
         for index in 0..<Int.random(in: 0...4, using: &random) {
@@ -44,7 +34,7 @@ struct PathNameGeneratedTests {
 
     @Test("GIVEN 20,000 generated paths WHEN named THEN each as NSString's lastPathComponent names it")
     func nameAgreesWithNSString() {
-        var random = Generator(state: 38)
+        var random = WordGenerator(seed: 38)
         var disagreements: [String] = []
         for _ in 0..<20_000 {
             let path = Self.path(&random)
@@ -61,7 +51,7 @@ struct PathNameGeneratedTests {
 
     @Test("GIVEN 20,000 generated directories and names WHEN joined THEN each as NSString's appendingPathComponent joins it")
     func joiningAgreesWithNSString() {
-        var random = Generator(state: 83)
+        var random = WordGenerator(seed: 83)
         var disagreements: [String] = []
         for _ in 0..<20_000 {
             let directory = Self.path(&random)

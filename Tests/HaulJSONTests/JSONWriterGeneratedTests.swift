@@ -1,5 +1,6 @@
 import Foundation
 import HaulJSON
+import HaulTestSupport
 import Testing
 
 /// The run-at-once string escaping against JSONSerialization and JSONDecoder over generated text:
@@ -12,20 +13,9 @@ struct JSONWriterGeneratedTests {
             "\\u0000", "\"\"", "\\\\",
         ]
 
-    private struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("GIVEN 20,000 generated strings WHEN written THEN byte for byte as JSONSerialization, and JSONDecoder reads each back")
     func agreesWithFoundation() throws {
-        var random = Generator(state: 1_038)
+        var random = WordGenerator(seed: 1_038)
         var disagreements: [String] = []
         for _ in 0..<20_000 {
             var text = ""
