@@ -259,6 +259,13 @@ struct CLIIssue38AttackTests {
     /// Every `progress` of each download before its `completed`: bytes never back, never past the
     /// total, nothing after the completion, and the last equal to the file's size. Returns the
     /// problems found.
+    /// Serves each of `bodies` at "/NAME" and writes their URLs, one a line, to `list` (`-i`).
+    private static func serve(_ bodies: [String: [UInt8]], on server: FaultServer, listedIn list: String) throws {
+        for (name, body) in bodies { server.setResource("/" + name, body: body) }
+        let urls = bodies.keys.sorted().map { server.url("/" + $0) }.joined(separator: "\n") + "\n"
+        try Disk.write(Array(urls.utf8), to: list)
+    }
+
     private static func progressProblems(_ events: [[String: Any]]) -> [String] {
         var problems: [String] = []
         var last: [Int: Int64] = [:]
@@ -305,9 +312,7 @@ struct CLIIssue38AttackTests {
             bodies["s\(index).bin"] = TestData.bytes(count: 150_000, seed: 3_860 + UInt64(index))
             server.setPersistentFaults("/s\(index).bin", [.throttle(bytesPerSecond: 300_000)])
         }
-        for (name, body) in bodies { server.setResource("/" + name, body: body) }
-        let list = bodies.keys.sorted().map { server.url("/" + $0) }.joined(separator: "\n") + "\n"
-        try Disk.write(Array(list.utf8), to: work.file("list"))
+        try Self.serve(bodies, on: server, listedIn: work.file("list"))
 
         let run = try HaulBinary.run(
             ["--json", "-j", "64", "--retry", "0", "-i", work.file("list"), "-d", work.file("out"), "--state", work.file("state")], timeout: 50)
@@ -335,9 +340,7 @@ struct CLIIssue38AttackTests {
             bodies["x\(index).bin"] = TestData.bytes(count: 3_000_000, seed: 3_880 + UInt64(index))
             server.setPersistentFaults("/x\(index).bin", [.throttle(bytesPerSecond: 2_000_000)])
         }
-        for (name, body) in bodies { server.setResource("/" + name, body: body) }
-        let list = bodies.keys.sorted().map { server.url("/" + $0) }.joined(separator: "\n") + "\n"
-        try Disk.write(Array(list.utf8), to: work.file("list"))
+        try Self.serve(bodies, on: server, listedIn: work.file("list"))
 
         let run = try HaulBinary.run(
             ["--json", "-j", "8"] + connections + ["--retry", "0", "-i", work.file("list"), "-d", work.file("out"), "--state", work.file("state")],
